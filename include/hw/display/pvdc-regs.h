@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later OR MIT */
+/*
+ * pvdc: paravirtual display controller - register map.
+ *
+ * The single source of truth for the device model, the qtests and the
+ * Linux guest driver.  Plain C preprocessor definitions only, no types and
+ * no includes, so that QEMU, libqtest and the kernel can all include it.
+ *
+ * The behaviour behind every register is specified in docs/specs/pvdc.rst.
+ *
+ * BAR0 is the register file (PVDC_MMIO_SIZE bytes, 32-bit little-endian
+ * accesses only), BAR2 is VRAM.  Registers are grouped in windows:
+ *
+ *   global        identification, capabilities, interrupts, multi-head commit
+ *   plane caps    one read-only word per plane: type and possible heads
+ *   head control  per head, immediate: doorbell, commit outcome, vblank,
+ *                 connector, CRC
+ *   head shadow   per head, latched: mode timings, enable, bandwidth, colour
+ *   head active   read-only view of what the head scans out now
+ *   plane shadow  per plane, latched: framebuffer, source/destination, blend
+ *   plane active  read-only view of what the plane scans out now
+ *   EDID          per head, read-only, PVDC_EDID_SIZE bytes
+ *
+ * "Latched" registers are written into the shadow copy only; a doorbell arms
+ * them and the device applies them at the head's next vblank, all or none.
+ */
+#ifndef HW_DISPLAY_PVDC_REGS_H
+#define HW_DISPLAY_PVDC_REGS_H
+
+/* PCI identity.  Provisional: from the experimental range 1af4:10f0..10ff. */
+#define PVDC_PCI_VENDOR_ID              0x1af4
+#define PVDC_PCI_DEVICE_ID              0x10f7
+#define PVDC_PCI_REVISION               0x01
+#define PVDC_MMIO_BAR                   0
+#define PVDC_VRAM_BAR                   2
+
+#define PVDC_MMIO_SIZE                  0x10000
+
+/* Topology limits (device properties are checked against these). */
+#define PVDC_MAX_HEADS                  8
+#define PVDC_MAX_OVERLAYS               8
+/* primary + overlays + cursor per head */
+#define PVDC_MAX_PLANES_PER_HEAD        (PVDC_MAX_OVERLAYS + 2)
+#define PVDC_MAX_PLANES                 (PVDC_MAX_HEADS * PVDC_MAX_PLANES_PER_HEAD)
+#define PVDC_MAX_SCALERS                16
+#define PVDC_MAX_FORMATS                16
+
+/* ------------------------------------------------------------------------ */
+/* Global window                                                            */
+/* ------------------------------------------------------------------------ */
+
+#define PVDC_REG_ID                     0x0000  /* RO: PVDC_ID */
+#define PVDC_ID                         0x43445650 /* "PVDC" little-endian */
+#define PVDC_REG_VERSION                0x0004  /* RO: major << 16 | minor */
+#define PVDC_VERSION_MAJOR              1
+#define PVDC_VERSION_MINOR              0
+#define PVDC_REG_FEATURES               0x0008  /* RO: PVDC_FEATURE_* */
+#define PVDC_FEATURE_MULTI_HEAD_COMMIT  (1u << 0)
+#define PVDC_FEATURE_CRC                (1u << 1)
+#define PVDC_FEATURE_EDID               (1u << 2)
+#define PVDC_FEATURE_HOTPLUG            (1u << 3)
+#define PVDC_FEATURE_MSI                (1u << 4)
+#define PVDC_REG_NUM_HEADS              0x000c  /* RO */
+#define PVDC_REG_NUM_OVERLAYS           0x0010  /* RO: overlays per head */
+#define PVDC_REG_NUM_PLANES             0x0014  /* RO: all planes, all heads */
+#define PVDC_REG_NUM_SCALERS            0x0018  /* RO: device-wide pool */
+#define PVDC_REG_VRAM_SIZE_LO           0x001c  /* RO: bytes */
+#define PVDC_REG_VRAM_SIZE_HI           0x0020  /* RO */
+#define PVDC_REG_MAX_SIZE               0x0024  /* RO: PVDC_XY(width, height) */
+#define PVDC_REG_CURSOR_MAX             0x0028  /* RO: PVDC_XY(width, height) */
+#define PVDC_REG_SCALE_LIMITS           0x002c  /* RO: see below */
+/*
+ * src / dst <= MAX_DOWNSCALE and dst / src <= MAX_UPSCALE, per axis, both
+ * integer factors; compared exactly against the 16.16 source size.
+ */
+#define PVDC_SCALE_MAX_DOWNSCALE_SHIFT  0
+#define PVDC_SCALE_MAX_UPSCALE_SHIFT    8
+#define PVDC_SCALE_FACTOR_MASK          0xff
+#define PVDC_REG_PITCH_ALIGN            0x0030  /* RO: bytes */
+#define PVDC_REG_OFFSET_ALIGN           0x0034  /* RO: bytes */
+#define PVDC_REG_BANDWIDTH_TOTAL        0x0038  /* RO: KiB per frame, all heads */
+
+/*
+ * Interrupts: four bits per head, head h at bit 4 * h.  Level-triggered
+ * INTx is asserted while STATUS & ENABLE is non-zero; with MSI one message
+ * is sent whenever an enabled bit becomes set.
+ */
+#define PVDC_REG_INT_STATUS             0x0040  /* RW1C */
+#define PVDC_REG_INT_ENABLE             0x0044  /* RW */
+#define PVDC_REG_INT_ACK                0x0048  /* RO: read returns STATUS and clears it */
+#define PVDC_INT_VBLANK                 (1u << 0)
+#define PVDC_INT_COMMIT_DONE            (1u << 1)  /* armed state applied */
+#define PVDC_INT_COMMIT_REJECTED        (1u << 2)  /* armed state refused */
+#define PVDC_INT_HOTPLUG                (1u << 3)
+#define PVDC_INT_BITS_PER_HEAD          4
+#define PVDC_INT_HEAD_MASK              0xfu
+#define PVDC_INT(head, bit)             ((bit) << ((head) * PVDC_INT_BITS_PER_HEAD))
+
+/*
+ * Multi-head commit: writing a mask of heads arms all of them as one group,
+ * validated as a whole and applied to all or to none.  Reads return the mask
+ * of heads that currently have a commit armed.
+ */
+#define PVDC_REG_MULTI_DOORBELL         0x004c
+
+/*
+ * Formats: FORMAT_TABLE[i] is a DRM fourcc (0 past the end).  Each plane
+ * type has a mask of the table entries it accepts.
+ */
+#define PVDC_REG_FORMAT_TABLE(i)        (0x0080 + (i) * 4)  /* RO */
+#define PVDC_REG_FORMATS_PRIMARY        0x00c0  /* RO: mask over the table */
+#define PVDC_REG_FORMATS_OVERLAY        0x00c4  /* RO */
+#define PVDC_REG_FORMATS_CURSOR         0x00c8  /* RO */
+
+/* DRM fourccs, spelled out so that this header needs no drm_fourcc.h. */
+#define PVDC_FOURCC(a, b, c, d) \
+    ((unsigned int)(a) | ((unsigned int)(b) << 8) | \
+     ((unsigned int)(c) << 16) | ((unsigned int)(d) << 24))
+#define PVDC_FMT_XRGB8888               PVDC_FOURCC('X', 'R', '2', '4')
+#define PVDC_FMT_ARGB8888               PVDC_FOURCC('A', 'R', '2', '4')
+#define PVDC_FMT_XBGR8888               PVDC_FOURCC('X', 'B', '2', '4')
+#define PVDC_FMT_ABGR8888               PVDC_FOURCC('A', 'B', '2', '4')
+#define PVDC_FMT_RGB565                 PVDC_FOURCC('R', 'G', '1', '6')
+#define PVDC_FMT_XRGB2101010            PVDC_FOURCC('X', 'R', '3', '0')
+#define PVDC_FMT_YUYV                   PVDC_FOURCC('Y', 'U', 'Y', 'V')
+
+/* ------------------------------------------------------------------------ */
+/* Plane capabilities: one read-only word per plane                         */
+/* ------------------------------------------------------------------------ */
+
+#define PVDC_REG_PLANE_CAPS(p)          (0x0400 + (p) * 4)
+#define PVDC_PLANE_CAPS_TYPE_MASK       0x3u
+#define PVDC_PLANE_TYPE_PRIMARY         0
+#define PVDC_PLANE_TYPE_OVERLAY         1
+#define PVDC_PLANE_TYPE_CURSOR          2
+#define PVDC_PLANE_CAPS_HEADS_SHIFT     8       /* mask of possible heads */
+#define PVDC_PLANE_CAPS_HEADS_MASK      0xffu
+#define PVDC_PLANE_CAPS_HOME_SHIFT      16      /* head it is bound to at reset */
+#define PVDC_PLANE_CAPS_HOME_MASK       0xffu
+
+/* ------------------------------------------------------------------------ */
+/* Head control window: immediate registers, PVDC_HEAD_STRIDE per head       */
+/* ------------------------------------------------------------------------ */
+
+#define PVDC_HEAD_STRIDE                0x40
+#define PVDC_HEAD_CONTROL_BASE          0x1000
+#define PVDC_HEAD_CONTROL(h)            (PVDC_HEAD_CONTROL_BASE + (h) * PVDC_HEAD_STRIDE)
+
+/* W: 1 arms this head's shadow state; R: 1 while a commit is armed. */
+#define PVDC_HEAD_DOORBELL              0x00
+#define PVDC_HEAD_ARMED_SEQ             0x04    /* RO: sequence of the last doorbell */
+#define PVDC_HEAD_DONE_SEQ              0x08    /* RO: sequence of the last outcome */
+#define PVDC_HEAD_RESULT                0x0c    /* RO: outcome of DONE_SEQ */
+#define PVDC_RESULT_CODE_MASK           0xffu
+#define PVDC_RESULT_PLANE_SHIFT         8       /* plane that broke the rule */
+#define PVDC_RESULT_PLANE_MASK          0xffu
+#define PVDC_RESULT_PLANE_NONE          0xffu   /* the rule is about the head */
+#define PVDC_HEAD_VBLANK_COUNT          0x10    /* RO: vblanks since enable */
+#define PVDC_HEAD_VBLANK_TIME_LO        0x14    /* RO: ns, QEMU_CLOCK_VIRTUAL */
+#define PVDC_HEAD_VBLANK_TIME_HI        0x18    /* RO; reading LO latches HI */
+#define PVDC_HEAD_CONNECTOR             0x1c    /* RO: PVDC_CONNECTOR_* */
+#define PVDC_CONNECTOR_CONNECTED        (1u << 0)
+#define PVDC_HEAD_PREFERRED             0x20    /* RO: PVDC_XY(width, height) */
+#define PVDC_HEAD_SUGGESTED_POS         0x24    /* RO: PVDC_XY(x, y) */
+#define PVDC_HEAD_CRC_CTRL              0x28    /* RW: PVDC_CRC_CTRL_* */
+#define PVDC_CRC_CTRL_ENABLE            (1u << 0)
+#define PVDC_HEAD_CRC_VALUE             0x2c    /* RO: CRC32 of the last frame */
+#define PVDC_HEAD_CRC_FRAME             0x30    /* RO: vblank count of that frame */
+#define PVDC_HEAD_STATUS                0x34    /* RW1C: PVDC_HEAD_STATUS_* */
+#define PVDC_HEAD_STATUS_DOORBELL_OVERRUN (1u << 0)
+#define PVDC_HEAD_FRAME_PERIOD          0x38    /* RO: ns per frame of the active mode */
+
+/* Commit outcome codes (PVDC_HEAD_RESULT bits 0..7). */
+#define PVDC_RESULT_NONE                0x00    /* no commit completed yet */
+#define PVDC_RESULT_APPLIED             0x01
+#define PVDC_ERR_MODE                   0x10    /* invalid timings */
+#define PVDC_ERR_MODESET_REQUIRED       0x11    /* timings changed on an enabled head */
+#define PVDC_ERR_BANDWIDTH_ALLOC        0x12    /* allocation over the device total */
+#define PVDC_ERR_BANDWIDTH_CHANGE       0x13    /* allocation changed on an enabled head */
+#define PVDC_ERR_BANDWIDTH              0x14    /* planes need more than the allocation */
+#define PVDC_ERR_HEAD_DISABLED          0x15    /* plane enabled on a disabled head */
+#define PVDC_ERR_HEAD_RESERVED          0x16    /* reserved bits set in head state */
+#define PVDC_ERR_PLANE_HEAD             0x20    /* plane cannot be bound to that head */
+#define PVDC_ERR_PLANE_BUSY             0x21    /* plane still enabled on another head */
+#define PVDC_ERR_FORMAT                 0x22    /* format not accepted by the plane */
+#define PVDC_ERR_FB_SIZE                0x23    /* zero or too large framebuffer */
+#define PVDC_ERR_PITCH                  0x24    /* pitch too small or misaligned */
+#define PVDC_ERR_OFFSET_ALIGN           0x25    /* framebuffer offset misaligned */
+#define PVDC_ERR_FB_BOUNDS              0x26    /* framebuffer outside VRAM */
+#define PVDC_ERR_SRC_RECT               0x27    /* source empty or outside the framebuffer */
+#define PVDC_ERR_DST_RECT               0x28    /* destination empty or out of range */
+#define PVDC_ERR_SCALE_RATIO            0x29    /* scaling beyond the limits */
+#define PVDC_ERR_SCALERS                0x2a    /* more scaled planes than scalers */
+#define PVDC_ERR_CURSOR                 0x2b    /* cursor too large or scaled */
+#define PVDC_ERR_ZPOS                   0x2c    /* zpos out of range or not unique */
+#define PVDC_ERR_PLANE_CTRL             0x2d    /* reserved or invalid control bits */
+#define PVDC_ERR_GROUP                  0x30    /* another head of the group was refused */
+
+/* ------------------------------------------------------------------------ */
+/* Head state: shadow (RW) and active (RO) windows, same layout             */
+/* ------------------------------------------------------------------------ */
+
+#define PVDC_HEAD_SHADOW_BASE           0x2000
+#define PVDC_HEAD_ACTIVE_BASE           0x3000
+#define PVDC_HEAD_SHADOW(h)             (PVDC_HEAD_SHADOW_BASE + (h) * PVDC_HEAD_STRIDE)
+#define PVDC_HEAD_ACTIVE(h)             (PVDC_HEAD_ACTIVE_BASE + (h) * PVDC_HEAD_STRIDE)
+
+#define PVDC_HS_CTRL                    0x00
+#define PVDC_HS_CTRL_ENABLE             (1u << 0)
+#define PVDC_HS_HTIMING                 0x04    /* PVDC_XY(hactive, htotal) */
+#define PVDC_HS_HSYNC                   0x08    /* PVDC_XY(hsync_start, hsync_end) */
+#define PVDC_HS_VTIMING                 0x0c    /* PVDC_XY(vactive, vtotal) */
+#define PVDC_HS_VSYNC                   0x10    /* PVDC_XY(vsync_start, vsync_end) */
+#define PVDC_HS_PIXEL_CLOCK             0x14    /* kHz */
+#define PVDC_HS_BANDWIDTH               0x18    /* allocation, KiB per frame */
+#define PVDC_HS_BACKGROUND              0x1c    /* XRGB8888 */
+#define PVDC_HEAD_STATE_REGS            8
+
+/* ------------------------------------------------------------------------ */
+/* Plane state: shadow (RW) and active (RO) windows, same layout            */
+/* ------------------------------------------------------------------------ */
+
+#define PVDC_PLANE_STRIDE               0x40
+#define PVDC_PLANE_SHADOW_BASE          0x4000
+#define PVDC_PLANE_ACTIVE_BASE          0x6000
+#define PVDC_PLANE_SHADOW(p)            (PVDC_PLANE_SHADOW_BASE + (p) * PVDC_PLANE_STRIDE)
+#define PVDC_PLANE_ACTIVE(p)            (PVDC_PLANE_ACTIVE_BASE + (p) * PVDC_PLANE_STRIDE)
+
+#define PVDC_PS_CTRL                    0x00
+#define PVDC_PS_CTRL_ENABLE             (1u << 0)
+#define PVDC_PS_CTRL_ROTATE_180         (1u << 4)
+#define PVDC_PS_CTRL_REFLECT_X          (1u << 5)
+#define PVDC_PS_CTRL_REFLECT_Y          (1u << 6)
+#define PVDC_PS_CTRL_BLEND_SHIFT        8
+#define PVDC_PS_CTRL_BLEND_MASK         0x3u
+#define PVDC_BLEND_NONE                 0
+#define PVDC_BLEND_PREMULTI             1
+#define PVDC_BLEND_COVERAGE             2
+#define PVDC_PS_CTRL_FILTER_BILINEAR    (1u << 12)
+#define PVDC_PS_CTRL_VALID_MASK         0x00001371u
+#define PVDC_PS_HEAD                    0x04    /* head the plane is bound to */
+#define PVDC_PS_FORMAT                  0x08    /* DRM fourcc */
+#define PVDC_PS_FB_OFFSET               0x0c    /* bytes into VRAM */
+#define PVDC_PS_FB_PITCH                0x10    /* bytes per line */
+#define PVDC_PS_FB_SIZE                 0x14    /* PVDC_XY(width, height), pixels */
+#define PVDC_PS_SRC_X                   0x18    /* 16.16 fixed point, in the fb */
+#define PVDC_PS_SRC_Y                   0x1c
+#define PVDC_PS_SRC_W                   0x20
+#define PVDC_PS_SRC_H                   0x24
+#define PVDC_PS_DST_POS                 0x28    /* PVDC_XY(x, y), signed 16-bit each */
+#define PVDC_PS_DST_SIZE                0x2c    /* PVDC_XY(width, height) */
+#define PVDC_PS_ZPOS                    0x30    /* 0 = bottom; unique per head */
+#define PVDC_PS_ALPHA                   0x34    /* 0..0xffff, 0xffff = opaque */
+#define PVDC_PS_HOTSPOT                 0x38    /* cursor: PVDC_XY(x, y) */
+#define PVDC_PLANE_STATE_REGS           15
+
+/* ------------------------------------------------------------------------ */
+/* EDID window                                                              */
+/* ------------------------------------------------------------------------ */
+
+#define PVDC_EDID_BASE                  0x8000
+#define PVDC_EDID_SIZE                  0x100
+#define PVDC_EDID(h)                    (PVDC_EDID_BASE + (h) * PVDC_EDID_SIZE)
+
+/* Two 16-bit fields packed in one register: x (low) and y (high). */
+#define PVDC_XY(x, y)                   (((unsigned int)(x) & 0xffff) | \
+                                         (((unsigned int)(y) & 0xffff) << 16))
+#define PVDC_X(v)                       ((v) & 0xffff)
+#define PVDC_Y(v)                       (((v) >> 16) & 0xffff)
+
+#endif /* HW_DISPLAY_PVDC_REGS_H */

@@ -1,0 +1,97 @@
+#!/bin/bash
+# Build qemu-system-x86_64 with pvdc grafted in, plus the pvdc qtest.
+#
+#   scripts/build-qemu.sh [--asan] [--stamp FILE]
+#
+# The QEMU tree and its build directory live in the cache, keyed by the QEMU
+# version and the configure options, and are reused by every clone: grafting
+# rewrites only the files whose content changed, so touching one device file
+# recompiles that file alone.  build/qemu (or build/qemu-asan) points at it.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+variant=qemu
+extra_cfg=()
+stamp=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --asan)
+        variant=qemu-asan
+        extra_cfg=(--enable-asan --enable-ubsan)
+        ;;
+    --stamp)
+        stamp=$2
+        shift
+        ;;
+    *)
+        die "usage: build-qemu.sh [--asan] [--stamp FILE]"
+        ;;
+    esac
+    shift
+done
+
+src=$("$PVDC_ROOT/scripts/fetch-qemu.sh")
+qemu_version=$(basename "$src" | sed 's/^qemu-//')
+
+cfg=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
+     --without-default-features --without-default-devices
+     --with-devices-x86_64=pvdc
+     --enable-tcg --enable-kvm --enable-pixman --enable-vnc --enable-png
+     --disable-docs --disable-install-blobs --disable-werror
+     "${extra_cfg[@]}")
+if pkg-config --exists gtk+-3.0 2>/dev/null; then
+    cfg+=(--enable-gtk)
+fi
+
+key=$(printf '%s\n' "$qemu_version" "${cfg[@]}" | sha256sum | cut -c1-12)
+work=$PVDC_CACHE/$variant-$qemu_version-$key
+mkdir -p "$work"
+exec 8>"$work/.lock"
+flock 8
+
+if [ ! -f "$work/.src-ready" ]; then
+    stage "copying QEMU $qemu_version source to $work/src"
+    rm -rf "$work/src"
+    cp -a "$src" "$work/src"
+    touch "$work/.src-ready"
+fi
+
+stage "grafting pvdc into the QEMU tree"
+/usr/bin/python3 "$PVDC_ROOT/scripts/graft-qemu.py" "$work/src"
+
+if [ ! -f "$work/build/build.ninja" ]; then
+    stage "configuring QEMU ($variant): ${cfg[*]}"
+    rm -rf "$work/build"
+    mkdir -p "$work/build"
+    (cd "$work/build" && ../src/configure "${cfg[@]}" >configure.log 2>&1) || {
+        tail -n 40 "$work/build/configure.log"
+        die "QEMU configure failed; full log in $work/build/configure.log"
+    }
+fi
+
+targets=(qemu-system-x86_64 tests/qtest/pvdc-test)
+steps=$(ninja -C "$work/build" -n "${targets[@]}" 2>/dev/null | grep -c '^\[' || true)
+stage "building QEMU ($variant): $steps step(s) to do"
+# ninja prints one line per step; show every 100th so a cold build of a few
+# minutes visibly progresses without flooding the log.  Errors are kept.
+set +e
+ninja -C "$work/build" "${targets[@]}" 2>&1 | awk '
+    /^\[[0-9]+\/[0-9]+\]/ { n++; split($1, a, "[/\\[\\]]");
+                            if (n % 100 == 0 || a[2] == a[3]) { print "  " $1 " steps"; fflush() }
+                            next }
+    { print; fflush() }'
+rc=${PIPESTATUS[0]}
+set -e
+[ "$rc" -eq 0 ] || die "QEMU build failed"
+
+# The +ds source has no firmware blobs: QEMU run from its build directory
+# finds Debian's SeaBIOS and option ROMs here instead of needing -L.
+for blob in /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
+            /usr/share/qemu/kvmvapic.bin; do
+    [ -f "$blob" ] || die "$blob missing: run scripts/setup-host.sh"
+    ln -sf "$blob" "$work/build/qemu-bundle/usr/local/share/qemu/$(basename "$blob")"
+done
+ln -sfn "$work/build" "$PVDC_BUILD/$variant"
+echo "$qemu_version" > "$PVDC_BUILD/$variant-version"
+[ -z "$stamp" ] || echo "$qemu_version" > "$stamp"
+stage "QEMU $qemu_version ($variant) ready: $PVDC_BUILD/$variant/qemu-system-x86_64"

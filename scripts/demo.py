@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""Boot the pvdc demo VM: two heads, the in-guest demo program running.
+
+With a graphical display and a QEMU built with GTK, each head gets a GTK
+window.  Otherwise each head is served on VNC at 127.0.0.1 and written as a
+PNG to a folder, refreshed every few seconds.  Ctrl-C stops the VM cleanly.
+"""
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
+from pvdc_harness import BUILD, GuestError, GuestVM  # noqa: E402
+
+# Preferred in-guest programs, best first: the full demo, else a modeset.
+DEMO_PROGRAMS = ["pvdc-demo", "pvdc-modeset"]
+
+
+def qemu_has_gtk(qemu):
+    out = subprocess.run([qemu, "-display", "help"], capture_output=True,
+                         text=True).stdout
+    return "gtk" in out.split()
+
+
+def free_vnc_display(start=0):
+    for n in range(start, start + 100):
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", 5900 + n))
+            except OSError:
+                continue
+            return n
+    sys.exit("demo: no free VNC port on 127.0.0.1")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--heads", type=int, default=2)
+    ap.add_argument("--out", default=os.path.join(BUILD, "demo"),
+                    help="folder for the per-head PNG screenshots")
+    ap.add_argument("--interval", type=float, default=2.0,
+                    help="seconds between screenshots")
+    ap.add_argument("--duration", type=float, default=0,
+                    help="stop after this many seconds (0: until Ctrl-C)")
+    ap.add_argument("--no-gtk", action="store_true",
+                    help="use VNC and PNGs even when a display is there")
+    args = ap.parse_args()
+
+    os.makedirs(args.out, exist_ok=True)
+    vm = GuestVM(devices=["-device", f"pvdc,id=pvdc0,heads={args.heads}"])
+    use_gtk = (not args.no_gtk and os.environ.get("DISPLAY")
+               and qemu_has_gtk(vm.qemu))
+    if use_gtk:
+        vm.display = ["-display", "gtk"]
+        where = "a GTK window per head"
+    else:
+        vm.display = ["-display", "none"]
+        first = free_vnc_display()
+        ports = []
+        for head in range(args.heads):
+            n = free_vnc_display(first + head)
+            vm.extra_args += ["-vnc", f"127.0.0.1:{n},id=vnc{head},"
+                              f"display=pvdc0,head={head}"]
+            ports.append(f"head {head}: vnc://127.0.0.1:{5900 + n}")
+        where = ", ".join(ports)
+
+    stop = False
+
+    def on_signal(signum, frame):
+        nonlocal stop
+        stop = True
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+    print("demo: booting the guest (about 10 s under TCG)...", flush=True)
+    try:
+        vm.start()
+        have = vm.run("for p in %s; do command -v $p && break; done"
+                      % " ".join(DEMO_PROGRAMS))[1].split()
+        program = os.path.basename(have[0]) if have else None
+        if program:
+            vm.run(f"{program} </dev/null >/tmp/demo.log 2>&1 &")
+        print(f"demo: guest {vm.kernel_version} running "
+              f"{program or 'the console only'} on {args.heads} heads",
+              flush=True)
+        print(f"demo: look at {where}", flush=True)
+        print(f"demo: screenshots every {args.interval:.0f} s in "
+              f"{args.out}/head<N>.png; Ctrl-C stops the VM", flush=True)
+        t0 = time.monotonic()
+        while not stop:
+            for head in range(args.heads):
+                tmp = os.path.join(args.out, f".head{head}.png")
+                vm.screendump(tmp, head=head)
+                os.replace(tmp, os.path.join(args.out, f"head{head}.png"))
+            if args.duration and time.monotonic() - t0 >= args.duration:
+                break
+            deadline = time.monotonic() + args.interval
+            while not stop and time.monotonic() < deadline:
+                time.sleep(0.1)
+                if vm.proc.poll() is not None:
+                    raise GuestError(f"QEMU exited{vm.exit_reason()}\n"
+                                     f"{vm.tail()}")
+    except GuestError as e:
+        print(f"demo: {e}", file=sys.stderr)
+        vm.kill()
+        return 1
+    finally:
+        print("demo: stopping the VM", flush=True)
+        vm.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+# Common helpers for the pvdc build scripts.  Sourced, not executed.
+# shellcheck shell=bash
+
+PVDC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Downloads and built artefacts that survive between clones.  Never required:
+# everything is re-created when the cache is empty.
+PVDC_CACHE=${PVDC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pvdc}
+# Per-clone build output (git-ignored).
+PVDC_BUILD=${PVDC_BUILD:-$PVDC_ROOT/build}
+mkdir -p "$PVDC_CACHE" "$PVDC_BUILD"
+
+stage() {
+    printf '==> [%s] %s\n' "$(date +%H:%M:%S)" "$*"
+}
+
+die() {
+    printf 'error: %s\n' "$*" >&2
+    exit 1
+}
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then
+        "$@"
+    else
+        sudo "$@"
+    fi
+}
+
+# Hash of the given files' contents (and names), used as a cache key.
+hash_files() {
+    (cd "$PVDC_ROOT" && for f in "$@"; do
+        printf '%s\n' "$f"
+        cat "$f"
+    done) | sha256sum | cut -c1-16
+}

@@ -1,0 +1,79 @@
+#!/bin/bash
+# Install the Debian packages needed to build QEMU with pvdc, the guest
+# driver, the guest image and to run the tests.  Idempotent: a second run
+# installs nothing and makes no network access beyond "apt-get update" when
+# a package is actually missing.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+SOURCES=/etc/apt/sources.list.d/pvdc.sources
+# bookworm-backports for meson >= 1.5 (QEMU 10 needs it), trixie as deb-src
+# only: the qemu source package.  trixie is never a binary suite here.
+SOURCES_CONTENT='# Added by pvdc scripts/setup-host.sh
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: trixie
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+'
+
+PACKAGES=(
+    # QEMU build
+    build-essential pkg-config ninja-build flex bison python3-venv
+    libglib2.0-dev libpixman-1-dev libfdt-dev libpng-dev zlib1g-dev
+    dpkg-dev xz-utils
+    # firmware for the q35 guest (the +ds source tree has none)
+    seabios qemu-system-data
+    # guest image
+    busybox-static cpio kmod libdrm-dev libdrm-tests
+    # docs check
+    python3-docutils
+)
+
+need_update=0
+if [ ! -f "$SOURCES" ] || [ "$(cat "$SOURCES")" != "$SOURCES_CONTENT" ]; then
+    stage "adding bookworm-backports and trixie deb-src to $SOURCES"
+    printf '%s' "$SOURCES_CONTENT" | as_root tee "$SOURCES" >/dev/null
+    need_update=1
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+        missing+=("$p")
+done
+# meson must come from backports: bookworm's 1.0 is too old for QEMU 10.
+if ! dpkg --compare-versions "$(dpkg-query -W -f='${Version}' meson 2>/dev/null || echo 0)" ge 1.5; then
+    missing+=("meson/bookworm-backports")
+fi
+
+kernel_version() {
+    # The metapackage names the exact ABI version; image and headers must match.
+    apt-cache depends linux-image-6.12-amd64 2>/dev/null |
+        sed -n 's/^ *Depends: linux-image-\(6\.12[^ ]*-amd64\)$/\1/p' | grep -v unsigned | head -n1
+}
+
+if [ ${#missing[@]} -gt 0 ] || [ $need_update -eq 1 ] || [ -z "$(kernel_version)" ]; then
+    stage "apt-get update"
+    as_root apt-get update -q
+fi
+
+KVER=$(kernel_version)
+[ -n "$KVER" ] || die "cannot resolve linux-image-6.12-amd64 to a kernel version"
+dpkg-query -W -f='${Status}\n' "linux-headers-$KVER" 2>/dev/null | grep -q '^install ok installed' ||
+    missing+=("linux-headers-$KVER")
+
+if [ ${#missing[@]} -gt 0 ]; then
+    stage "installing ${#missing[@]} packages: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+    stage "host packages already installed"
+fi
+echo "$KVER" > "$PVDC_BUILD/kernel-version"
+stage "guest kernel version: $KVER"

@@ -1,0 +1,294 @@
+"""Host-side harness for pvdc guest tests.
+
+Boots the test guest (Debian's Linux 6.12 with the project's initramfs) in
+the project's QEMU, runs in-guest programs over the serial console, and
+speaks QMP for screendumps, properties and events.  Every step has a
+timeout: a hung or panicked guest raises GuestError with the end of the
+serial log, and QEMU is killed; nothing here can hang a test run.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.environ.get("PVDC_BUILD", os.path.join(ROOT, "build"))
+
+BOOT_TIMEOUT = float(os.environ.get("PVDC_BOOT_TIMEOUT", "120"))
+STEP_TIMEOUT = float(os.environ.get("PVDC_STEP_TIMEOUT", "60"))
+
+READY = re.compile(rb"@@PVDC-READY (\S+)\r?\n")
+
+
+class GuestError(Exception):
+    """The guest did not do what was asked in time, or died."""
+
+
+def artefact(name):
+    path = os.path.join(BUILD, name)
+    if not os.path.exists(path):
+        raise GuestError(f"missing {path}: build the project first "
+                         "(scripts/test.sh does)")
+    return path
+
+
+class QMP:
+    """A minimal QMP client: commands and the events seen meanwhile."""
+
+    def __init__(self, path, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.monotonic() > deadline:
+                    raise GuestError(f"QMP socket {path} did not appear")
+                time.sleep(0.05)
+        self.sock.settimeout(timeout)
+        self.file = self.sock.makefile("rb")
+        self.events = []
+        self._recv()  # greeting
+        self.command("qmp_capabilities")
+
+    def _recv(self):
+        try:
+            line = self.file.readline()
+        except socket.timeout:
+            raise GuestError("QMP did not answer in time")
+        if not line:
+            raise GuestError("QMP connection closed (QEMU exited)")
+        return json.loads(line)
+
+    def command(self, name, **args):
+        msg = {"execute": name}
+        if args:
+            msg["arguments"] = args
+        self.sock.sendall(json.dumps(msg).encode() + b"\n")
+        while True:
+            resp = self._recv()
+            if "event" in resp:
+                self.events.append(resp)
+                continue
+            if "error" in resp:
+                raise GuestError(f"QMP {name}: {resp['error']['desc']}")
+            return resp.get("return")
+
+    def wait_event(self, name, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            for i, ev in enumerate(self.events):
+                if ev["event"] == name:
+                    return self.events.pop(i)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise GuestError(f"QMP event {name} did not come in time")
+            self.sock.settimeout(left)
+            try:
+                resp = self._recv()
+            finally:
+                self.sock.settimeout(STEP_TIMEOUT)
+            if "event" in resp:
+                self.events.append(resp)
+
+    def close(self):
+        self.sock.close()
+
+
+class GuestVM:
+    """One boot of the test guest.  Use as a context manager."""
+
+    def __init__(self, devices=None, append="", memory="512",
+                 qemu=None, extra_args=None, boot_timeout=BOOT_TIMEOUT,
+                 display=None):
+        self.devices = devices if devices is not None else \
+            ["-device", "pvdc,id=pvdc0"]
+        self.append = append
+        self.memory = memory
+        self.qemu = qemu or artefact("qemu/qemu-system-x86_64")
+        self.extra_args = extra_args or []
+        self.display = display or ["-display", "none"]
+        self.initramfs = os.environ.get("PVDC_INITRAMFS") or \
+            artefact("meson/initramfs.gz")
+        self.boot_timeout = boot_timeout
+        self.proc = None
+        self.qmp = None
+        self.log = bytearray()
+        self.cond = threading.Condition()
+        self.eof = False
+        self.next_id = 1
+        self.kernel_version = None
+        self.tmp = tempfile.mkdtemp(prefix="pvdc-guest-")
+
+    # -- life cycle -------------------------------------------------------
+
+    def command_line(self):
+        kver = open(artefact("kernel-version")).read().strip()
+        kernel = os.path.join(os.path.realpath(artefact("kernel")),
+                              f"boot/vmlinuz-{kver}")
+        return [self.qemu, "-M", "q35", "-m", self.memory, "-nodefaults",
+                "-no-reboot", "-vga", "none", *self.display,
+                "-kernel", kernel, "-initrd", self.initramfs,
+                "-append", "console=ttyS0 panic=-1 oops=panic "
+                           "loglevel=4 " + self.append,
+                "-serial", "stdio", "-monitor", "none",
+                "-qmp", f"unix:{self.tmp}/qmp.sock,server=on,wait=off",
+                ] + self.devices + self.extra_args
+
+    def start(self):
+        self.proc = subprocess.Popen(self.command_line(),
+                                     stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        threading.Thread(target=self._reader, daemon=True).start()
+        self.qmp = QMP(f"{self.tmp}/qmp.sock", STEP_TIMEOUT)
+        m = self._wait_for(READY, self.boot_timeout, "boot")
+        self.kernel_version = m.group(1).decode()
+        return self
+
+    def _reader(self):
+        fd = self.proc.stdout.fileno()
+        while True:
+            data = os.read(fd, 65536)
+            with self.cond:
+                if not data:
+                    self.eof = True
+                    self.cond.notify_all()
+                    return
+                self.log += data
+                self.cond.notify_all()
+
+    def _wait_for(self, pattern, timeout, what, start=0):
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                m = pattern.search(self.log, start)
+                if m:
+                    return m
+                if self.eof:
+                    self.kill()
+                    raise GuestError(f"guest died during {what}"
+                                     f"{self.exit_reason()}\n{self.tail()}")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self.kill()
+                    raise GuestError(f"timeout: {what} did not finish within "
+                                     f"{timeout:.0f} s; guest killed\n"
+                                     f"{self.tail()}")
+                self.cond.wait(left)
+
+    def exit_reason(self):
+        rc = self.proc.poll() if self.proc else None
+        return f" (QEMU exit status {rc})" if rc is not None else ""
+
+    def tail(self, lines=40):
+        text = bytes(self.log).decode(errors="replace").splitlines()
+        return "\n".join("  | " + l for l in text[-lines:])
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def stop(self):
+        if self.qmp:
+            try:
+                self.qmp.command("quit")
+            except GuestError:
+                pass
+            self.qmp.close()
+            self.qmp = None
+        if self.proc:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            self.kill()
+        self.stop()
+
+    # -- in-guest commands ------------------------------------------------
+
+    def run(self, cmd, timeout=STEP_TIMEOUT):
+        """Run a shell command in the guest; return (status, output)."""
+        cid = self.next_id
+        self.next_id += 1
+        with self.cond:
+            start = len(self.log)
+        self.proc.stdin.write(f"{cid} {cmd}\n".encode())
+        self.proc.stdin.flush()
+        pat = re.compile(rb"@@PVDC-DONE %d (\d+)\r?\n" % cid)
+        m = self._wait_for(pat, timeout, f"guest command {cmd!r}", start)
+        out = bytes(self.log[start:m.start()]).decode(errors="replace")
+        return int(m.group(1)), out.replace("\r\n", "\n")
+
+    def check(self, cmd, timeout=STEP_TIMEOUT):
+        rc, out = self.run(cmd, timeout)
+        if rc != 0:
+            raise GuestError(f"guest command {cmd!r} exited {rc}:\n{out}")
+        return out
+
+    def dmesg(self):
+        return self.check("dmesg")
+
+    # -- host side ----------------------------------------------------------
+
+    def screendump(self, path, device="pvdc0", head=0):
+        self.qmp.command("screendump", filename=path, device=device,
+                         head=head, format="png")
+        return path
+
+
+def _raise(error):
+    raise error
+
+
+class Tap:
+    """Prints TAP for a group of cases; every case reports, whatever fails."""
+
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def case(self, name, fn, *args):
+        self.n += 1
+        try:
+            fn(*args)
+        except Exception as e:  # noqa: BLE001 - report every failure
+            self.failed += 1
+            print(f"not ok {self.n} - {name}")
+            for line in str(e).splitlines() or [type(e).__name__]:
+                print(f"# {line}")
+        else:
+            print(f"ok {self.n} - {name}")
+        sys.stdout.flush()
+
+    def fail(self, name, error):
+        """Report a case that could not even run (the guest did not boot)."""
+        self.case(name, _raise, error)
+
+    def skip(self, name, why):
+        self.n += 1
+        print(f"ok {self.n} - {name} # SKIP {why}")
+        sys.stdout.flush()
+
+    def done(self):
+        print(f"1..{self.n}")
+        return 1 if self.failed else 0
