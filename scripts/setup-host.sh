@@ -34,6 +34,8 @@ PACKAGES=(
     busybox-static cpio kmod libdrm-dev libdrm-tests
     # docs check
     python3-docutils
+    # libvirt test (tests/libvirt: the test starts its own daemon)
+    libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 )
 
 need_update=0

@@ -203,10 +203,11 @@ class GuestVM:
 
     def stop(self):
         if self.qmp:
-            try:
-                self.qmp.command("quit")
-            except GuestError:
-                pass
+            if self.proc and self.proc.poll() is None:
+                try:
+                    self.qmp.command("quit")
+                except (GuestError, OSError):
+                    pass
             self.qmp.close()
             self.qmp = None
         if self.proc:
@@ -249,6 +250,12 @@ class GuestVM:
         return self.check("dmesg")
 
     # -- host side ----------------------------------------------------------
+
+    def qom_get(self, prop, path="/machine/peripheral/pvdc0"):
+        return self.qmp.command("qom-get", path=path, property=prop)
+
+    def qom_set(self, prop, value, path="/machine/peripheral/pvdc0"):
+        self.qmp.command("qom-set", path=path, property=prop, value=value)
 
     def screendump(self, path, device="pvdc0", head=0):
         self.qmp.command("screendump", filename=path, device=device,
