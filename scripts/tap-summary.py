@@ -19,11 +19,20 @@ TODO = re.compile(r"#\s*todo", re.I)
 
 def main():
     passed = failed = skipped = 0
+    results = []
     try:
         with open(sys.argv[1]) as f:
-            results = [json.loads(line) for line in f if line.strip()]
+            for line in f:
+                if not line.strip():
+                    continue
+                try:
+                    results.append(json.loads(line))
+                except json.JSONDecodeError:
+                    # Never drop a result silently: count it as failed.
+                    results.append({"name": "unreadable log line",
+                                    "result": "ERROR"})
     except FileNotFoundError:
-        results = []
+        pass
     if not results:
         print("no test results found", file=sys.stderr)
         failed = 1

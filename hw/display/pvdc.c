@@ -1,9 +1,9 @@
 /*
  * pvdc: paravirtual display controller with atomic commits.
  *
- * PCI device, QOM type, properties and the register file.
- * The register map is include/hw/display/pvdc-regs.h, its behaviour
- * docs/specs/pvdc.rst.
+ * PCI device, QOM type, properties, reset and migration.  The register map
+ * is include/hw/display/pvdc-regs.h, its behaviour docs/specs/pvdc.rst;
+ * pvdc-internal.h says which file implements what.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -11,154 +11,370 @@
  */
 
 #include "qemu/osdep.h"
-#include "qemu/log.h"
 #include "qemu/module.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
+#include "hw/display/edid.h"
+#include "hw/pci/msi.h"
 #include "hw/pci/pci.h"
 #include "hw/qdev-properties.h"
 #include "migration/vmstate.h"
-#include "hw/display/pvdc.h"
-#include "trace.h"
+#include "pvdc-internal.h"
 
-static uint64_t pvdc_mmio_read(void *opaque, hwaddr addr, unsigned size)
+#define PVDC_MIN_VRAM_SIZE      (16 * MiB)
+#define PVDC_MAX_VRAM_SIZE      (1 * GiB)
+
+static uint32_t pvdc_planes_per_head(PVDCState *s)
 {
-    PVDCState *s = opaque;
-    uint64_t val = 0;
+    return s->num_overlays + 2;
+}
 
-    switch (addr) {
-    case PVDC_REG_ID:
-        val = PVDC_ID;
-        break;
-    case PVDC_REG_VERSION:
-        val = (PVDC_VERSION_MAJOR << 16) | PVDC_VERSION_MINOR;
-        break;
-    case PVDC_REG_NUM_HEADS:
-        val = s->num_heads;
-        break;
-    case PVDC_REG_NUM_OVERLAYS:
-        val = s->num_overlays;
-        break;
-    case PVDC_REG_NUM_PLANES:
-        val = s->num_heads * (s->num_overlays + 2);
-        break;
-    case PVDC_REG_NUM_SCALERS:
-        val = s->num_scalers;
-        break;
-    case PVDC_REG_VRAM_SIZE_LO:
-        val = extract64(s->vram_size, 0, 32);
-        break;
-    case PVDC_REG_VRAM_SIZE_HI:
-        val = extract64(s->vram_size, 32, 32);
-        break;
-    case PVDC_REG_MAX_SIZE:
-        val = PVDC_XY(s->max_width, s->max_height);
-        break;
-    default:
-        qemu_log_mask(LOG_UNIMP, "pvdc: read of unimplemented register 0x%"
-                      HWADDR_PRIx "\n", addr);
-        break;
+uint32_t pvdc_plane_home(PVDCState *s, unsigned int plane)
+{
+    return plane / pvdc_planes_per_head(s);
+}
+
+uint32_t pvdc_plane_type(PVDCState *s, unsigned int plane)
+{
+    uint32_t index = plane % pvdc_planes_per_head(s);
+
+    if (index == 0) {
+        return PVDC_PLANE_TYPE_PRIMARY;
     }
-    trace_pvdc_mmio_read(addr, val);
-    return val;
-}
-
-static void pvdc_mmio_write(void *opaque, hwaddr addr, uint64_t val,
-                            unsigned size)
-{
-    trace_pvdc_mmio_write(addr, val);
-    qemu_log_mask(LOG_GUEST_ERROR, "pvdc: write to read-only or unknown "
-                  "register 0x%" HWADDR_PRIx "\n", addr);
-}
-
-static const MemoryRegionOps pvdc_mmio_ops = {
-    .read = pvdc_mmio_read,
-    .write = pvdc_mmio_write,
-    .endianness = DEVICE_LITTLE_ENDIAN,
-    .valid = {
-        .min_access_size = 4,
-        .max_access_size = 4,
-    },
-    .impl = {
-        .min_access_size = 4,
-        .max_access_size = 4,
-    },
-};
-
-static void pvdc_gfx_update(void *opaque)
-{
-    PVDCHead *head = opaque;
-    DisplaySurface *surface = qemu_console_surface(head->con);
-
-    if (!surface || surface_width(surface) != 640 ||
-        surface_height(surface) != 480) {
-        surface = qemu_create_displaysurface(640, 480);
-        dpy_gfx_replace_surface(head->con, surface);
-        dpy_gfx_update_full(head->con);
+    if (index == pvdc_planes_per_head(s) - 1) {
+        return PVDC_PLANE_TYPE_CURSOR;
     }
+    return PVDC_PLANE_TYPE_OVERLAY;
 }
 
-static const GraphicHwOps pvdc_gfx_ops = {
-    .gfx_update = pvdc_gfx_update,
-};
-
-static void pvdc_realize(PCIDevice *dev, Error **errp)
+uint32_t pvdc_plane_caps(PVDCState *s, unsigned int plane)
 {
-    PVDCState *s = PVDC(dev);
-    unsigned int h;
+    uint32_t type = pvdc_plane_type(s, plane);
+    uint32_t home = pvdc_plane_home(s, plane);
+    uint32_t heads = type == PVDC_PLANE_TYPE_OVERLAY ?
+                     MAKE_64BIT_MASK(0, s->num_heads) : BIT(home);
 
+    return type | heads << PVDC_PLANE_CAPS_HEADS_SHIFT |
+           home << PVDC_PLANE_CAPS_HOME_SHIFT;
+}
+
+static bool pvdc_check_properties(PVDCState *s, Error **errp)
+{
     if (s->num_heads < 1 || s->num_heads > PVDC_MAX_HEADS) {
-        error_setg(errp, "pvdc: heads must be between 1 and %d", PVDC_MAX_HEADS);
-        return;
+        error_setg(errp, "pvdc: heads must be between 1 and %d",
+                   PVDC_MAX_HEADS);
+        return false;
     }
     if (s->num_overlays > PVDC_MAX_OVERLAYS) {
-        error_setg(errp, "pvdc: overlays must be at most %d", PVDC_MAX_OVERLAYS);
+        error_setg(errp, "pvdc: overlays must be at most %d",
+                   PVDC_MAX_OVERLAYS);
+        return false;
+    }
+    if (s->num_scalers > PVDC_MAX_SCALERS) {
+        error_setg(errp, "pvdc: scalers must be at most %d",
+                   PVDC_MAX_SCALERS);
+        return false;
+    }
+    if (s->vram_size < PVDC_MIN_VRAM_SIZE ||
+        s->vram_size > PVDC_MAX_VRAM_SIZE || !is_power_of_2(s->vram_size)) {
+        error_setg(errp, "pvdc: vram-size must be a power of two between "
+                   "%" PRIu64 " MiB and %" PRIu64 " MiB",
+                   PVDC_MIN_VRAM_SIZE / MiB, PVDC_MAX_VRAM_SIZE / MiB);
+        return false;
+    }
+    if (s->max_width < 1 || s->max_width > PVDC_MAX_SIZE_LIMIT ||
+        s->max_height < 1 || s->max_height > PVDC_MAX_SIZE_LIMIT) {
+        error_setg(errp, "pvdc: max-width and max-height must be between "
+                   "1 and %d", PVDC_MAX_SIZE_LIMIT);
+        return false;
+    }
+    if (s->xres > s->max_width || s->yres > s->max_height) {
+        error_setg(errp, "pvdc: xres and yres must be at most max-width "
+                   "and max-height");
+        return false;
+    }
+    if (s->link_up_delay_ms > PVDC_MAX_LINK_UP_DELAY_MS) {
+        error_setg(errp, "pvdc: link-up-delay-ms must be at most %d",
+                   PVDC_MAX_LINK_UP_DELAY_MS);
+        return false;
+    }
+    return true;
+}
+
+static void pvdc_write_config(PCIDevice *pci, uint32_t addr, uint32_t val,
+                              int len)
+{
+    PVDCState *s = PVDC(pci);
+    uint32_t pending = s->int_status & s->int_enable;
+
+    pci_default_write_config(pci, addr, val, len);
+    /* Enabling or disabling MSI moves a pending interrupt to the other. */
+    pvdc_irq_update(s, pending);
+}
+
+static void pvdc_realize(PCIDevice *pci, Error **errp)
+{
+    PVDCState *s = PVDC(pci);
+    unsigned int h;
+    Error *err = NULL;
+
+    if (!pvdc_check_properties(s, errp)) {
         return;
     }
-    if (s->vram_size < 16 * MiB || s->vram_size > 1 * GiB ||
-        !is_power_of_2(s->vram_size)) {
-        error_setg(errp, "pvdc: vram-size must be a power of two between "
-                   "16 MiB and 1 GiB");
+    s->num_planes = s->num_heads * pvdc_planes_per_head(s);
+    if (!s->xres) {
+        s->xres = MIN(PVDC_DEFAULT_XRES, s->max_width);
+    }
+    if (!s->yres) {
+        s->yres = MIN(PVDC_DEFAULT_YRES, s->max_height);
+    }
+    s->bandwidth_total = s->bandwidth_kib ? s->bandwidth_kib :
+                         s->num_heads * PVDC_DEFAULT_BANDWIDTH_PER_HEAD;
+
+    pci_config_set_interrupt_pin(pci->config, 1);
+    /* Without MSI on this machine the device still works with INTx. */
+    if (msi_init(pci, 0, 1, true, false, &err) == -ENOTSUP) {
+        error_free(err);
+    } else if (err) {
+        error_propagate(errp, err);
         return;
     }
 
     memory_region_init_io(&s->mmio, OBJECT(s), &pvdc_mmio_ops, s, "pvdc.mmio",
                           PVDC_MMIO_SIZE);
-    pci_register_bar(dev, PVDC_MMIO_BAR, PCI_BASE_ADDRESS_SPACE_MEMORY,
+    pci_register_bar(pci, PVDC_MMIO_BAR, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      &s->mmio);
 
     if (!memory_region_init_ram(&s->vram, OBJECT(s), "pvdc.vram",
                                 s->vram_size, errp)) {
+        msi_uninit(pci);
         return;
     }
-    pci_register_bar(dev, PVDC_VRAM_BAR, PCI_BASE_ADDRESS_SPACE_MEMORY |
+    pci_register_bar(pci, PVDC_VRAM_BAR, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_PREFETCH, &s->vram);
 
     for (h = 0; h < s->num_heads; h++) {
         s->heads[h].dev = s;
         s->heads[h].index = h;
-        s->heads[h].con = graphic_console_init(DEVICE(dev), h, &pvdc_gfx_ops,
-                                               &s->heads[h]);
     }
+    if (!pvdc_output_realize(s, errp)) {
+        msi_uninit(pci);
+        return;
+    }
+
+    s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pvdc_timer_cb, s);
+    pvdc_console_init(s);
 }
 
-static void pvdc_exit(PCIDevice *dev)
+static void pvdc_exit(PCIDevice *pci)
 {
-    PVDCState *s = PVDC(dev);
+    PVDCState *s = PVDC(pci);
+
+    pvdc_console_fini(s);
+    timer_free(s->timer);
+    msi_uninit(pci);
+}
+
+static void pvdc_reset_enter(Object *obj, ResetType type)
+{
+    PVDCState *s = PVDC(obj);
+    unsigned int h, p;
+
+    for (h = 0; h < s->num_heads; h++) {
+        PVDCHead *head = &s->heads[h];
+        PVDCHeadRegs regs = {
+            .bandwidth = s->bandwidth_total / s->num_heads,
+        };
+
+        head->shadow = head->armed = head->active = regs;
+        head->is_armed = false;
+        head->group = 0;
+        head->latch_ns = 0;
+        memset(head->plane_armed, 0, sizeof(head->plane_armed));
+        memset(head->armed_planes, 0, sizeof(head->armed_planes));
+        head->armed_seq = head->done_seq = 0;
+        head->result = PVDC_RESULT_NONE;
+        head->status = 0;
+        head->crc_ctrl = 0;
+        head->crc_value = head->crc_frame = 0;
+        head->enable_ns = head->last_vblank_ns = 0;
+        head->base_count = head->irq_vblank_count = 0;
+        head->period_ns = 0;
+        head->vblank_time_hi = 0;
+        pvdc_compose_invalidate(head);
+    }
+    for (p = 0; p < s->num_planes; p++) {
+        PVDCPlaneRegs regs = {
+            .head = pvdc_plane_home(s, p),
+            .alpha = UINT16_MAX,
+        };
+
+        s->planes[p].shadow = s->planes[p].active = regs;
+    }
+    s->int_status = 0;
+    s->int_enable = 0;
+}
+
+static void pvdc_reset_hold(Object *obj, ResetType type)
+{
+    PVDCState *s = PVDC(obj);
+
+    timer_del(s->timer);
+    pci_set_irq(PCI_DEVICE(s), 0);
+}
+
+/*
+ * The timeline and group bookkeeping must be coherent for the timer code
+ * to terminate and divide safely; refuse a stream where it is not.
+ */
+static bool pvdc_head_state_valid(PVDCState *s, unsigned int h)
+{
+    PVDCHead *head = &s->heads[h];
+    uint32_t members = head->group & MAKE_64BIT_MASK(0, s->num_heads);
+    unsigned int k;
+
+    if ((head->active.ctrl & PVDC_HS_CTRL_ENABLE) && !head->period_ns) {
+        return false;
+    }
+    if (!head->is_armed) {
+        return true;
+    }
+    if (members != head->group || !(members & BIT(h))) {
+        return false;
+    }
+    for (k = 0; k < s->num_heads; k++) {
+        if ((members & BIT(k)) &&
+            (!s->heads[k].is_armed || s->heads[k].group != head->group ||
+             s->heads[k].latch_ns != head->latch_ns)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int pvdc_post_load(void *opaque, int version_id)
+{
+    PVDCState *s = opaque;
     unsigned int h;
 
     for (h = 0; h < s->num_heads; h++) {
-        graphic_console_close(s->heads[h].con);
+        PVDCHead *head = &s->heads[h];
+
+        head->period_ns = head->active.ctrl & PVDC_HS_CTRL_ENABLE ?
+                          pvdc_mode_period_ns(&head->active) : 0;
     }
+    for (h = 0; h < s->num_heads; h++) {
+        if (!pvdc_head_state_valid(s, h)) {
+            return -EINVAL;
+        }
+    }
+    pvdc_timer_update(s);
+    return 0;
 }
+
+static const VMStateDescription vmstate_pvdc_head_regs = {
+    .name = "pvdc/head-regs",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(ctrl, PVDCHeadRegs),
+        VMSTATE_UINT32(htiming, PVDCHeadRegs),
+        VMSTATE_UINT32(hsync, PVDCHeadRegs),
+        VMSTATE_UINT32(vtiming, PVDCHeadRegs),
+        VMSTATE_UINT32(vsync, PVDCHeadRegs),
+        VMSTATE_UINT32(pixel_clock, PVDCHeadRegs),
+        VMSTATE_UINT32(bandwidth, PVDCHeadRegs),
+        VMSTATE_UINT32(background, PVDCHeadRegs),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_pvdc_plane_regs = {
+    .name = "pvdc/plane-regs",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(ctrl, PVDCPlaneRegs),
+        VMSTATE_UINT32(head, PVDCPlaneRegs),
+        VMSTATE_UINT32(format, PVDCPlaneRegs),
+        VMSTATE_UINT32(fb_offset, PVDCPlaneRegs),
+        VMSTATE_UINT32(fb_pitch, PVDCPlaneRegs),
+        VMSTATE_UINT32(fb_size, PVDCPlaneRegs),
+        VMSTATE_UINT32(src_x, PVDCPlaneRegs),
+        VMSTATE_UINT32(src_y, PVDCPlaneRegs),
+        VMSTATE_UINT32(src_w, PVDCPlaneRegs),
+        VMSTATE_UINT32(src_h, PVDCPlaneRegs),
+        VMSTATE_UINT32(dst_pos, PVDCPlaneRegs),
+        VMSTATE_UINT32(dst_size, PVDCPlaneRegs),
+        VMSTATE_UINT32(zpos, PVDCPlaneRegs),
+        VMSTATE_UINT32(alpha, PVDCPlaneRegs),
+        VMSTATE_UINT32(hotspot, PVDCPlaneRegs),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_pvdc_plane = {
+    .name = "pvdc/plane",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(shadow, PVDCPlane, 1, vmstate_pvdc_plane_regs,
+                       PVDCPlaneRegs),
+        VMSTATE_STRUCT(active, PVDCPlane, 1, vmstate_pvdc_plane_regs,
+                       PVDCPlaneRegs),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_pvdc_head = {
+    .name = "pvdc/head",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(shadow, PVDCHead, 1, vmstate_pvdc_head_regs,
+                       PVDCHeadRegs),
+        VMSTATE_STRUCT(armed, PVDCHead, 1, vmstate_pvdc_head_regs,
+                       PVDCHeadRegs),
+        VMSTATE_STRUCT(active, PVDCHead, 1, vmstate_pvdc_head_regs,
+                       PVDCHeadRegs),
+        VMSTATE_BOOL(is_armed, PVDCHead),
+        VMSTATE_UINT32(group, PVDCHead),
+        VMSTATE_INT64(latch_ns, PVDCHead),
+        VMSTATE_BOOL_ARRAY(plane_armed, PVDCHead, PVDC_MAX_PLANES),
+        VMSTATE_STRUCT_ARRAY(armed_planes, PVDCHead, PVDC_MAX_PLANES, 1,
+                             vmstate_pvdc_plane_regs, PVDCPlaneRegs),
+        VMSTATE_UINT32(armed_seq, PVDCHead),
+        VMSTATE_UINT32(done_seq, PVDCHead),
+        VMSTATE_UINT32(result, PVDCHead),
+        VMSTATE_UINT32(status, PVDCHead),
+        VMSTATE_UINT32(crc_ctrl, PVDCHead),
+        VMSTATE_INT64(enable_ns, PVDCHead),
+        VMSTATE_INT64(last_vblank_ns, PVDCHead),
+        VMSTATE_UINT32(base_count, PVDCHead),
+        VMSTATE_UINT32(irq_vblank_count, PVDCHead),
+        VMSTATE_UINT32(vblank_time_hi, PVDCHead),
+        VMSTATE_END_OF_LIST()
+    },
+};
 
 static const VMStateDescription vmstate_pvdc = {
     .name = "pvdc",
     .version_id = 1,
     .minimum_version_id = 1,
+    .post_load = pvdc_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, PVDCState),
+        VMSTATE_UINT32(int_status, PVDCState),
+        VMSTATE_UINT32(int_enable, PVDCState),
+        VMSTATE_STRUCT_ARRAY(heads, PVDCState, PVDC_MAX_HEADS, 1,
+                             vmstate_pvdc_head, PVDCHead),
+        VMSTATE_STRUCT_ARRAY(planes, PVDCState, PVDC_MAX_PLANES, 1,
+                             vmstate_pvdc_plane, PVDCPlane),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_pvdc_output,
+        NULL
     },
 };
 
@@ -169,12 +385,32 @@ static const Property pvdc_properties[] = {
     DEFINE_PROP_SIZE("vram-size", PVDCState, vram_size, 64 * MiB),
     DEFINE_PROP_UINT32("max-width", PVDCState, max_width, 4096),
     DEFINE_PROP_UINT32("max-height", PVDCState, max_height, 4096),
+    /* 0: PVDC_DEFAULT_BANDWIDTH_PER_HEAD for each head */
+    DEFINE_PROP_UINT32("bandwidth-kib", PVDCState, bandwidth_kib, 0),
+    DEFINE_PROP_UINT32("link-up-delay-ms", PVDCState, link_up_delay_ms, 0),
+    /* 0: PVDC_DEFAULT_XRES x PVDC_DEFAULT_YRES, within the maximum */
+    DEFINE_PROP_UINT32("xres", PVDCState, xres, 0),
+    DEFINE_PROP_UINT32("yres", PVDCState, yres, 0),
+    DEFINE_PROP_BOOL("host-cursor", PVDCState, host_cursor, false),
 };
+
+static void pvdc_instance_init(Object *obj)
+{
+    PVDCState *s = PVDC(obj);
+
+    object_property_add_uint64_ptr(obj, "timer-callbacks",
+                                   &s->timer_callbacks, OBJ_PROP_FLAG_READ);
+    object_property_set_description(obj, "timer-callbacks",
+                                    "times the device timer has run "
+                                    "(statistic)");
+    pvdc_output_instance_init(s);
+}
 
 static void pvdc_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
 
     k->vendor_id = PVDC_PCI_VENDOR_ID;
     k->device_id = PVDC_PCI_DEVICE_ID;
@@ -182,10 +418,37 @@ static void pvdc_class_init(ObjectClass *klass, void *data)
     k->class_id = PCI_CLASS_DISPLAY_OTHER;
     k->realize = pvdc_realize;
     k->exit = pvdc_exit;
+    k->config_write = pvdc_write_config;
+
+    rc->phases.enter = pvdc_reset_enter;
+    rc->phases.hold = pvdc_reset_hold;
 
     dc->desc = "Paravirtual display controller with atomic commits";
     dc->vmsd = &vmstate_pvdc;
     device_class_set_props(dc, pvdc_properties);
+    object_class_property_set_description(klass, "heads",
+        "number of heads (display outputs), 1 to 8");
+    object_class_property_set_description(klass, "overlays",
+        "overlay planes per head, 0 to 8");
+    object_class_property_set_description(klass, "scalers",
+        "scaled planes the device can show at once, all heads, 0 to 16");
+    object_class_property_set_description(klass, "vram-size",
+        "video memory (BAR 2), a power of two from 16 MiB to 1 GiB");
+    object_class_property_set_description(klass, "max-width",
+        "largest mode and framebuffer width, pixels, 1 to 16384");
+    object_class_property_set_description(klass, "max-height",
+        "largest mode and framebuffer height, pixels, 1 to 16384");
+    object_class_property_set_description(klass, "bandwidth-kib",
+        "memory bandwidth of all heads, KiB per frame "
+        "(0: three 1920x1080 XRGB8888 planes per head)");
+    object_class_property_set_description(klass, "link-up-delay-ms",
+        "time a disabled head takes to show a mode, ms, up to 60000");
+    object_class_property_set_description(klass, "xres",
+        "preferred width of every head's connector (0: 1024)");
+    object_class_property_set_description(klass, "yres",
+        "preferred height of every head's connector (0: 768)");
+    object_class_property_set_description(klass, "host-cursor",
+        "let the UI draw the cursor planes instead of composing them");
     set_bit(DEVICE_CATEGORY_DISPLAY, dc->categories);
 }
 
@@ -194,6 +457,7 @@ static const TypeInfo pvdc_types[] = {
         .name = TYPE_PVDC,
         .parent = TYPE_PCI_DEVICE,
         .instance_size = sizeof(PVDCState),
+        .instance_init = pvdc_instance_init,
         .class_init = pvdc_class_init,
         .interfaces = (InterfaceInfo[]) {
             { INTERFACE_CONVENTIONAL_PCI_DEVICE },

@@ -246,6 +246,25 @@ class GuestVM:
             raise GuestError(f"guest command {cmd!r} exited {rc}:\n{out}")
         return out
 
+    def start_background(self, cmd, ready, timeout=STEP_TIMEOUT):
+        """Start CMD in the guest's background and wait until its output
+        shows the extended regex READY; return the log path in the guest."""
+        log = f"/tmp/bg{self.next_id}.log"
+        self.check(f"{cmd} >{log} 2>&1 & echo $! >{log}.pid")
+        # Bounded in-guest wait on the program's own ready line.
+        tenths = int(timeout * 10)
+        rc, out = self.run(f"i=0; until grep -Eq '{ready}' {log}; do "
+                           f"[ $i -ge {tenths} ] && exit 1; i=$((i+1)); "
+                           f"sleep 0.1; done", timeout + 10)
+        if rc != 0:
+            raise GuestError(f"{cmd!r} did not print {ready!r} within "
+                             f"{timeout:.0f} s:\n{self.run('cat ' + log)[1]}")
+        return log
+
+    def stop_background(self, log):
+        return self.run(f"kill $(cat {log}.pid) 2>/dev/null; "
+                        f"wait $(cat {log}.pid) 2>/dev/null; cat {log}")[1]
+
     def dmesg(self):
         return self.check("dmesg")
 
@@ -257,10 +276,50 @@ class GuestVM:
     def qom_set(self, prop, value, path="/machine/peripheral/pvdc0"):
         self.qmp.command("qom-set", path=path, property=prop, value=value)
 
-    def screendump(self, path, device="pvdc0", head=0):
+    def screendump(self, path, device="pvdc0", head=0, fmt="png"):
         self.qmp.command("screendump", filename=path, device=device,
-                         head=head, format="png")
+                         head=head, format=fmt)
         return path
+
+    def screen(self, head=0, device="pvdc0"):
+        """The head's picture, as a Picture."""
+        path = self.screendump(os.path.join(self.tmp, f"head{head}.ppm"),
+                               device, head, "ppm")
+        return read_ppm(path)
+
+
+def read_ppm(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    fields, pos = [], 0
+    while len(fields) < 4:
+        while data[pos:pos + 1].isspace():
+            pos += 1
+        start = pos
+        while not data[pos:pos + 1].isspace():
+            pos += 1
+        fields.append(data[start:pos])
+    if fields[0] != b"P6" or fields[3] != b"255":
+        raise GuestError(f"{path}: not a binary 8-bit PPM")
+    return Picture(int(fields[1]), int(fields[2]), data[pos + 1:])
+
+
+class Picture:
+    """An RGB picture from a screendump."""
+
+    def __init__(self, width, height, data):
+        if len(data) < width * height * 3:
+            raise GuestError("screendump shorter than its size")
+        self.width, self.height, self.data = width, height, data
+
+    def pixel(self, x, y):
+        """(r, g, b) at x, y."""
+        i = (y * self.width + x) * 3
+        return tuple(self.data[i:i + 3])
+
+    def xrgb(self, x, y):
+        r, g, b = self.pixel(x, y)
+        return (r << 16) | (g << 8) | b
 
 
 def _raise(error):

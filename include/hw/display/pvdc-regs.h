@@ -87,7 +87,8 @@
  */
 #define PVDC_REG_INT_STATUS             0x0040  /* RW1C */
 #define PVDC_REG_INT_ENABLE             0x0044  /* RW */
-#define PVDC_REG_INT_ACK                0x0048  /* RO: read returns STATUS and clears it */
+/* RO: a read returns STATUS and clears the bits it returned */
+#define PVDC_REG_INT_ACK                0x0048
 #define PVDC_INT_VBLANK                 (1u << 0)
 #define PVDC_INT_COMMIT_DONE            (1u << 1)  /* armed state applied */
 #define PVDC_INT_COMMIT_REJECTED        (1u << 2)  /* armed state refused */
@@ -176,7 +177,7 @@
 #define PVDC_ERR_MODE                   0x10    /* invalid timings */
 #define PVDC_ERR_MODESET_REQUIRED       0x11    /* timings changed on an enabled head */
 #define PVDC_ERR_BANDWIDTH_ALLOC        0x12    /* allocation over the device total */
-#define PVDC_ERR_BANDWIDTH_CHANGE       0x13    /* allocation changed on an enabled head */
+#define PVDC_ERR_BANDWIDTH_CHANGE       0x13    /* allocation changed, head on */
 #define PVDC_ERR_BANDWIDTH              0x14    /* planes need more than the allocation */
 #define PVDC_ERR_HEAD_DISABLED          0x15    /* plane enabled on a disabled head */
 #define PVDC_ERR_HEAD_RESERVED          0x16    /* reserved bits set in head state */
@@ -187,14 +188,14 @@
 #define PVDC_ERR_PITCH                  0x24    /* pitch too small or misaligned */
 #define PVDC_ERR_OFFSET_ALIGN           0x25    /* framebuffer offset misaligned */
 #define PVDC_ERR_FB_BOUNDS              0x26    /* framebuffer outside VRAM */
-#define PVDC_ERR_SRC_RECT               0x27    /* source empty or outside the framebuffer */
+#define PVDC_ERR_SRC_RECT               0x27    /* source empty or outside the fb */
 #define PVDC_ERR_DST_RECT               0x28    /* destination empty or out of range */
 #define PVDC_ERR_SCALE_RATIO            0x29    /* scaling beyond the limits */
 #define PVDC_ERR_SCALERS                0x2a    /* more scaled planes than scalers */
 #define PVDC_ERR_CURSOR                 0x2b    /* cursor too large or scaled */
 #define PVDC_ERR_ZPOS                   0x2c    /* zpos out of range or not unique */
 #define PVDC_ERR_PLANE_CTRL             0x2d    /* reserved or invalid control bits */
-#define PVDC_ERR_GROUP                  0x30    /* another head of the group was refused */
+#define PVDC_ERR_GROUP                  0x30    /* another head of the group failed */
 
 /* ------------------------------------------------------------------------ */
 /* Head state: shadow (RW) and active (RO) windows, same layout             */
@@ -211,7 +212,8 @@
 #define PVDC_HS_HSYNC                   0x08    /* PVDC_XY(hsync_start, hsync_end) */
 #define PVDC_HS_VTIMING                 0x0c    /* PVDC_XY(vactive, vtotal) */
 #define PVDC_HS_VSYNC                   0x10    /* PVDC_XY(vsync_start, vsync_end) */
-#define PVDC_HS_PIXEL_CLOCK             0x14    /* kHz */
+#define PVDC_HS_PIXEL_CLOCK             0x14    /* kHz, 1..PVDC_MAX_PIXEL_CLOCK_KHZ */
+#define PVDC_MAX_PIXEL_CLOCK_KHZ        2000000
 #define PVDC_HS_BANDWIDTH               0x18    /* allocation, KiB per frame */
 #define PVDC_HS_BACKGROUND              0x1c    /* XRGB8888 */
 #define PVDC_HEAD_STATE_REGS            8

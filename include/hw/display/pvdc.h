@@ -1,6 +1,9 @@
 /*
  * pvdc: paravirtual display controller with atomic commits.
  *
+ * Device state.  The register map is include/hw/display/pvdc-regs.h and the
+ * behaviour behind it docs/specs/pvdc.rst.
+ *
  * Copyright (c) 2026 The pvdc authors
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -9,6 +12,7 @@
 #define HW_DISPLAY_PVDC_H
 
 #include "hw/pci/pci_device.h"
+#include "qemu/timer.h"
 #include "ui/console.h"
 #include "hw/display/pvdc-regs.h"
 #include "qom/object.h"
@@ -16,10 +20,105 @@
 #define TYPE_PVDC "pvdc"
 OBJECT_DECLARE_SIMPLE_TYPE(PVDCState, PVDC)
 
+/*
+ * The latched state of a head, one field per register of the head shadow
+ * and head active windows (PVDC_HS_*), as the guest wrote it.
+ */
+typedef struct PVDCHeadRegs {
+    uint32_t ctrl;
+    uint32_t htiming;
+    uint32_t hsync;
+    uint32_t vtiming;
+    uint32_t vsync;
+    uint32_t pixel_clock;
+    uint32_t bandwidth;
+    uint32_t background;
+} PVDCHeadRegs;
+
+/*
+ * The latched state of a plane, one field per register of the plane shadow
+ * and plane active windows (PVDC_PS_*), as the guest wrote it.
+ */
+typedef struct PVDCPlaneRegs {
+    uint32_t ctrl;
+    uint32_t head;
+    uint32_t format;
+    uint32_t fb_offset;
+    uint32_t fb_pitch;
+    uint32_t fb_size;
+    uint32_t src_x;
+    uint32_t src_y;
+    uint32_t src_w;
+    uint32_t src_h;
+    uint32_t dst_pos;
+    uint32_t dst_size;
+    uint32_t zpos;
+    uint32_t alpha;
+    uint32_t hotspot;
+} PVDCPlaneRegs;
+
+typedef struct PVDCPlane {
+    PVDCPlaneRegs shadow;
+    /*
+     * What scans out.  Only ever a state that passed validation as part of
+     * a commit, so composition can use it without re-checking the rules.
+     */
+    PVDCPlaneRegs active;
+} PVDCPlane;
+
 typedef struct PVDCHead {
     PVDCState *dev;
     unsigned int index;
     QemuConsole *con;
+    bool dirty;
+    /* What the console shows, private to pvdc-console.c; not migrated. */
+    struct PVDCDisplay *display;
+
+    PVDCHeadRegs shadow;
+    PVDCHeadRegs armed;
+    /* See PVDCPlane.active: validated, safe for composition. */
+    PVDCHeadRegs active;
+
+    /* The commit waiting for its latch point, if @is_armed. */
+    bool is_armed;
+    uint32_t group;             /* mask of the heads latched with this one */
+    int64_t latch_ns;           /* QEMU_CLOCK_VIRTUAL */
+    bool plane_armed[PVDC_MAX_PLANES];
+    PVDCPlaneRegs armed_planes[PVDC_MAX_PLANES];
+
+    /* Commit bookkeeping (head control window). */
+    uint32_t armed_seq;
+    uint32_t done_seq;
+    uint32_t result;
+    uint32_t status;
+    uint32_t crc_ctrl;
+    uint32_t crc_value;         /* of the frame that started at crc_frame */
+    uint32_t crc_frame;
+
+    /*
+     * Connector (pvdc-output.c), set by the host: preferred mode and
+     * suggested position, given by properties or by the UI.
+     */
+    uint32_t pref_width;
+    uint32_t pref_height;
+    uint32_t pos_x;
+    uint32_t pos_y;
+    bool pos_set;               /* else placed right of the heads before */
+
+    /*
+     * Vblank timeline: while the head is active-enabled, vblank n >= 1 is
+     * at enable_ns + n * period_ns and the counter reads base_count + n.
+     * While disabled the counter and timestamp stay at base_count and
+     * last_vblank_ns.
+     */
+    int64_t enable_ns;
+    int64_t last_vblank_ns;
+    uint32_t base_count;
+    uint64_t period_ns;         /* derived from @active, not migrated */
+    /* Vblank count already reported through PVDC_INT_VBLANK. */
+    uint32_t irq_vblank_count;
+    /* High half of VBLANK_TIME as of the last read of the low half. */
+    uint32_t vblank_time_hi;
 } PVDCHead;
 
 struct PVDCState {
@@ -27,6 +126,7 @@ struct PVDCState {
 
     MemoryRegion mmio;
     MemoryRegion vram;
+    QEMUTimer *timer;
 
     /* properties */
     uint32_t num_heads;
@@ -35,8 +135,26 @@ struct PVDCState {
     uint64_t vram_size;
     uint32_t max_width;
     uint32_t max_height;
+    uint32_t bandwidth_kib;
+    uint32_t link_up_delay_ms;
+    uint32_t xres;
+    uint32_t yres;
+    bool host_cursor;
+
+    /* derived at realize */
+    uint32_t num_planes;
+    uint32_t bandwidth_total;
+
+    uint32_t int_status;
+    uint32_t int_enable;
+
+    /* statistics, read-only QOM properties */
+    uint64_t timer_callbacks;
+    uint64_t compositions;
 
     PVDCHead heads[PVDC_MAX_HEADS];
+    PVDCPlane planes[PVDC_MAX_PLANES];
+    uint8_t edid[PVDC_MAX_HEADS][PVDC_EDID_SIZE];
 };
 
 #endif /* HW_DISPLAY_PVDC_H */

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * pvdc-modeset: light up every connected head through the legacy KMS uAPI.
+ *
+ * For each connected connector: its preferred mode on its CRTC with a dumb
+ * buffer of colour bars (SETCRTC), a vblank wait, and a few legacy page
+ * flips whose events must arrive.  The pattern then stays on screen for
+ * SECONDS (until SIGINT/SIGTERM when 0).
+ *
+ * Usage: pvdc-modeset [SECONDS [DEVICE]]; SECONDS 0 means until killed,
+ * no SECONDS means exit right after the checks.
+ */
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
+
+#include "pvdc-kms-util.h"
+
+#define MAX_HEADS	8
+#define FLIPS		10
+
+struct head {
+	uint32_t crtc_id, conn_id;
+	int pipe;
+	drmModeModeInfo mode;
+	struct kms_buffer buf[2];
+	unsigned int front;
+	unsigned int events;
+	bool pending;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void flip_handler(int fd, unsigned int seq, unsigned int sec,
+			 unsigned int usec, void *data)
+{
+	struct head *h = data;
+
+	(void)fd; (void)seq; (void)sec; (void)usec;
+	h->events++;
+	h->pending = false;
+}
+
+static int pick_crtc(int fd, drmModeRes *res, drmModeConnector *conn,
+		     uint32_t used)
+{
+	int i, j;
+
+	for (i = 0; i < conn->count_encoders; i++) {
+		drmModeEncoder *enc = drmModeGetEncoder(fd, conn->encoders[i]);
+
+		if (!enc)
+			continue;
+		for (j = 0; j < res->count_crtcs; j++) {
+			if ((enc->possible_crtcs & (1u << j)) &&
+			    !(used & (1u << j))) {
+				drmModeFreeEncoder(enc);
+				return j;
+			}
+		}
+		drmModeFreeEncoder(enc);
+	}
+	return -1;
+}
+
+static bool wait_flips(int fd, struct head *heads, int n, int timeout_ms)
+{
+	drmEventContext ev = {
+		.version = 2,
+		.page_flip_handler = flip_handler,
+	};
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int i;
+
+	for (;;) {
+		bool pending = false;
+
+		for (i = 0; i < n; i++)
+			pending |= heads[i].pending;
+		if (!pending)
+			return true;
+		if (poll(&pfd, 1, timeout_ms) <= 0)
+			return false;
+		drmHandleEvent(fd, &ev);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int seconds = argc > 1 ? atoi(argv[1]) : -1;
+	const char *path = argc > 2 ? argv[2] : "/dev/dri/card0";
+	struct head heads[MAX_HEADS];
+	uint32_t used = 0;
+	drmModeRes *res;
+	int fd, i, n = 0, f;
+
+	memset(heads, 0, sizeof(heads));
+	fd = kms_open(path);
+	res = drmModeGetResources(fd);
+	if (!res) {
+		printf("not ok resources: %s\n", strerror(errno));
+		return 1;
+	}
+
+	for (i = 0; i < res->count_connectors && n < MAX_HEADS; i++) {
+		drmModeConnector *conn = drmModeGetConnector(fd,
+							     res->connectors[i]);
+		struct head *h = &heads[n];
+		int pipe, ret;
+
+		if (!conn)
+			continue;
+		if (kms_connector_mode(conn, &h->mode)) {
+			drmModeFreeConnector(conn);
+			continue;
+		}
+		pipe = pick_crtc(fd, res, conn, used);
+		if (pipe < 0) {
+			kms_result(false, "crtc-for-connector-%u", conn->connector_id);
+			drmModeFreeConnector(conn);
+			continue;
+		}
+		used |= 1u << pipe;
+		h->pipe = pipe;
+		h->crtc_id = res->crtcs[pipe];
+		h->conn_id = conn->connector_id;
+		drmModeFreeConnector(conn);
+
+		for (f = 0; f < 2; f++) {
+			ret = kms_buffer_create(fd, &h->buf[f], h->mode.hdisplay,
+						h->mode.vdisplay,
+						DRM_FORMAT_XRGB8888);
+			if (ret) {
+				kms_result(false, "buffer-head-%d: %s", pipe,
+					   strerror(-ret));
+				return 1;
+			}
+			kms_buffer_fill(&h->buf[f], pipe + f * 4);
+		}
+		ret = drmModeSetCrtc(fd, h->crtc_id, h->buf[0].fb_id, 0, 0,
+				     &h->conn_id, 1, &h->mode);
+		kms_result(!ret, "modeset-head-%d %s", pipe, h->mode.name);
+		if (ret)
+			continue;
+		n++;
+	}
+	if (!n)
+		kms_result(false, "no connected head");
+
+	for (i = 0; i < n; i++) {
+		drmVBlank vbl = { 0 };
+
+		vbl.request.type = DRM_VBLANK_RELATIVE |
+			(heads[i].pipe << DRM_VBLANK_HIGH_CRTC_SHIFT);
+		vbl.request.sequence = 2;
+		kms_result(!drmWaitVBlank(fd, &vbl), "vblank-wait-head-%d",
+			   heads[i].pipe);
+	}
+
+	for (f = 0; f < FLIPS; f++) {
+		for (i = 0; i < n; i++) {
+			struct head *h = &heads[i];
+
+			h->front ^= 1;
+			if (drmModePageFlip(fd, h->crtc_id,
+					    h->buf[h->front].fb_id,
+					    DRM_MODE_PAGE_FLIP_EVENT, h)) {
+				kms_result(false, "page-flip-head-%d: %s",
+					   h->pipe, strerror(errno));
+				return 1;
+			}
+			h->pending = true;
+		}
+		if (!wait_flips(fd, heads, n, 2000))
+			break;
+	}
+	for (i = 0; i < n; i++)
+		kms_result(heads[i].events == FLIPS,
+			   "page-flip-events-head-%d (%u of %d)", heads[i].pipe,
+			   heads[i].events, FLIPS);
+
+	if (seconds >= 0) {
+		struct timespec end, now;
+
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		clock_gettime(CLOCK_MONOTONIC, &end);
+		end.tv_sec += seconds;
+		while (!stop) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (seconds && now.tv_sec >= end.tv_sec)
+				break;
+			usleep(100000);
+		}
+	}
+
+	for (i = 0; i < n; i++) {
+		kms_buffer_destroy(fd, &heads[i].buf[0]);
+		kms_buffer_destroy(fd, &heads[i].buf[1]);
+	}
+	drmModeFreeResources(res);
+	close(fd);
+	return kms_failures ? 1 : 0;
+}

@@ -1,0 +1,558 @@
+/*
+ * pvdc: paravirtual display controller - one QEMU console per head, and
+ * the CRC of the frames of each head.
+ *
+ * The console of a head shows its active state, composed by
+ * pvdc-compose.c.  Composition only happens when something changed: the
+ * active state (compared with the scene last shown, so a commit that
+ * changes nothing visible costs nothing) or the VRAM under a visible
+ * plane, found through dirty logging (DIRTY_MEMORY_VGA).  The dirty bitmap
+ * is snapshot once per refresh for the whole device and the damage handed
+ * to each head; only the damaged rectangle is composed again.  A head
+ * showing exactly one framebuffer is displayed straight from VRAM.
+ *
+ * When the host-cursor property is set, the cursor plane is handed to the
+ * UI (dpy_cursor_define, dpy_mouse_set) instead of being composed, so that
+ * moving it costs no composition.  QEMU offers no way to ask whether a UI
+ * draws cursors, hence the property; CRCs always include the cursor.
+ *
+ * CRC capture runs at vblank, from the timer (pvdc-vblank.c): with
+ * -display none there are no refreshes at all.  It composes the whole head
+ * into an image of the device's own, every frame.
+ *
+ * Copyright (c) 2026 The pvdc authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "qom/object.h"
+#include "exec/memory.h"
+#include "exec/target_page.h"
+#include "pvdc-compose.h"
+#include "pvdc-internal.h"
+#include "trace.h"
+
+/* Shown by a disabled head. */
+#define PVDC_BLANK_WIDTH    640
+#define PVDC_BLANK_HEIGHT   480
+
+typedef enum PVDCSurfaceKind {
+    PVDC_SURFACE_NONE,          /* the placeholder of a new console */
+    PVDC_SURFACE_BLANK,
+    PVDC_SURFACE_COMPOSED,      /* device-owned, head-sized, x8r8g8b8 */
+    PVDC_SURFACE_DIRECT,        /* wraps the framebuffer in VRAM */
+} PVDCSurfaceKind;
+
+typedef struct PVDCDisplay {
+    PVDCSurfaceKind kind;
+    PVDCComposeDirect direct;   /* if kind is PVDC_SURFACE_DIRECT */
+    /* The scene on the surface, without a cursor drawn by the UI. */
+    PVDCComposeScene shown;
+    bool shown_valid;
+    /* VRAM writes not composed yet, head coordinates. */
+    QemuRect damage;
+    /* The last dirty snapshot has been handed out and not consumed. */
+    bool damage_fresh;
+    /* the UI asked for everything again (GraphicHwOps.invalidate) */
+    bool redraw;
+    uint64_t compositions;
+
+    /* The cursor plane as last given to the UI. */
+    bool cursor_on;
+    bool cursor_dirty;          /* its framebuffer was written */
+    PVDCPlaneRegs cursor;
+    int cursor_x, cursor_y;
+
+    /* CRC capture: the frame image and the vblank last captured. */
+    pixman_image_t *crc_image;
+    bool crc_captured;
+    uint32_t crc_count;
+} PVDCDisplay;
+
+static bool pvdc_head_on(PVDCHead *head)
+{
+    return head->active.ctrl & PVDC_HS_CTRL_ENABLE;
+}
+
+static unsigned int pvdc_cursor_plane(PVDCHead *head)
+{
+    uint32_t per_head = head->dev->num_overlays + 2;
+
+    return head->index * per_head + per_head - 1;
+}
+
+/* The cursor plane of @head if the UI draws it, else -1. */
+static int pvdc_host_cursor_plane(PVDCHead *head)
+{
+    PVDCState *s = head->dev;
+    unsigned int p = pvdc_cursor_plane(head);
+    const PVDCPlaneRegs *r = &s->planes[p].active;
+
+    if (!s->host_cursor || !(r->ctrl & PVDC_PS_CTRL_ENABLE) ||
+        r->head != head->index || r->format != PVDC_FMT_ARGB8888) {
+        return -1;
+    }
+    return p;
+}
+
+/*
+ * The active state of @head as the engine sees it, leaving out plane
+ * @skip.  @ids, if not NULL, gets the plane index of each scene plane.
+ */
+static void pvdc_console_scene(PVDCHead *head, PVDCComposeScene *scene,
+                               int skip, unsigned int *ids)
+{
+    PVDCState *s = head->dev;
+    unsigned int p;
+
+    memset(scene, 0, sizeof(*scene));
+    scene->width = PVDC_X(head->active.htiming);
+    scene->height = PVDC_X(head->active.vtiming);
+    scene->background = head->active.background;
+
+    for (p = 0; p < s->num_planes; p++) {
+        const PVDCPlaneRegs *r = &s->planes[p].active;
+        PVDCComposePlane *plane;
+
+        if (!(r->ctrl & PVDC_PS_CTRL_ENABLE) || r->head != head->index ||
+            p == skip) {
+            continue;
+        }
+        /* Unique zpos below the planes per head keeps this from happening. */
+        if (scene->num_planes == ARRAY_SIZE(scene->planes)) {
+            break;
+        }
+        if (ids) {
+            ids[scene->num_planes] = p;
+        }
+        plane = &scene->planes[scene->num_planes++];
+        plane->format = r->format;
+        plane->offset = r->fb_offset;
+        plane->pitch = r->fb_pitch;
+        plane->fb_width = PVDC_X(r->fb_size);
+        plane->fb_height = PVDC_Y(r->fb_size);
+        plane->src_x = r->src_x;
+        plane->src_y = r->src_y;
+        plane->src_w = r->src_w;
+        plane->src_h = r->src_h;
+        plane->dst_x = (int16_t)PVDC_X(r->dst_pos);
+        plane->dst_y = (int16_t)PVDC_Y(r->dst_pos);
+        plane->dst_w = PVDC_X(r->dst_size);
+        plane->dst_h = PVDC_Y(r->dst_size);
+        plane->zpos = r->zpos;
+        plane->alpha = MIN(r->alpha, UINT16_MAX);
+        plane->ctrl = r->ctrl;
+    }
+}
+
+static bool pvdc_rect_empty(const QemuRect *rect)
+{
+    return !rect->width || !rect->height;
+}
+
+/*
+ * Add to @damage what the dirty pages of the framebuffer of @plane change
+ * on a head of @width x @height.  Returns whether any page was dirty.
+ */
+static bool pvdc_plane_dirty(PVDCState *s, DirtyBitmapSnapshot *snap,
+                             const PVDCComposePlane *plane, uint32_t width,
+                             uint32_t height, QemuRect *damage)
+{
+    uint64_t page = qemu_target_page_size();
+    uint64_t end = MIN(plane->offset +
+                       (uint64_t)plane->pitch * plane->fb_height,
+                       s->vram_size);
+    uint64_t addr, run;
+    bool any = false;
+    QemuRect rect;
+
+    for (addr = ROUND_DOWN(plane->offset, page); addr < end; addr += page) {
+        if (!memory_region_snapshot_get_dirty(&s->vram, snap, addr, page)) {
+            continue;
+        }
+        /* one call for a run of dirty pages */
+        for (run = addr; addr + page < end &&
+             memory_region_snapshot_get_dirty(&s->vram, snap, addr + page,
+                                              page); addr += page) {
+            continue;
+        }
+        if (pvdc_compose_plane_damage(plane, width, height, run,
+                                      addr + page - run, &rect)) {
+            pvdc_compose_rect_union(damage, &rect);
+        }
+        any = true;
+    }
+    return any;
+}
+
+/*
+ * Take the one dirty snapshot of this refresh and hand the damage to every
+ * head; each head composes its own when its console is refreshed.
+ */
+static void pvdc_console_collect_damage(PVDCState *s)
+{
+    DirtyBitmapSnapshot *snap;
+    unsigned int h, i;
+
+    snap = memory_region_snapshot_and_clear_dirty(&s->vram, 0, s->vram_size,
+                                                  DIRTY_MEMORY_VGA);
+    for (h = 0; h < s->num_heads; h++) {
+        PVDCHead *head = &s->heads[h];
+        PVDCDisplay *d = head->display;
+        unsigned int ids[PVDC_MAX_PLANES_PER_HEAD];
+        PVDCComposeScene scene;
+        int cursor;
+
+        d->damage_fresh = true;
+        if (!pvdc_head_on(head)) {
+            continue;
+        }
+        cursor = pvdc_host_cursor_plane(head);
+        pvdc_console_scene(head, &scene, -1, ids);
+        for (i = 0; i < scene.num_planes; i++) {
+            QemuRect ignored = {};
+
+            if ((int)ids[i] == cursor) {
+                d->cursor_dirty |= pvdc_plane_dirty(s, snap, &scene.planes[i],
+                                                    scene.width, scene.height,
+                                                    &ignored);
+            } else {
+                pvdc_plane_dirty(s, snap, &scene.planes[i], scene.width,
+                                 scene.height, &d->damage);
+            }
+        }
+    }
+    g_free(snap);
+}
+
+static bool pvdc_console_compose(PVDCHead *head,
+                                 const PVDCComposeScene *scene,
+                                 pixman_image_t *image,
+                                 const QemuRect *damage)
+{
+    PVDCState *s = head->dev;
+    const uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
+
+    if (!pvdc_compose(scene, vram, s->vram_size, image, damage)) {
+        return false;
+    }
+    head->display->compositions++;
+    s->compositions++;
+    trace_pvdc_compose(head->index, damage ? damage->x : 0,
+                       damage ? damage->y : 0,
+                       damage ? damage->width : scene->width,
+                       damage ? damage->height : scene->height);
+    return true;
+}
+
+static void pvdc_console_show_blank(PVDCHead *head)
+{
+    PVDCDisplay *d = head->display;
+
+    if (d->kind != PVDC_SURFACE_BLANK) {
+        dpy_gfx_replace_surface(head->con,
+                                qemu_create_displaysurface(PVDC_BLANK_WIDTH,
+                                                           PVDC_BLANK_HEIGHT));
+        d->kind = PVDC_SURFACE_BLANK;
+    }
+    d->shown_valid = false;
+}
+
+/*
+ * Show @scene straight from VRAM if the engine and the UI allow it.
+ * Returns false if it must be composed.
+ */
+static bool pvdc_console_show_direct(PVDCHead *head,
+                                     const PVDCComposeScene *scene,
+                                     bool changed, const QemuRect *damage)
+{
+    PVDCState *s = head->dev;
+    PVDCDisplay *d = head->display;
+    PVDCComposeDirect direct;
+    uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
+
+    /* The CRC and the console must show the same: keep them composed. */
+    if ((head->crc_ctrl & PVDC_CRC_CTRL_ENABLE) ||
+        !pvdc_compose_direct(scene, s->vram_size, &direct) ||
+        !dpy_gfx_check_format(head->con, direct.format)) {
+        return false;
+    }
+    if (changed || d->kind != PVDC_SURFACE_DIRECT ||
+        memcmp(&direct, &d->direct, sizeof(direct))) {
+        DisplaySurface *surface =
+            qemu_create_displaysurface_from(scene->width, scene->height,
+                                            direct.format, direct.stride,
+                                            vram + direct.offset);
+
+        dpy_gfx_replace_surface(head->con, surface);
+        d->kind = PVDC_SURFACE_DIRECT;
+        d->direct = direct;
+    } else if (!pvdc_rect_empty(damage)) {
+        dpy_gfx_update(head->con, damage->x, damage->y, damage->width,
+                       damage->height);
+    }
+    return true;
+}
+
+static void pvdc_console_show_composed(PVDCHead *head,
+                                       const PVDCComposeScene *scene,
+                                       bool changed, const QemuRect *damage)
+{
+    PVDCDisplay *d = head->display;
+    DisplaySurface *surface = qemu_console_surface(head->con);
+
+    if (d->kind != PVDC_SURFACE_COMPOSED || !surface ||
+        surface_width(surface) != scene->width ||
+        surface_height(surface) != scene->height) {
+        surface = qemu_create_displaysurface(scene->width, scene->height);
+        dpy_gfx_replace_surface(head->con, surface);
+        d->kind = PVDC_SURFACE_COMPOSED;
+        changed = true;
+    }
+    if (changed) {
+        pvdc_console_compose(head, scene, surface->image, NULL);
+        dpy_gfx_update_full(head->con);
+    } else if (!pvdc_rect_empty(damage)) {
+        pvdc_console_compose(head, scene, surface->image, damage);
+        dpy_gfx_update(head->con, damage->x, damage->y, damage->width,
+                       damage->height);
+    }
+}
+
+/* QEMUCursor pixels are straight (not premultiplied) host-endian ARGB. */
+static uint32_t pvdc_cursor_pixel(uint32_t argb, unsigned int blend,
+                                  uint16_t plane_alpha)
+{
+    uint32_t a = argb >> 24;
+    uint32_t rgb = argb & 0xffffff;
+
+    if (blend == PVDC_BLEND_NONE) {
+        a = 0xff;
+    } else if (blend == PVDC_BLEND_PREMULTI && a && a < 0xff) {
+        uint32_t r = MIN(extract32(argb, 16, 8) * 255 / a, 255);
+        uint32_t g = MIN(extract32(argb, 8, 8) * 255 / a, 255);
+        uint32_t b = MIN(extract32(argb, 0, 8) * 255 / a, 255);
+
+        rgb = r << 16 | g << 8 | b;
+    }
+    a = (a * plane_alpha + UINT16_MAX / 2) / UINT16_MAX;
+    return a << 24 | rgb;
+}
+
+static void pvdc_console_define_cursor(PVDCHead *head,
+                                       const PVDCPlaneRegs *r)
+{
+    PVDCState *s = head->dev;
+    const uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
+    /* Validated: unscaled, at most PVDC_CURSOR_MAX_SIZE, inside VRAM. */
+    uint32_t w = PVDC_X(r->dst_size), h = PVDC_Y(r->dst_size);
+    uint64_t origin = r->fb_offset + (uint64_t)(r->src_y >> 16) * r->fb_pitch +
+                      (uint64_t)(r->src_x >> 16) * 4;
+    unsigned int blend = extract32(r->ctrl, PVDC_PS_CTRL_BLEND_SHIFT, 2);
+    QEMUCursor *cursor = cursor_alloc(w, h);
+    uint32_t x, y;
+
+    if (!cursor) {
+        return;
+    }
+    cursor->hot_x = MIN(PVDC_X(r->hotspot), w - 1);
+    cursor->hot_y = MIN(PVDC_Y(r->hotspot), h - 1);
+    for (y = 0; y < h; y++) {
+        const uint8_t *line = vram + origin + (uint64_t)y * r->fb_pitch;
+
+        for (x = 0; x < w; x++) {
+            cursor->data[y * w + x] =
+                pvdc_cursor_pixel(ldl_le_p(line + x * 4), blend,
+                                  MIN(r->alpha, UINT16_MAX));
+        }
+    }
+    dpy_cursor_define(head->con, cursor);
+    cursor_unref(cursor);
+}
+
+/* Hand the cursor plane @p (-1: none) of @head to the UI. */
+static void pvdc_console_update_cursor(PVDCHead *head, int p)
+{
+    PVDCDisplay *d = head->display;
+    PVDCPlaneRegs image;
+    int x, y;
+
+    if (p < 0) {
+        if (d->cursor_on) {
+            dpy_mouse_set(head->con, d->cursor_x, d->cursor_y, false);
+            d->cursor_on = false;
+        }
+        return;
+    }
+
+    /* Only the position changes when the cursor moves. */
+    image = head->dev->planes[p].active;
+    image.dst_pos = 0;
+    if (!d->cursor_on || d->cursor_dirty ||
+        memcmp(&image, &d->cursor, sizeof(image))) {
+        pvdc_console_define_cursor(head, &image);
+        d->cursor = image;
+        d->cursor_dirty = false;
+    }
+    x = (int16_t)PVDC_X(head->dev->planes[p].active.dst_pos) +
+        MIN(PVDC_X(image.hotspot), PVDC_X(image.dst_size) - 1);
+    y = (int16_t)PVDC_Y(head->dev->planes[p].active.dst_pos) +
+        MIN(PVDC_Y(image.hotspot), PVDC_Y(image.dst_size) - 1);
+    if (!d->cursor_on || x != d->cursor_x || y != d->cursor_y) {
+        dpy_mouse_set(head->con, x, y, true);
+        d->cursor_x = x;
+        d->cursor_y = y;
+        d->cursor_on = true;
+    }
+}
+
+static void pvdc_gfx_update(void *opaque)
+{
+    PVDCHead *head = opaque;
+    PVDCDisplay *d = head->display;
+    PVDCComposeScene scene;
+    QemuRect damage;
+    bool changed;
+    int cursor;
+
+    if (!d->damage_fresh) {
+        pvdc_console_collect_damage(head->dev);
+    }
+    d->damage_fresh = false;
+    damage = d->damage;
+    qemu_rect_init(&d->damage, 0, 0, 0, 0);
+
+    if (!pvdc_head_on(head)) {
+        pvdc_console_show_blank(head);
+        pvdc_console_update_cursor(head, -1);
+    } else {
+        cursor = pvdc_host_cursor_plane(head);
+        pvdc_console_scene(head, &scene, cursor, NULL);
+        changed = !d->shown_valid || memcmp(&scene, &d->shown, sizeof(scene));
+        if (!pvdc_console_show_direct(head, &scene, changed, &damage)) {
+            pvdc_console_show_composed(head, &scene, changed, &damage);
+        }
+        d->shown = scene;
+        d->shown_valid = true;
+        pvdc_console_update_cursor(head, cursor);
+    }
+
+    if (d->redraw) {
+        d->redraw = false;
+        dpy_gfx_update_full(head->con);
+    }
+    head->dirty = false;
+}
+
+static void pvdc_gfx_invalidate(void *opaque)
+{
+    PVDCHead *head = opaque;
+
+    head->display->redraw = true;
+}
+
+static void pvdc_ui_info(void *opaque, uint32_t idx, QemuUIInfo *info)
+{
+    pvdc_output_ui_info(opaque, info);
+}
+
+static const GraphicHwOps pvdc_gfx_ops = {
+    .invalidate = pvdc_gfx_invalidate,
+    .gfx_update = pvdc_gfx_update,
+    .ui_info = pvdc_ui_info,
+};
+
+/*
+ * Nothing to do but remember it: the next refresh compares the active
+ * state with what it shows and composes again only if they differ.
+ */
+void pvdc_compose_invalidate(PVDCHead *head)
+{
+    head->dirty = true;
+}
+
+static void pvdc_crc_capture(PVDCHead *head, uint32_t frame)
+{
+    PVDCDisplay *d = head->display;
+    PVDCComposeScene scene;
+
+    pvdc_console_scene(head, &scene, -1, NULL);
+    if (!d->crc_image ||
+        pixman_image_get_width(d->crc_image) != scene.width ||
+        pixman_image_get_height(d->crc_image) != scene.height) {
+        qemu_pixman_image_unref(d->crc_image);
+        d->crc_image = pixman_image_create_bits(PIXMAN_x8r8g8b8, scene.width,
+                                                scene.height, NULL, 0);
+    }
+    if (d->crc_image &&
+        pvdc_console_compose(head, &scene, d->crc_image, NULL)) {
+        head->crc_value = pvdc_compose_crc32(d->crc_image);
+    }
+    head->crc_frame = frame;
+    trace_pvdc_crc(head->index, frame, head->crc_value);
+}
+
+void pvdc_crc_capture_due(PVDCState *s, int64_t now)
+{
+    unsigned int h;
+
+    for (h = 0; h < s->num_heads; h++) {
+        PVDCHead *head = &s->heads[h];
+        PVDCDisplay *d = head->display;
+        uint32_t count;
+
+        if (!pvdc_head_on(head) || !(head->crc_ctrl & PVDC_CRC_CTRL_ENABLE)) {
+            d->crc_captured = false;
+            continue;
+        }
+        count = pvdc_vblank_count(head, now);
+        if (d->crc_captured && count == d->crc_count) {
+            continue;
+        }
+        pvdc_crc_capture(head, count);
+        d->crc_captured = true;
+        d->crc_count = count;
+    }
+}
+
+void pvdc_console_init(PVDCState *s)
+{
+    unsigned int h;
+
+    memory_region_set_log(&s->vram, true, DIRTY_MEMORY_VGA);
+    object_property_add_uint64_ptr(OBJECT(s), "compositions",
+                                   &s->compositions, OBJ_PROP_FLAG_READ);
+    object_property_set_description(OBJECT(s), "compositions",
+                                    "pictures composed so far, all heads "
+                                    "(statistic)");
+    for (h = 0; h < s->num_heads; h++) {
+        PVDCHead *head = &s->heads[h];
+        g_autofree char *name = g_strdup_printf("head%u-compositions", h);
+
+        head->display = g_new0(PVDCDisplay, 1);
+        head->con = graphic_console_init(DEVICE(s), h, &pvdc_gfx_ops, head);
+        object_property_add_uint64_ptr(OBJECT(s), name,
+                                       &head->display->compositions,
+                                       OBJ_PROP_FLAG_READ);
+        object_property_set_description(OBJECT(s), name,
+                                        "pictures composed so far for this "
+                                        "head (statistic)");
+    }
+}
+
+void pvdc_console_fini(PVDCState *s)
+{
+    unsigned int h;
+
+    for (h = 0; h < s->num_heads; h++) {
+        PVDCHead *head = &s->heads[h];
+
+        graphic_console_close(head->con);
+        qemu_pixman_image_unref(head->display->crc_image);
+        g_free(head->display);
+        head->display = NULL;
+    }
+    memory_region_set_log(&s->vram, false, DIRTY_MEMORY_VGA);
+}

@@ -1,0 +1,430 @@
+/*
+ * pvdc: paravirtual display controller - the register file (BAR0).
+ *
+ * Decodes an offset into its window and dispatches.  Nothing here acts on
+ * a latched value: shadow registers are stored as written and checked only
+ * when a commit latches (pvdc-commit.c).
+ *
+ * Copyright (c) 2026 The pvdc authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "hw/pci/msi.h"
+#include "pvdc-internal.h"
+#include "trace.h"
+
+#define PVDC_GLOBAL_END         PVDC_REG_PLANE_CAPS(0)
+#define PVDC_PLANE_CAPS_END     PVDC_HEAD_CONTROL_BASE
+
+static uint32_t *pvdc_head_reg(PVDCHeadRegs *r, hwaddr offset)
+{
+    switch (offset) {
+    case PVDC_HS_CTRL:
+        return &r->ctrl;
+    case PVDC_HS_HTIMING:
+        return &r->htiming;
+    case PVDC_HS_HSYNC:
+        return &r->hsync;
+    case PVDC_HS_VTIMING:
+        return &r->vtiming;
+    case PVDC_HS_VSYNC:
+        return &r->vsync;
+    case PVDC_HS_PIXEL_CLOCK:
+        return &r->pixel_clock;
+    case PVDC_HS_BANDWIDTH:
+        return &r->bandwidth;
+    case PVDC_HS_BACKGROUND:
+        return &r->background;
+    default:
+        return NULL;
+    }
+}
+
+static uint32_t *pvdc_plane_reg(PVDCPlaneRegs *r, hwaddr offset)
+{
+    switch (offset) {
+    case PVDC_PS_CTRL:
+        return &r->ctrl;
+    case PVDC_PS_HEAD:
+        return &r->head;
+    case PVDC_PS_FORMAT:
+        return &r->format;
+    case PVDC_PS_FB_OFFSET:
+        return &r->fb_offset;
+    case PVDC_PS_FB_PITCH:
+        return &r->fb_pitch;
+    case PVDC_PS_FB_SIZE:
+        return &r->fb_size;
+    case PVDC_PS_SRC_X:
+        return &r->src_x;
+    case PVDC_PS_SRC_Y:
+        return &r->src_y;
+    case PVDC_PS_SRC_W:
+        return &r->src_w;
+    case PVDC_PS_SRC_H:
+        return &r->src_h;
+    case PVDC_PS_DST_POS:
+        return &r->dst_pos;
+    case PVDC_PS_DST_SIZE:
+        return &r->dst_size;
+    case PVDC_PS_ZPOS:
+        return &r->zpos;
+    case PVDC_PS_ALPHA:
+        return &r->alpha;
+    case PVDC_PS_HOTSPOT:
+        return &r->hotspot;
+    default:
+        return NULL;
+    }
+}
+
+/*
+ * Locate @addr in a window of @count blocks of @stride bytes at @base.
+ * Returns false if it is past the last block that exists.
+ */
+static bool pvdc_window(hwaddr addr, hwaddr base, hwaddr stride,
+                        unsigned int count, unsigned int *index,
+                        hwaddr *offset)
+{
+    if (addr < base || addr >= base + (hwaddr)count * stride) {
+        return false;
+    }
+    *index = (addr - base) / stride;
+    *offset = (addr - base) % stride;
+    return true;
+}
+
+static uint32_t pvdc_features(PVDCState *s)
+{
+    uint32_t features = PVDC_FEATURE_MULTI_HEAD_COMMIT | PVDC_FEATURE_EDID |
+                        PVDC_FEATURE_CRC | PVDC_FEATURE_HOTPLUG;
+
+    if (msi_present(PCI_DEVICE(s))) {
+        features |= PVDC_FEATURE_MSI;
+    }
+    return features;
+}
+
+static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
+{
+    switch (addr) {
+    case PVDC_REG_ID:
+        *val = PVDC_ID;
+        return true;
+    case PVDC_REG_VERSION:
+        *val = deposit32(PVDC_VERSION_MINOR, 16, 16, PVDC_VERSION_MAJOR);
+        return true;
+    case PVDC_REG_FEATURES:
+        *val = pvdc_features(s);
+        return true;
+    case PVDC_REG_NUM_HEADS:
+        *val = s->num_heads;
+        return true;
+    case PVDC_REG_NUM_OVERLAYS:
+        *val = s->num_overlays;
+        return true;
+    case PVDC_REG_NUM_PLANES:
+        *val = s->num_planes;
+        return true;
+    case PVDC_REG_NUM_SCALERS:
+        *val = s->num_scalers;
+        return true;
+    case PVDC_REG_VRAM_SIZE_LO:
+        *val = extract64(s->vram_size, 0, 32);
+        return true;
+    case PVDC_REG_VRAM_SIZE_HI:
+        *val = extract64(s->vram_size, 32, 32);
+        return true;
+    case PVDC_REG_MAX_SIZE:
+        *val = PVDC_XY(s->max_width, s->max_height);
+        return true;
+    case PVDC_REG_CURSOR_MAX:
+        *val = PVDC_XY(PVDC_CURSOR_MAX_SIZE, PVDC_CURSOR_MAX_SIZE);
+        return true;
+    case PVDC_REG_SCALE_LIMITS:
+        *val = PVDC_MAX_DOWNSCALE << PVDC_SCALE_MAX_DOWNSCALE_SHIFT |
+               PVDC_MAX_UPSCALE << PVDC_SCALE_MAX_UPSCALE_SHIFT;
+        return true;
+    case PVDC_REG_PITCH_ALIGN:
+        *val = PVDC_PITCH_ALIGNMENT;
+        return true;
+    case PVDC_REG_OFFSET_ALIGN:
+        *val = PVDC_OFFSET_ALIGNMENT;
+        return true;
+    case PVDC_REG_BANDWIDTH_TOTAL:
+        *val = s->bandwidth_total;
+        return true;
+    case PVDC_REG_INT_STATUS:
+        *val = s->int_status;
+        return true;
+    case PVDC_REG_INT_ENABLE:
+        *val = s->int_enable;
+        return true;
+    case PVDC_REG_INT_ACK: {
+        uint32_t was_pending = s->int_status & s->int_enable;
+
+        *val = s->int_status;
+        s->int_status = 0;
+        pvdc_irq_update(s, was_pending);
+        return true;
+    }
+    case PVDC_REG_MULTI_DOORBELL:
+        *val = pvdc_armed_mask(s);
+        return true;
+    case PVDC_REG_FORMATS_PRIMARY:
+        *val = pvdc_format_mask(PVDC_PLANE_TYPE_PRIMARY);
+        return true;
+    case PVDC_REG_FORMATS_OVERLAY:
+        *val = pvdc_format_mask(PVDC_PLANE_TYPE_OVERLAY);
+        return true;
+    case PVDC_REG_FORMATS_CURSOR:
+        *val = pvdc_format_mask(PVDC_PLANE_TYPE_CURSOR);
+        return true;
+    }
+    if (addr >= PVDC_REG_FORMAT_TABLE(0) &&
+        addr < PVDC_REG_FORMAT_TABLE(PVDC_MAX_FORMATS)) {
+        unsigned int i = (addr - PVDC_REG_FORMAT_TABLE(0)) / 4;
+
+        *val = i < pvdc_num_formats ? pvdc_formats[i].fourcc : 0;
+        return true;
+    }
+    return false;
+}
+
+static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
+                                   hwaddr offset, uint32_t *val)
+{
+    PVDCHead *head = &s->heads[h];
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+    switch (offset) {
+    case PVDC_HEAD_DOORBELL:
+        *val = head->is_armed;
+        return true;
+    case PVDC_HEAD_ARMED_SEQ:
+        *val = head->armed_seq;
+        return true;
+    case PVDC_HEAD_DONE_SEQ:
+        *val = head->done_seq;
+        return true;
+    case PVDC_HEAD_RESULT:
+        *val = head->result;
+        return true;
+    case PVDC_HEAD_VBLANK_COUNT:
+        *val = pvdc_vblank_count(head, now);
+        return true;
+    case PVDC_HEAD_VBLANK_TIME_LO: {
+        uint64_t t = pvdc_vblank_time(head, now);
+
+        /* HI is read next: keep the half that goes with this LO. */
+        head->vblank_time_hi = extract64(t, 32, 32);
+        *val = extract64(t, 0, 32);
+        return true;
+    }
+    case PVDC_HEAD_VBLANK_TIME_HI:
+        *val = head->vblank_time_hi;
+        return true;
+    case PVDC_HEAD_CONNECTOR:
+        *val = PVDC_CONNECTOR_CONNECTED;
+        return true;
+    case PVDC_HEAD_PREFERRED:
+        *val = pvdc_output_preferred(head);
+        return true;
+    case PVDC_HEAD_SUGGESTED_POS:
+        *val = pvdc_output_position(head);
+        return true;
+    case PVDC_HEAD_CRC_CTRL:
+        *val = head->crc_ctrl;
+        return true;
+    case PVDC_HEAD_CRC_VALUE:
+        *val = head->crc_value;
+        return true;
+    case PVDC_HEAD_CRC_FRAME:
+        *val = head->crc_frame;
+        return true;
+    case PVDC_HEAD_STATUS:
+        *val = head->status;
+        return true;
+    case PVDC_HEAD_FRAME_PERIOD:
+        *val = MIN(head->period_ns, UINT32_MAX);
+        return true;
+    default:
+        return false;
+    }
+}
+
+static uint64_t pvdc_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    PVDCState *s = opaque;
+    unsigned int i;
+    hwaddr offset;
+    uint32_t *reg;
+    uint32_t val = 0;
+    bool known = false;
+
+    if (addr < PVDC_GLOBAL_END) {
+        known = pvdc_global_read(s, addr, &val);
+    } else if (pvdc_window(addr, PVDC_REG_PLANE_CAPS(0), 4, s->num_planes,
+                           &i, &offset)) {
+        val = pvdc_plane_caps(s, i);
+        known = true;
+    } else if (pvdc_window(addr, PVDC_HEAD_CONTROL_BASE, PVDC_HEAD_STRIDE,
+                           s->num_heads, &i, &offset)) {
+        known = pvdc_head_control_read(s, i, offset, &val);
+    } else if (pvdc_window(addr, PVDC_HEAD_SHADOW_BASE, PVDC_HEAD_STRIDE,
+                           s->num_heads, &i, &offset)) {
+        reg = pvdc_head_reg(&s->heads[i].shadow, offset);
+        known = reg;
+        val = reg ? *reg : 0;
+    } else if (pvdc_window(addr, PVDC_HEAD_ACTIVE_BASE, PVDC_HEAD_STRIDE,
+                           s->num_heads, &i, &offset)) {
+        reg = pvdc_head_reg(&s->heads[i].active, offset);
+        known = reg;
+        val = reg ? *reg : 0;
+    } else if (pvdc_window(addr, PVDC_PLANE_SHADOW_BASE, PVDC_PLANE_STRIDE,
+                           s->num_planes, &i, &offset)) {
+        reg = pvdc_plane_reg(&s->planes[i].shadow, offset);
+        known = reg;
+        val = reg ? *reg : 0;
+    } else if (pvdc_window(addr, PVDC_PLANE_ACTIVE_BASE, PVDC_PLANE_STRIDE,
+                           s->num_planes, &i, &offset)) {
+        reg = pvdc_plane_reg(&s->planes[i].active, offset);
+        known = reg;
+        val = reg ? *reg : 0;
+    } else if (pvdc_window(addr, PVDC_EDID_BASE, PVDC_EDID_SIZE,
+                           s->num_heads, &i, &offset)) {
+        val = ldl_le_p(&s->edid[i][offset]);
+        known = true;
+    }
+
+    if (!known) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pvdc: read of unknown register 0x%"
+                      HWADDR_PRIx "\n", addr);
+    }
+    trace_pvdc_mmio_read(addr, val);
+    return val;
+}
+
+static void pvdc_global_write(PVDCState *s, hwaddr addr, uint32_t val)
+{
+    uint32_t all_heads = MAKE_64BIT_MASK(0, s->num_heads);
+    uint32_t all_ints = MAKE_64BIT_MASK(0, s->num_heads *
+                                           PVDC_INT_BITS_PER_HEAD);
+    uint32_t was_pending;
+
+    switch (addr) {
+    case PVDC_REG_INT_STATUS:
+        was_pending = s->int_status & s->int_enable;
+        s->int_status &= ~val;
+        pvdc_irq_update(s, was_pending);
+        break;
+    case PVDC_REG_INT_ENABLE:
+        if (val & ~all_ints) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pvdc: INT_ENABLE 0x%x has bits "
+                          "of heads that do not exist; ignored\n", val);
+            break;
+        }
+        pvdc_set_int_enable(s, val);
+        break;
+    case PVDC_REG_MULTI_DOORBELL:
+        if (!val || (val & ~all_heads)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pvdc: MULTI_DOORBELL 0x%x names "
+                          "no head or heads that do not exist; ignored\n",
+                          val);
+            break;
+        }
+        pvdc_doorbell(s, val);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pvdc: write 0x%x to read-only or "
+                      "unknown register 0x%" HWADDR_PRIx "; ignored\n",
+                      val, addr);
+        break;
+    }
+}
+
+static void pvdc_head_control_write(PVDCState *s, unsigned int h,
+                                    hwaddr offset, uint32_t val)
+{
+    PVDCHead *head = &s->heads[h];
+
+    switch (offset) {
+    case PVDC_HEAD_DOORBELL:
+        if (val == 1) {
+            pvdc_doorbell(s, BIT(h));
+        } else if (val) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pvdc: head %u: doorbell value "
+                          "0x%x is not 1; ignored\n", h, val);
+        }
+        break;
+    case PVDC_HEAD_STATUS:
+        head->status &= ~val;
+        break;
+    case PVDC_HEAD_CRC_CTRL:
+        if (val & ~PVDC_CRC_CTRL_ENABLE) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pvdc: head %u: CRC_CTRL 0x%x "
+                          "has reserved bits; ignored\n", h, val);
+            break;
+        }
+        head->crc_ctrl = val;
+        pvdc_timer_update(s);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pvdc: head %u: write 0x%x to "
+                      "read-only or unknown control register 0x%"
+                      HWADDR_PRIx "; ignored\n", h, val, offset);
+        break;
+    }
+}
+
+static void pvdc_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
+                            unsigned size)
+{
+    PVDCState *s = opaque;
+    uint32_t val = val64;
+    unsigned int i;
+    hwaddr offset;
+    uint32_t *reg = NULL;
+
+    trace_pvdc_mmio_write(addr, val);
+
+    if (addr < PVDC_GLOBAL_END) {
+        pvdc_global_write(s, addr, val);
+        return;
+    }
+    if (pvdc_window(addr, PVDC_HEAD_CONTROL_BASE, PVDC_HEAD_STRIDE,
+                    s->num_heads, &i, &offset)) {
+        pvdc_head_control_write(s, i, offset, val);
+        return;
+    }
+    if (pvdc_window(addr, PVDC_HEAD_SHADOW_BASE, PVDC_HEAD_STRIDE,
+                    s->num_heads, &i, &offset)) {
+        reg = pvdc_head_reg(&s->heads[i].shadow, offset);
+    } else if (pvdc_window(addr, PVDC_PLANE_SHADOW_BASE, PVDC_PLANE_STRIDE,
+                           s->num_planes, &i, &offset)) {
+        reg = pvdc_plane_reg(&s->planes[i].shadow, offset);
+    }
+    if (reg) {
+        *reg = val;
+        return;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "pvdc: write 0x%x to read-only or unknown "
+                  "register 0x%" HWADDR_PRIx "; ignored\n", val, addr);
+}
+
+const MemoryRegionOps pvdc_mmio_ops = {
+    .read = pvdc_mmio_read,
+    .write = pvdc_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};

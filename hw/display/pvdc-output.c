@@ -1,0 +1,364 @@
+/*
+ * pvdc: paravirtual display controller - connectors: EDID, preferred mode,
+ * suggested position and hotplug.
+ *
+ * Every head has a connector that is always connected.  What it tells the
+ * guest is set by the host: at start-up by the xres/yres properties (all
+ * heads) or the per-head properties below, and at run time by the same
+ * per-head properties (qom-set) or by the UI when its window is resized
+ * (GraphicHwOps.ui_info).  Any change regenerates the head's EDID and
+ * raises PVDC_INT_HOTPLUG on it, for the guest to read the connector again.
+ *
+ * Per-head properties, for head N in 0..PVDC_MAX_HEADS - 1 (setting one of
+ * a head the device does not have fails once it is realized):
+ *   headN-xres, headN-yres   preferred mode (0: the xres/yres properties)
+ *   headN-x, headN-y         suggested position on the host desktop
+ *                            (default: right of the heads before it)
+ *
+ * Copyright (c) 2026 The pvdc authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "hw/display/edid.h"
+#include "migration/vmstate.h"
+#include "pvdc-internal.h"
+#include "trace.h"
+
+typedef enum PVDCOutputField {
+    PVDC_OUTPUT_XRES,
+    PVDC_OUTPUT_YRES,
+    PVDC_OUTPUT_X,
+    PVDC_OUTPUT_Y,
+    PVDC_OUTPUT_NUM_FIELDS
+} PVDCOutputField;
+
+static const struct {
+    const char *name;
+    const char *description;
+} pvdc_output_fields[] = {
+    [PVDC_OUTPUT_XRES] = { "xres", "preferred width of head %u, pixels "
+                           "(0: the xres property); raises a hotplug "
+                           "interrupt when changed at run time" },
+    [PVDC_OUTPUT_YRES] = { "yres", "preferred height of head %u, pixels "
+                           "(0: the yres property); raises a hotplug "
+                           "interrupt when changed at run time" },
+    [PVDC_OUTPUT_X] = { "x", "suggested horizontal position of head %u on "
+                        "the host desktop (default: right of the heads "
+                        "before it)" },
+    [PVDC_OUTPUT_Y] = { "y", "suggested vertical position of head %u on "
+                        "the host desktop (default: 0)" },
+};
+
+/* What a per-head property is about: one per head and field. */
+typedef struct PVDCOutputProp {
+    PVDCState *s;
+    unsigned int head;
+    PVDCOutputField field;
+} PVDCOutputProp;
+
+static bool pvdc_realized(PVDCState *s)
+{
+    return DEVICE(s)->realized;
+}
+
+static void pvdc_output_update_edid(PVDCHead *head, const QemuUIInfo *ui)
+{
+    PVDCState *s = head->dev;
+    char serial[16];
+    qemu_edid_info info = {
+        .prefx = head->pref_width,
+        .prefy = head->pref_height,
+        .maxx = s->max_width,
+        .maxy = s->max_height,
+        .serial = serial,
+    };
+
+    if (ui) {
+        info.width_mm = ui->width_mm;
+        info.height_mm = ui->height_mm;
+        info.refresh_rate = ui->refresh_rate;
+    }
+    /* distinct serials keep the guest from taking two heads for one */
+    snprintf(serial, sizeof(serial), "pvdc-%u", head->index);
+    qemu_edid_generate(s->edid[head->index], sizeof(s->edid[head->index]),
+                       &info);
+}
+
+uint32_t pvdc_output_preferred(PVDCHead *head)
+{
+    return PVDC_XY(head->pref_width, head->pref_height);
+}
+
+uint32_t pvdc_output_position(PVDCHead *head)
+{
+    PVDCState *s = head->dev;
+    uint32_t x = 0;
+    unsigned int h;
+
+    if (head->pos_set) {
+        return PVDC_XY(head->pos_x, head->pos_y);
+    }
+    for (h = 0; h < head->index; h++) {
+        x += s->heads[h].pref_width;
+    }
+    return PVDC_XY(x, 0);
+}
+
+/*
+ * The host changed what the connector of @head says: tell the guest.
+ * Heads placed automatically move with the width of the heads before them.
+ */
+static void pvdc_output_changed(PVDCHead *head, const QemuUIInfo *ui)
+{
+    PVDCState *s = head->dev;
+    unsigned int h;
+
+    pvdc_output_update_edid(head, ui);
+    trace_pvdc_hotplug(head->index, head->pref_width, head->pref_height,
+                       pvdc_output_position(head));
+    for (h = head->index; h < s->num_heads; h++) {
+        if (h == head->index || !s->heads[h].pos_set) {
+            pvdc_irq_raise(s, h, PVDC_INT_HOTPLUG);
+        }
+    }
+}
+
+void pvdc_output_ui_info(PVDCHead *head, const QemuUIInfo *info)
+{
+    PVDCState *s = head->dev;
+    uint32_t width = MIN(info->width, s->max_width);
+    uint32_t height = MIN(info->height, s->max_height);
+
+    /* A window being closed or minimised keeps the last mode. */
+    if (!width || !height) {
+        return;
+    }
+    if (width == head->pref_width && height == head->pref_height &&
+        head->pos_set && head->pos_x == MAX(info->xoff, 0) &&
+        head->pos_y == MAX(info->yoff, 0)) {
+        return;
+    }
+    head->pref_width = width;
+    head->pref_height = height;
+    head->pos_x = MIN(MAX(info->xoff, 0), UINT16_MAX);
+    head->pos_y = MIN(MAX(info->yoff, 0), UINT16_MAX);
+    head->pos_set = true;
+    pvdc_output_changed(head, info);
+}
+
+static uint32_t *pvdc_output_field(PVDCHead *head, PVDCOutputField field)
+{
+    switch (field) {
+    case PVDC_OUTPUT_XRES:
+        return &head->pref_width;
+    case PVDC_OUTPUT_YRES:
+        return &head->pref_height;
+    case PVDC_OUTPUT_X:
+        return &head->pos_x;
+    case PVDC_OUTPUT_Y:
+        return &head->pos_y;
+    default:
+        g_assert_not_reached();
+    }
+}
+
+static void pvdc_output_prop_get(Object *obj, Visitor *v, const char *name,
+                                 void *opaque, Error **errp)
+{
+    PVDCOutputProp *prop = opaque;
+    PVDCHead *head = &prop->s->heads[prop->head];
+    uint32_t value;
+
+    switch (prop->field) {
+    case PVDC_OUTPUT_X:
+        value = PVDC_X(pvdc_output_position(head));
+        break;
+    case PVDC_OUTPUT_Y:
+        value = PVDC_Y(pvdc_output_position(head));
+        break;
+    default:
+        value = *pvdc_output_field(head, prop->field);
+        break;
+    }
+    visit_type_uint32(v, name, &value, errp);
+}
+
+static void pvdc_output_prop_set(Object *obj, Visitor *v, const char *name,
+                                 void *opaque, Error **errp)
+{
+    PVDCOutputProp *prop = opaque;
+    PVDCState *s = prop->s;
+    PVDCHead *head = &s->heads[prop->head];
+    uint32_t *field = pvdc_output_field(head, prop->field);
+    bool is_pos = prop->field == PVDC_OUTPUT_X ||
+                  prop->field == PVDC_OUTPUT_Y;
+    uint32_t value, limit;
+
+    if (!visit_type_uint32(v, name, &value, errp)) {
+        return;
+    }
+    if (!pvdc_realized(s)) {
+        /* checked against the other properties at realize */
+        *field = value;
+        head->pos_set |= is_pos;
+        return;
+    }
+    if (prop->head >= s->num_heads) {
+        error_setg(errp, "pvdc: there is no head %u", prop->head);
+        return;
+    }
+    switch (prop->field) {
+    case PVDC_OUTPUT_XRES:
+        limit = s->max_width;
+        break;
+    case PVDC_OUTPUT_YRES:
+        limit = s->max_height;
+        break;
+    default:
+        limit = UINT16_MAX;
+        break;
+    }
+    if ((!is_pos && !value) || value > limit) {
+        error_setg(errp, "pvdc: %s must be between %u and %u", name,
+                   is_pos ? 0 : 1, limit);
+        return;
+    }
+    if (is_pos && !head->pos_set) {
+        uint32_t pos = pvdc_output_position(head);
+
+        head->pos_x = PVDC_X(pos);
+        head->pos_y = PVDC_Y(pos);
+        head->pos_set = true;
+    }
+    if (*field == value) {
+        return;
+    }
+    *field = value;
+    pvdc_output_changed(head, NULL);
+}
+
+static void pvdc_output_prop_release(Object *obj, const char *name,
+                                     void *opaque)
+{
+    g_free(opaque);
+}
+
+void pvdc_output_instance_init(PVDCState *s)
+{
+    unsigned int h, f;
+
+    for (h = 0; h < PVDC_MAX_HEADS; h++) {
+        for (f = 0; f < PVDC_OUTPUT_NUM_FIELDS; f++) {
+            PVDCOutputProp *prop = g_new(PVDCOutputProp, 1);
+            g_autofree char *name = g_strdup_printf("head%u-%s", h,
+                                                    pvdc_output_fields[f].name);
+            g_autofree char *desc = g_strdup_printf(
+                pvdc_output_fields[f].description, h);
+
+            prop->s = s;
+            prop->head = h;
+            prop->field = f;
+            object_property_add(OBJECT(s), name, "uint32",
+                                pvdc_output_prop_get, pvdc_output_prop_set,
+                                pvdc_output_prop_release, prop);
+            object_property_set_description(OBJECT(s), name, desc);
+        }
+    }
+}
+
+bool pvdc_output_realize(PVDCState *s, Error **errp)
+{
+    unsigned int h;
+
+    for (h = 0; h < s->num_heads; h++) {
+        PVDCHead *head = &s->heads[h];
+
+        if (!head->pref_width) {
+            head->pref_width = s->xres;
+        }
+        if (!head->pref_height) {
+            head->pref_height = s->yres;
+        }
+        if (head->pref_width > s->max_width ||
+            head->pref_height > s->max_height) {
+            error_setg(errp, "pvdc: head%u-xres and head%u-yres must be at "
+                       "most max-width and max-height", h, h);
+            return false;
+        }
+        if (head->pos_x > UINT16_MAX || head->pos_y > UINT16_MAX) {
+            error_setg(errp, "pvdc: head%u-x and head%u-y must be at most %u",
+                       h, h, UINT16_MAX);
+            return false;
+        }
+        pvdc_output_update_edid(head, NULL);
+    }
+    return true;
+}
+
+static bool pvdc_output_needed(void *opaque)
+{
+    PVDCState *s = opaque;
+    unsigned int h;
+
+    for (h = 0; h < s->num_heads; h++) {
+        PVDCHead *head = &s->heads[h];
+
+        if (head->pref_width != s->xres || head->pref_height != s->yres ||
+            head->pos_set || head->crc_value || head->crc_frame) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int pvdc_output_post_load(void *opaque, int version_id)
+{
+    PVDCState *s = opaque;
+    unsigned int h;
+
+    for (h = 0; h < s->num_heads; h++) {
+        PVDCHead *head = &s->heads[h];
+
+        if (!head->pref_width || head->pref_width > s->max_width ||
+            !head->pref_height || head->pref_height > s->max_height ||
+            head->pos_x > UINT16_MAX || head->pos_y > UINT16_MAX) {
+            return -EINVAL;
+        }
+        pvdc_output_update_edid(head, NULL);
+    }
+    return 0;
+}
+
+static const VMStateDescription vmstate_pvdc_head_output = {
+    .name = "pvdc/head-output",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(crc_value, PVDCHead),
+        VMSTATE_UINT32(crc_frame, PVDCHead),
+        VMSTATE_UINT32(pref_width, PVDCHead),
+        VMSTATE_UINT32(pref_height, PVDCHead),
+        VMSTATE_UINT32(pos_x, PVDCHead),
+        VMSTATE_UINT32(pos_y, PVDCHead),
+        VMSTATE_BOOL(pos_set, PVDCHead),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/* A subsection of vmstate_pvdc: connectors and captured CRCs. */
+const VMStateDescription vmstate_pvdc_output = {
+    .name = "pvdc/output",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pvdc_output_needed,
+    .post_load = pvdc_output_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT_ARRAY(heads, PVDCState, PVDC_MAX_HEADS, 1,
+                             vmstate_pvdc_head_output, PVDCHead),
+        VMSTATE_END_OF_LIST()
+    },
+};

@@ -1,0 +1,1185 @@
+/*
+ * QTest cases for pvdc composition: what a head shows, pixel by pixel.
+ *
+ * Framebuffers are written into VRAM with known patterns and committed
+ * through the register interface; the CRC the device captures at vblank
+ * is compared with the CRC of a picture drawn by the reference composer
+ * below, written from the blending rules of docs/system/devices/pvdc.rst
+ * and pixman's 8-bit arithmetic, one pixel at a time.  Bilinear filtering
+ * is compared through a screendump, within a stated tolerance; so is a
+ * scene on two heads, exactly.
+ *
+ * Time only moves through qtest_clock_step(); the mode is 64x48 at one
+ * frame per millisecond.
+ *
+ * Copyright (c) 2026 The pvdc authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "qemu/timer.h"
+#include "libqtest.h"
+#include "libqos/pci.h"
+#include "libqos/pci-pc.h"
+#include "qobject/qdict.h"
+#include "hw/display/pvdc-regs.h"
+
+#define PVDC_QOM_PATH       "/machine/peripheral/pvdc0"
+
+/* The test mode: 64x48 pixels in an 80x50 frame, 1 ms per frame. */
+#define MODE_W              64
+#define MODE_H              48
+#define MODE_HTOTAL         80
+#define MODE_VTOTAL         50
+#define CLOCK_1MS           (MODE_HTOTAL * MODE_VTOTAL)
+#define FP16(x)             ((uint32_t)(x) << 16)
+
+/* Framebuffer k lives at FB_BASE(k) in VRAM; the test keeps a copy. */
+#define FB_SPACING          (256 * KiB)
+#define FB_BASE(k)          ((uint32_t)(k) * FB_SPACING)
+#define FB_SLOTS            8
+#define SHADOW_VRAM         (FB_SLOTS * FB_SPACING)
+
+/* Plane slots of a head, in the order PLANE_CAPS numbers them. */
+#define PRIMARY             0
+#define OVERLAY(i)          (1 + (i))
+#define OVERLAYS            3
+#define CURSOR              (OVERLAYS + 1)
+#define SLOTS               (OVERLAYS + 2)
+
+#define BLEND(mode)         ((uint32_t)(mode) << PVDC_PS_CTRL_BLEND_SHIFT)
+
+typedef struct TPlane {
+    unsigned int slot;
+    uint32_t format;
+    unsigned int fb;            /* framebuffer slot: FB_BASE(fb) */
+    uint32_t pitch;
+    uint32_t fb_w, fb_h;
+    uint32_t src_x, src_y, src_w, src_h;        /* 16.16 */
+    int dst_x, dst_y;
+    uint32_t dst_w, dst_h;
+    uint32_t zpos;
+    uint32_t alpha;
+    uint32_t ctrl;              /* without ENABLE */
+    uint32_t hotspot;
+} TPlane;
+
+typedef struct TScene {
+    uint32_t background;
+    unsigned int num_planes;
+    TPlane planes[SLOTS];
+} TScene;
+
+typedef struct T {
+    QTestState *qts;
+    QPCIBus *bus;
+    QPCIDevice *dev;
+    QPCIBar mmio;
+    QPCIBar vram;
+    uint8_t *shadow;            /* what the test wrote into VRAM */
+    bool head_on[2];
+} T;
+
+/* ------------------------------------------------------------------------ */
+/* Device access                                                            */
+/* ------------------------------------------------------------------------ */
+
+static uint32_t rd(T *t, uint64_t reg)
+{
+    return qpci_io_readl(t->dev, t->mmio, reg);
+}
+
+static void wr(T *t, uint64_t reg, uint32_t val)
+{
+    qpci_io_writel(t->dev, t->mmio, reg, val);
+}
+
+static uint32_t head_ctl(T *t, unsigned int head, uint32_t reg)
+{
+    return rd(t, PVDC_HEAD_CONTROL(head) + reg);
+}
+
+static unsigned int plane_index(unsigned int head, unsigned int slot)
+{
+    return head * SLOTS + slot;
+}
+
+static void start(T *t, const char *props, bool crc)
+{
+    memset(t, 0, sizeof(*t));
+    t->qts = qtest_initf("-machine q35 -nodefaults -device pvdc,addr=04.0,"
+                         "id=pvdc0,heads=2,overlays=%d,scalers=8%s%s",
+                         OVERLAYS, props ? "," : "", props ? props : "");
+    t->bus = qpci_new_pc(t->qts, NULL);
+    t->dev = qpci_device_find(t->bus, QPCI_DEVFN(4, 0));
+    g_assert_nonnull(t->dev);
+    qpci_device_enable(t->dev);
+    t->mmio = qpci_iomap(t->dev, PVDC_MMIO_BAR, NULL);
+    t->vram = qpci_iomap(t->dev, PVDC_VRAM_BAR, NULL);
+    t->shadow = g_malloc0(SHADOW_VRAM);
+    qtest_clock_step(t->qts, 1);
+    if (crc) {
+        wr(t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+        wr(t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+    }
+}
+
+static void stop(T *t)
+{
+    g_free(t->shadow);
+    g_free(t->dev);
+    qpci_free_pc(t->bus);
+    qtest_quit(t->qts);
+}
+
+static void vram_write(T *t, uint32_t offset, const void *buf, size_t len)
+{
+    g_assert_cmpuint(offset + len, <=, SHADOW_VRAM);
+    memcpy(t->shadow + offset, buf, len);
+    qpci_memwrite(t->dev, t->vram, offset, buf, len);
+}
+
+static uint64_t qom_uint(T *t, const char *prop)
+{
+    QDict *rsp = qtest_qmp(t->qts, "{ 'execute': 'qom-get', 'arguments': "
+                           "{ 'path': %s, 'property': %s } }",
+                           PVDC_QOM_PATH, prop);
+    uint64_t val;
+
+    g_assert(qdict_haskey(rsp, "return"));
+    val = qdict_get_int(rsp, "return");
+    qobject_unref(rsp);
+    return val;
+}
+
+static uint64_t compositions(T *t, unsigned int head)
+{
+    g_autofree char *prop = g_strdup_printf("head%u-compositions", head);
+
+    return qom_uint(t, prop);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Commits                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static void write_plane(T *t, unsigned int head, const TPlane *p)
+{
+    uint64_t base = PVDC_PLANE_SHADOW(plane_index(head, p->slot));
+
+    wr(t, base + PVDC_PS_HEAD, head);
+    wr(t, base + PVDC_PS_FORMAT, p->format);
+    wr(t, base + PVDC_PS_FB_OFFSET, FB_BASE(p->fb));
+    wr(t, base + PVDC_PS_FB_PITCH, p->pitch);
+    wr(t, base + PVDC_PS_FB_SIZE, PVDC_XY(p->fb_w, p->fb_h));
+    wr(t, base + PVDC_PS_SRC_X, p->src_x);
+    wr(t, base + PVDC_PS_SRC_Y, p->src_y);
+    wr(t, base + PVDC_PS_SRC_W, p->src_w);
+    wr(t, base + PVDC_PS_SRC_H, p->src_h);
+    wr(t, base + PVDC_PS_DST_POS, PVDC_XY(p->dst_x, p->dst_y));
+    wr(t, base + PVDC_PS_DST_SIZE, PVDC_XY(p->dst_w, p->dst_h));
+    wr(t, base + PVDC_PS_ZPOS, p->zpos);
+    wr(t, base + PVDC_PS_ALPHA, p->alpha);
+    wr(t, base + PVDC_PS_HOTSPOT, p->hotspot);
+    wr(t, base + PVDC_PS_CTRL, p->ctrl | PVDC_PS_CTRL_ENABLE);
+}
+
+/*
+ * Make @scene the active state of @head (64x48, enabled) and return once
+ * it is: at once for a head being enabled, else at its next vblank.
+ */
+static void commit(T *t, unsigned int head, const TScene *scene)
+{
+    uint64_t hs = PVDC_HEAD_SHADOW(head);
+    unsigned int i;
+    uint32_t result;
+
+    wr(t, hs + PVDC_HS_HTIMING, PVDC_XY(MODE_W, MODE_HTOTAL));
+    wr(t, hs + PVDC_HS_HSYNC, PVDC_XY(MODE_W + 2, MODE_W + 6));
+    wr(t, hs + PVDC_HS_VTIMING, PVDC_XY(MODE_H, MODE_VTOTAL));
+    wr(t, hs + PVDC_HS_VSYNC, PVDC_XY(MODE_H + 1, MODE_H + 2));
+    wr(t, hs + PVDC_HS_PIXEL_CLOCK, CLOCK_1MS);
+    wr(t, hs + PVDC_HS_BACKGROUND, scene->background);
+    wr(t, hs + PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    for (i = 0; i < SLOTS; i++) {
+        wr(t, PVDC_PLANE_SHADOW(plane_index(head, i)) + PVDC_PS_CTRL, 0);
+    }
+    for (i = 0; i < scene->num_planes; i++) {
+        write_plane(t, head, &scene->planes[i]);
+    }
+
+    wr(t, PVDC_HEAD_CONTROL(head) + PVDC_HEAD_DOORBELL, 1);
+    for (i = 0; i < 4 && head_ctl(t, head, PVDC_HEAD_DOORBELL); i++) {
+        qtest_clock_step_next(t->qts);
+    }
+    result = head_ctl(t, head, PVDC_HEAD_RESULT);
+    g_assert_cmphex(head_ctl(t, head, PVDC_HEAD_DOORBELL), ==, 0);
+    g_assert_cmphex(result, ==, PVDC_RESULT_APPLIED);
+    t->head_on[head] = true;
+}
+
+/* The CRC of the frame that starts at the next vblank of @head. */
+static uint32_t next_frame_crc(T *t, unsigned int head)
+{
+    uint32_t count = head_ctl(t, head, PVDC_HEAD_VBLANK_COUNT);
+    int i;
+
+    for (i = 0; i < 4 &&
+         head_ctl(t, head, PVDC_HEAD_VBLANK_COUNT) == count; i++) {
+        qtest_clock_step_next(t->qts);
+    }
+    g_assert_cmpuint(head_ctl(t, head, PVDC_HEAD_VBLANK_COUNT), ==,
+                     count + 1);
+    g_assert_cmpuint(head_ctl(t, head, PVDC_HEAD_CRC_FRAME), ==, count + 1);
+    return head_ctl(t, head, PVDC_HEAD_CRC_VALUE);
+}
+
+/* Head @head as a QMP screendump shows it, 0x00RRGGBB per pixel. */
+static uint32_t *screendump(T *t, unsigned int head, int *width,
+                            int *height)
+{
+    g_autofree char *path = NULL;
+    g_autofree char *data = NULL;
+    uint32_t *pixels;
+    size_t len;
+    int w, h, max, n = 0;
+    const uint8_t *rgb;
+    int fd = g_file_open_tmp("pvdc-compose-XXXXXX.ppm", &path, NULL);
+
+    g_assert_cmpint(fd, >=, 0);
+    close(fd);
+    qtest_qmp_assert_success(t->qts, "{ 'execute': 'screendump', "
+                             "'arguments': { 'filename': %s, "
+                             "'device': 'pvdc0', 'head': %d, "
+                             "'format': 'ppm' } }", path, head);
+    g_assert(g_file_get_contents(path, &data, &len, NULL));
+    unlink(path);
+    g_assert_cmpint(sscanf(data, "P6\n%d %d\n%d\n%n", &w, &h, &max, &n), ==,
+                    3);
+    g_assert_cmpint(max, ==, 255);
+    g_assert_cmpuint(len, ==, n + (size_t)w * h * 3);
+    rgb = (const uint8_t *)data + n;
+    pixels = g_new(uint32_t, w * h);
+    for (int i = 0; i < w * h; i++) {
+        pixels[i] = rgb[3 * i] << 16 | rgb[3 * i + 1] << 8 | rgb[3 * i + 2];
+    }
+    *width = w;
+    *height = h;
+    return pixels;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Framebuffer contents                                                     */
+/* ------------------------------------------------------------------------ */
+
+static uint32_t format_cpp(uint32_t format)
+{
+    return format == PVDC_FMT_RGB565 || format == PVDC_FMT_YUYV ? 2 : 4;
+}
+
+static uint32_t noise(uint32_t seed, uint32_t x, uint32_t y)
+{
+    uint32_t v = seed * 0x9e3779b9u ^ x * 0x85ebca6bu ^ y * 0xc2b2ae35u;
+
+    v ^= v >> 15;
+    v *= 0x2c1b3c6du;
+    v ^= v >> 12;
+    v *= 0x297a2d39u;
+    return v ^ v >> 15;
+}
+
+/* Fill framebuffer @fb (@w x @h in @format) with pattern @seed. */
+static uint32_t fill_fb(T *t, unsigned int fb, uint32_t format, uint32_t w,
+                        uint32_t h, uint32_t seed)
+{
+    uint32_t cpp = format_cpp(format);
+    uint32_t pitch = ROUND_UP(w * cpp, 64);
+    g_autofree uint8_t *buf = g_malloc0((size_t)pitch * h);
+    uint32_t x, y;
+
+    g_assert_cmpuint((size_t)pitch * h, <=, FB_SPACING);
+    for (y = 0; y < h; y++) {
+        uint8_t *line = buf + (size_t)y * pitch;
+
+        for (x = 0; x < w; x++) {
+            uint32_t v = noise(seed, x, y);
+
+            if (cpp == 4) {
+                stl_le_p(line + x * 4, v);
+            } else {
+                stw_le_p(line + x * 2, v);
+            }
+        }
+    }
+    vram_write(t, FB_BASE(fb), buf, (size_t)pitch * h);
+    return pitch;
+}
+
+/* A smooth pattern, for filtering: neighbours differ by at most 16. */
+static uint32_t fill_gradient(T *t, unsigned int fb, uint32_t w, uint32_t h)
+{
+    uint32_t pitch = ROUND_UP(w * 4, 64);
+    g_autofree uint8_t *buf = g_malloc0((size_t)pitch * h);
+    uint32_t x, y;
+
+    for (y = 0; y < h; y++) {
+        for (x = 0; x < w; x++) {
+            uint32_t r = (x * 16) & 0xff, g = (y * 12) & 0xff;
+            uint32_t b = ((x + y) * 8) & 0xff;
+
+            stl_le_p(buf + (size_t)y * pitch + x * 4, r << 16 | g << 8 | b);
+        }
+    }
+    vram_write(t, FB_BASE(fb), buf, (size_t)pitch * h);
+    return pitch;
+}
+
+/* A plane showing all of framebuffer @fb unscaled at (@x, @y). */
+static TPlane plane(T *t, unsigned int slot, uint32_t format, unsigned int fb,
+                    uint32_t w, uint32_t h, int x, int y, uint32_t zpos)
+{
+    TPlane p = {
+        .slot = slot,
+        .format = format,
+        .fb = fb,
+        .pitch = fill_fb(t, fb, format, w, h, fb * 7919 + format),
+        .fb_w = w,
+        .fb_h = h,
+        .src_w = FP16(w),
+        .src_h = FP16(h),
+        .dst_x = x,
+        .dst_y = y,
+        .dst_w = w,
+        .dst_h = h,
+        .zpos = zpos,
+        .alpha = 0xffff,
+    };
+
+    return p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reference composer                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* pixman's x * a / 255, rounded */
+static uint32_t mul8(uint32_t x, uint32_t a)
+{
+    uint32_t v = x * a + 0x80;
+
+    return (v + (v >> 8)) >> 8;
+}
+
+static uint32_t chan(uint32_t v, int shift)
+{
+    return (v >> shift) & 0xff;
+}
+
+static uint32_t clamp8(int64_t v)
+{
+    return v < 0 ? 0 : v > 255 ? 255 : v;
+}
+
+/* BT.601 limited range, 16.16 fixed point, rounded to nearest. */
+static uint32_t yuv_to_rgb(int y, int u, int v)
+{
+    int64_t l = (int64_t)(y - 16) * 76309 + 0x8000;
+    int64_t r = l + (int64_t)(v - 128) * 104597;
+    int64_t g = l - (int64_t)(u - 128) * 25675 - (int64_t)(v - 128) * 53279;
+    int64_t b = l + (int64_t)(u - 128) * 132201;
+
+    /* >> of a negative value floors, as the engine's table does */
+    return clamp8(r >> 16) << 16 | clamp8(g >> 16) << 8 | clamp8(b >> 16);
+}
+
+/* Pixel (@x, @y) of the framebuffer of @p: colour, and alpha in @alpha. */
+static uint32_t fetch(T *t, const TPlane *p, uint32_t x, uint32_t y,
+                      uint32_t *alpha)
+{
+    const uint8_t *line = t->shadow + FB_BASE(p->fb) + (size_t)y * p->pitch;
+    uint32_t v, r, g, b;
+
+    *alpha = 0xff;
+    switch (p->format) {
+    case PVDC_FMT_XRGB8888:
+        return ldl_le_p(line + x * 4) & 0xffffff;
+    case PVDC_FMT_ARGB8888:
+        v = ldl_le_p(line + x * 4);
+        *alpha = v >> 24;
+        return v & 0xffffff;
+    case PVDC_FMT_XBGR8888:
+    case PVDC_FMT_ABGR8888:
+        v = ldl_le_p(line + x * 4);
+        if (p->format == PVDC_FMT_ABGR8888) {
+            *alpha = v >> 24;
+        }
+        return chan(v, 0) << 16 | chan(v, 8) << 8 | chan(v, 16);
+    case PVDC_FMT_RGB565:
+        v = lduw_le_p(line + x * 2);
+        r = v >> 11;
+        g = (v >> 5) & 0x3f;
+        b = v & 0x1f;
+        return (r << 3 | r >> 2) << 16 | (g << 2 | g >> 4) << 8 |
+               (b << 3 | b >> 2);
+    case PVDC_FMT_XRGB2101010:
+        /* the 8 most significant bits of each channel */
+        v = ldl_le_p(line + x * 4);
+        return ((v >> 22) & 0xff) << 16 | ((v >> 12) & 0xff) << 8 |
+               ((v >> 2) & 0xff);
+    case PVDC_FMT_YUYV: {
+        const uint8_t *m = line + (x & ~1u) * 2;
+
+        return yuv_to_rgb(m[x & 1 ? 2 : 0], m[1], m[3]);
+    }
+    default:
+        g_assert_not_reached();
+    }
+}
+
+/*
+ * The framebuffer pixel, along one axis, that destination pixel @d of a
+ * plane samples with nearest filtering: the source rectangle mapped onto
+ * the destination with the scale rounded to 16.16, sampled at the pixel
+ * centre, exact halves rounding down, clamped to the source rectangle
+ * rounded out to whole pixels (@lo, @hi).
+ */
+static uint32_t sample(uint32_t src, uint32_t src_size, uint32_t dst_size,
+                       bool flip, int64_t d, int64_t lo, int64_t hi)
+{
+    int64_t scale = ((uint64_t)src_size + dst_size / 2) / dst_size;
+    int64_t origin = (int64_t)src - (lo << 16);
+    int64_t u;
+
+    if (flip) {
+        scale = -scale;
+        origin += src_size;
+    }
+    /* pixman: (d + 1/2) transformed, with its rounding, minus epsilon */
+    u = scale * d + ((scale * 0x8000 + 0x8000) >> 16) + origin;
+    u = lo + ((u - 1) >> 16);
+    return MIN(MAX(u, lo), hi - 1);
+}
+
+/* Draw @scene into @out (MODE_W x MODE_H, 0x00RRGGBB). */
+static void reference(T *t, const TScene *scene, uint32_t *out)
+{
+    const TPlane *order[SLOTS];
+    unsigned int i, j, n = scene->num_planes;
+    int x, y;
+
+    for (i = 0; i < MODE_W * MODE_H; i++) {
+        out[i] = scene->background & 0xffffff;
+    }
+    for (i = 0; i < n; i++) {
+        for (j = i; j > 0 && order[j - 1]->zpos > scene->planes[i].zpos; j--) {
+            order[j] = order[j - 1];
+        }
+        order[j] = &scene->planes[i];
+    }
+
+    for (i = 0; i < n; i++) {
+        const TPlane *p = order[i];
+        uint32_t pa = (p->alpha * 255 + 32767) / 65535;
+        uint32_t blend = (p->ctrl >> PVDC_PS_CTRL_BLEND_SHIFT) &
+                         PVDC_PS_CTRL_BLEND_MASK;
+        bool has_alpha = p->format == PVDC_FMT_ARGB8888 ||
+                         p->format == PVDC_FMT_ABGR8888;
+        bool pixel_alpha = has_alpha && blend != PVDC_BLEND_NONE;
+        bool rot = p->ctrl & PVDC_PS_CTRL_ROTATE_180;
+        bool flip_x = !!(p->ctrl & PVDC_PS_CTRL_REFLECT_X) ^ rot;
+        bool flip_y = !!(p->ctrl & PVDC_PS_CTRL_REFLECT_Y) ^ rot;
+        int64_t lo_x = p->src_x >> 16, lo_y = p->src_y >> 16;
+        int64_t hi_x = DIV_ROUND_UP((uint64_t)p->src_x + p->src_w, 1 << 16);
+        int64_t hi_y = DIV_ROUND_UP((uint64_t)p->src_y + p->src_h, 1 << 16);
+
+        if (!pa) {
+            continue;
+        }
+        if (format_cpp(p->format) == 2) {
+            lo_x &= ~1;
+        }
+        if (p->format == PVDC_FMT_YUYV) {
+            hi_x = ROUND_UP(hi_x, 2);
+        }
+        for (y = MAX(p->dst_y, 0); y < MIN(p->dst_y + (int)p->dst_h, MODE_H);
+             y++) {
+            uint32_t fy = sample(p->src_y, p->src_h, p->dst_h, flip_y,
+                                 y - p->dst_y, lo_y, hi_y);
+
+            for (x = MAX(p->dst_x, 0);
+                 x < MIN(p->dst_x + (int)p->dst_w, MODE_W); x++) {
+                uint32_t fx = sample(p->src_x, p->src_w, p->dst_w, flip_x,
+                                     x - p->dst_x, lo_x, hi_x);
+                uint32_t a, fg = fetch(t, p, fx, fy, &a);
+                uint32_t bg = out[y * MODE_W + x];
+                uint32_t res = 0, sa;
+                int s;
+
+                if (!pixel_alpha && pa == 255) {
+                    out[y * MODE_W + x] = fg;
+                    continue;
+                }
+                /* pixman's OVER: src + dst * (1 - src alpha), saturated */
+                sa = pixel_alpha ? mul8(a, pa) : pa;
+                for (s = 0; s <= 16; s += 8) {
+                    uint32_t c = chan(fg, s);
+
+                    if (pixel_alpha && blend == PVDC_BLEND_COVERAGE) {
+                        /* premultiplied first, then through plane alpha */
+                        c = pa == 255 ? mul8(c, a) : mul8(mul8(c, a), pa);
+                    } else {
+                        c = mul8(c, pa);
+                    }
+                    c += mul8(chan(bg, s), 255 - sa);
+                    res |= MIN(c, 255) << s;
+                }
+                out[y * MODE_W + x] = res;
+            }
+        }
+    }
+}
+
+/* CRC-32 (IEEE 802.3, as zlib) of @pixels as little-endian 0x00RRGGBB. */
+static uint32_t crc_of(const uint32_t *pixels, size_t n)
+{
+    uint32_t crc = 0xffffffff;
+
+    for (size_t i = 0; i < n; i++) {
+        for (int byte = 0; byte < 4; byte++) {
+            crc ^= (pixels[i] >> (byte * 8)) & 0xff;
+            for (int bit = 0; bit < 8; bit++) {
+                crc = crc >> 1 ^ (crc & 1 ? 0xedb88320 : 0);
+            }
+        }
+    }
+    return ~crc;
+}
+
+static void assert_pictures_equal(const uint32_t *got, const uint32_t *want,
+                                  int tolerance)
+{
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        for (int s = 0; s <= 16; s += 8) {
+            int d = (int)chan(got[i], s) - (int)chan(want[i], s);
+
+            if (abs(d) > tolerance) {
+                g_test_message("pixel (%d, %d): got 0x%06x, want 0x%06x",
+                               i % MODE_W, i / MODE_W, got[i], want[i]);
+                g_assert_cmpint(abs(d), <=, tolerance);
+            }
+        }
+    }
+}
+
+/*
+ * Show @scene on head 0 and check the CRC of its next frame against the
+ * reference; on a mismatch, find the first wrong pixel in a screendump.
+ */
+static void check_scene(T *t, const TScene *scene)
+{
+    g_autofree uint32_t *want = g_new(uint32_t, MODE_W * MODE_H);
+    uint32_t crc;
+
+    commit(t, 0, scene);
+    crc = next_frame_crc(t, 0);
+    reference(t, scene, want);
+    if (crc != crc_of(want, MODE_W * MODE_H)) {
+        g_autofree uint32_t *got = NULL;
+        int w, h;
+
+        got = screendump(t, 0, &w, &h);
+        g_assert_cmpint(w, ==, MODE_W);
+        g_assert_cmpint(h, ==, MODE_H);
+        assert_pictures_equal(got, want, 0);
+        g_assert_cmphex(crc, ==, crc_of(want, MODE_W * MODE_H));
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* CRC cases: one scene each                                                */
+/* ------------------------------------------------------------------------ */
+
+typedef struct SceneCase {
+    const char *name;
+    void (*build)(T *t, TScene *scene, const void *arg);
+    const void *arg;
+} SceneCase;
+
+static void add(TScene *scene, TPlane p)
+{
+    scene->planes[scene->num_planes++] = p;
+}
+
+/* The format under test shown twice: full screen and as a partial plane. */
+static void build_format(T *t, TScene *scene, const void *arg)
+{
+    uint32_t format = *(const uint32_t *)arg;
+    bool yuv = format == PVDC_FMT_YUYV;
+    TPlane p;
+
+    scene->background = 0x203040;
+    if (!yuv) {
+        add(scene, plane(t, PRIMARY, format, 0, MODE_W, MODE_H, 0, 0, 0));
+    }
+    p = plane(t, OVERLAY(0), format, 1, 30, 20, 9, 11, 1);
+    if (format == PVDC_FMT_ARGB8888 || format == PVDC_FMT_ABGR8888) {
+        p.ctrl = BLEND(PVDC_BLEND_PREMULTI);
+    }
+    add(scene, p);
+}
+
+/* An ARGB8888 overlay with random alpha over an opaque primary. */
+static void build_blend(T *t, TScene *scene, const void *arg)
+{
+    uint32_t mode = *(const uint32_t *)arg;
+    TPlane p;
+
+    add(scene, plane(t, PRIMARY, PVDC_FMT_XRGB8888, 0, MODE_W, MODE_H,
+                     0, 0, 0));
+    p = plane(t, OVERLAY(0), PVDC_FMT_ARGB8888, 1, 40, 30, 12, 9, 1);
+    p.ctrl = BLEND(mode);
+    add(scene, p);
+}
+
+/* The blend modes again, the plane translucent (alpha about 1/2). */
+static void build_plane_alpha(T *t, TScene *scene, const void *arg)
+{
+    build_blend(t, scene, arg);
+    scene->planes[1].alpha = 0x8000;
+    /* and a plane with alpha 0, which must not show at all */
+    add(scene, plane(t, OVERLAY(1), PVDC_FMT_XRGB8888, 2, 20, 20, 0, 0, 2));
+    scene->planes[2].alpha = 0;
+}
+
+/* Three overlapping planes, stacked in the order @arg gives. */
+static void build_zpos(T *t, TScene *scene, const void *arg)
+{
+    const uint32_t *z = arg;
+
+    scene->background = 0x102030;
+    add(scene, plane(t, OVERLAY(0), PVDC_FMT_XRGB8888, 0, 30, 30, 4, 4, z[0]));
+    add(scene, plane(t, OVERLAY(1), PVDC_FMT_XBGR8888, 1, 30, 30, 14, 10,
+                     z[1]));
+    add(scene, plane(t, OVERLAY(2), PVDC_FMT_RGB565, 2, 30, 30, 24, 16,
+                     z[2]));
+}
+
+typedef struct ScaleArg {
+    uint32_t format;
+    uint32_t src_x, src_y, src_w, src_h;   /* 16.16 */
+    uint32_t fb_w, fb_h;
+    int dst_x, dst_y;
+    uint32_t dst_w, dst_h;
+    uint32_t ctrl;
+} ScaleArg;
+
+static void build_scaled(T *t, TScene *scene, const void *arg)
+{
+    const ScaleArg *a = arg;
+    TPlane p = plane(t, OVERLAY(0), a->format, 0, a->fb_w, a->fb_h, a->dst_x,
+                     a->dst_y, 0);
+
+    scene->background = 0x00ff00;
+    p.src_x = a->src_x;
+    p.src_y = a->src_y;
+    p.src_w = a->src_w;
+    p.src_h = a->src_h;
+    p.dst_w = a->dst_w;
+    p.dst_h = a->dst_h;
+    p.ctrl = a->ctrl;
+    add(scene, p);
+}
+
+/* A cursor with random alpha over an overlay over the primary. */
+static void build_cursor(T *t, TScene *scene, const void *arg)
+{
+    TPlane c = plane(t, CURSOR, PVDC_FMT_ARGB8888, 2, 16, 16, 30, 20, 3);
+
+    add(scene, plane(t, PRIMARY, PVDC_FMT_XRGB8888, 0, MODE_W, MODE_H,
+                     0, 0, 0));
+    add(scene, plane(t, OVERLAY(0), PVDC_FMT_RGB565, 1, 24, 24, 20, 12, 1));
+    c.ctrl = BLEND(PVDC_BLEND_PREMULTI);
+    c.hotspot = PVDC_XY(3, 5);
+    add(scene, c);
+}
+
+static const uint32_t fmt_xrgb8888 = PVDC_FMT_XRGB8888;
+static const uint32_t fmt_argb8888 = PVDC_FMT_ARGB8888;
+static const uint32_t fmt_xbgr8888 = PVDC_FMT_XBGR8888;
+static const uint32_t fmt_abgr8888 = PVDC_FMT_ABGR8888;
+static const uint32_t fmt_rgb565 = PVDC_FMT_RGB565;
+static const uint32_t fmt_xrgb2101010 = PVDC_FMT_XRGB2101010;
+static const uint32_t fmt_yuyv = PVDC_FMT_YUYV;
+static const uint32_t blend_none = PVDC_BLEND_NONE;
+static const uint32_t blend_premulti = PVDC_BLEND_PREMULTI;
+static const uint32_t blend_coverage = PVDC_BLEND_COVERAGE;
+static const uint32_t zpos_012[3] = { 0, 1, 2 };
+static const uint32_t zpos_201[3] = { 2, 0, 1 };
+static const uint32_t zpos_120[3] = { 1, 2, 0 };
+
+#define SCALE(fmt, fw, fh, sx, sy, sw, sh, dx, dy, dw, dh, c) \
+    (&(const ScaleArg) { fmt, sx, sy, sw, sh, fw, fh, dx, dy, dw, dh, c })
+#define WHOLE(fmt, fw, fh, dx, dy, dw, dh, c) \
+    SCALE(fmt, fw, fh, 0, 0, FP16(fw), FP16(fh), dx, dy, dw, dh, c)
+
+static const SceneCase scene_cases[] = {
+    { "format/xrgb8888", build_format, &fmt_xrgb8888 },
+    { "format/argb8888", build_format, &fmt_argb8888 },
+    { "format/xbgr8888", build_format, &fmt_xbgr8888 },
+    { "format/abgr8888", build_format, &fmt_abgr8888 },
+    { "format/rgb565", build_format, &fmt_rgb565 },
+    { "format/xrgb2101010", build_format, &fmt_xrgb2101010 },
+    { "format/yuyv", build_format, &fmt_yuyv },
+    { "blend/none-ignores-pixel-alpha", build_blend, &blend_none },
+    { "blend/premultiplied", build_blend, &blend_premulti },
+    { "blend/coverage", build_blend, &blend_coverage },
+    { "plane-alpha/none", build_plane_alpha, &blend_none },
+    { "plane-alpha/premultiplied", build_plane_alpha, &blend_premulti },
+    { "plane-alpha/coverage", build_plane_alpha, &blend_coverage },
+    { "zpos/0-1-2", build_zpos, zpos_012 },
+    { "zpos/2-0-1", build_zpos, zpos_201 },
+    { "zpos/1-2-0", build_zpos, zpos_120 },
+    { "nearest/upscale-2x", build_scaled,
+      WHOLE(PVDC_FMT_XRGB8888, 20, 16, 4, 4, 40, 32, 0) },
+    { "nearest/downscale-2x", build_scaled,
+      WHOLE(PVDC_FMT_XRGB8888, 64, 48, 8, 8, 32, 24, 0) },
+    { "nearest/odd-ratios", build_scaled,
+      WHOLE(PVDC_FMT_XBGR8888, 24, 40, 3, 5, 57, 13, 0) },
+    { "nearest/fractional-source", build_scaled,
+      SCALE(PVDC_FMT_XRGB8888, 40, 40, 0x28000, 0x14000, 0x1a8000, 0x104000,
+            2, 3, 50, 37, 0) },
+    { "nearest/fractional-source-unscaled", build_scaled,
+      SCALE(PVDC_FMT_XRGB8888, 40, 40, 0x18000, 0x8000, FP16(30), FP16(20),
+            2, 3, 30, 20, 0) },
+    { "nearest/rgb565-odd-source-x", build_scaled,
+      SCALE(PVDC_FMT_RGB565, 40, 30, FP16(3), FP16(1), FP16(21), FP16(17),
+            5, 6, 44, 31, 0) },
+    { "nearest/yuyv-upscale", build_scaled,
+      SCALE(PVDC_FMT_YUYV, 20, 16, FP16(1), FP16(2), FP16(15), FP16(12),
+            1, 1, 60, 45, 0) },
+    { "transform/rotate-180", build_scaled,
+      WHOLE(PVDC_FMT_XRGB8888, 30, 20, 5, 7, 30, 20,
+            PVDC_PS_CTRL_ROTATE_180) },
+    { "transform/reflect-x", build_scaled,
+      WHOLE(PVDC_FMT_XRGB8888, 30, 20, 5, 7, 30, 20,
+            PVDC_PS_CTRL_REFLECT_X) },
+    { "transform/reflect-y", build_scaled,
+      WHOLE(PVDC_FMT_XRGB8888, 30, 20, 5, 7, 30, 20,
+            PVDC_PS_CTRL_REFLECT_Y) },
+    { "transform/rotate-180-and-reflect-x-is-reflect-y", build_scaled,
+      WHOLE(PVDC_FMT_XRGB8888, 30, 20, 5, 7, 30, 20,
+            PVDC_PS_CTRL_ROTATE_180 | PVDC_PS_CTRL_REFLECT_X) },
+    { "transform/rotate-180-scaled-and-clipped", build_scaled,
+      SCALE(PVDC_FMT_RGB565, 32, 24, FP16(3), FP16(2), FP16(20), FP16(14),
+            -7, 30, 50, 35, PVDC_PS_CTRL_ROTATE_180) },
+    { "transform/reflect-x-yuyv", build_scaled,
+      SCALE(PVDC_FMT_YUYV, 32, 24, FP16(1), 0, FP16(25), FP16(24),
+            10, 10, 25, 24, PVDC_PS_CTRL_REFLECT_X) },
+    { "clip/left", build_scaled,
+      WHOLE(PVDC_FMT_XRGB8888, 30, 20, -13, 10, 30, 20, 0) },
+    { "clip/top", build_scaled,
+      WHOLE(PVDC_FMT_XRGB8888, 30, 20, 10, -9, 30, 20, 0) },
+    { "clip/right", build_scaled,
+      WHOLE(PVDC_FMT_XRGB8888, 30, 20, 50, 10, 30, 20, 0) },
+    { "clip/bottom", build_scaled,
+      WHOLE(PVDC_FMT_XRGB8888, 30, 20, 10, 40, 30, 20, 0) },
+    { "clip/every-edge", build_scaled,
+      WHOLE(PVDC_FMT_XRGB8888, 80, 60, -8, -6, 80, 60, 0) },
+    { "clip/every-edge-scaled-and-reflected", build_scaled,
+      WHOLE(PVDC_FMT_XBGR8888, 40, 30, -11, -7, 90, 65,
+            PVDC_PS_CTRL_REFLECT_Y) },
+    { "clip/entirely-off-screen", build_scaled,
+      WHOLE(PVDC_FMT_XRGB8888, 30, 20, -40, 60, 30, 20, 0) },
+    { "cursor/over-an-overlay", build_cursor, NULL },
+};
+
+static void test_scene_crc(const void *opaque)
+{
+    const SceneCase *c = opaque;
+    TScene scene = {};
+    T t;
+
+    start(&t, NULL, true);
+    c->build(&t, &scene, c->arg);
+    check_scene(&t, &scene);
+    stop(&t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Screendumps                                                              */
+/* ------------------------------------------------------------------------ */
+
+static double bilinear_channel(T *t, const TPlane *p, double u, double v,
+                               int s)
+{
+    int64_t lo_x = p->src_x >> 16, lo_y = p->src_y >> 16;
+    int64_t hi_x = DIV_ROUND_UP((uint64_t)p->src_x + p->src_w, 1 << 16) - 1;
+    int64_t hi_y = DIV_ROUND_UP((uint64_t)p->src_y + p->src_h, 1 << 16) - 1;
+    int64_t x0 = (int64_t)u - (u < (int64_t)u);
+    int64_t y0 = (int64_t)v - (v < (int64_t)v);
+    double fx = u - x0, fy = v - y0;
+    double acc = 0;
+    uint32_t a;
+
+    for (int j = 0; j < 2; j++) {
+        for (int i = 0; i < 2; i++) {
+            int64_t x = MIN(MAX(x0 + i, lo_x), hi_x);
+            int64_t y = MIN(MAX(y0 + j, lo_y), hi_y);
+            double w = (i ? fx : 1 - fx) * (j ? fy : 1 - fy);
+
+            acc += w * chan(fetch(t, p, x, y, &a), s);
+        }
+    }
+    return acc;
+}
+
+/*
+ * Bilinear filtering, upscaled 4x: every pixel within 2 of the ideal
+ * filter (pixman interpolates with 7-bit weights and rounds the scale).
+ */
+static void test_bilinear_upscale_is_within_tolerance(void)
+{
+    g_autofree uint32_t *got = NULL;
+    g_autofree uint32_t *want = g_new(uint32_t, MODE_W * MODE_H);
+    TScene scene = { .background = 0 };
+    TPlane p;
+    int w, h;
+    T t;
+
+    start(&t, NULL, false);
+    p = plane(&t, PRIMARY, PVDC_FMT_XRGB8888, 0, 16, 12, 0, 0, 0);
+    p.pitch = fill_gradient(&t, 0, 16, 12);
+    p.dst_w = MODE_W;
+    p.dst_h = MODE_H;
+    p.ctrl = PVDC_PS_CTRL_FILTER_BILINEAR;
+    add(&scene, p);
+    commit(&t, 0, &scene);
+
+    for (int y = 0; y < MODE_H; y++) {
+        for (int x = 0; x < MODE_W; x++) {
+            double u = (x + 0.5) * 16 / MODE_W - 0.5;
+            double v = (y + 0.5) * 12 / MODE_H - 0.5;
+            uint32_t px = 0;
+
+            for (int s = 0; s <= 16; s += 8) {
+                px |= clamp8(bilinear_channel(&t, &p, u, v, s) + 0.5) << s;
+            }
+            want[y * MODE_W + x] = px;
+        }
+    }
+    got = screendump(&t, 0, &w, &h);
+    g_assert_cmpint(w, ==, MODE_W);
+    g_assert_cmpint(h, ==, MODE_H);
+    assert_pictures_equal(got, want, 2);
+    stop(&t);
+}
+
+/* Two heads, four planes each, as screendumps show them: exact. */
+static void test_two_heads_match_pixel_by_pixel(void)
+{
+    g_autofree uint32_t *want = g_new(uint32_t, MODE_W * MODE_H);
+    TScene scene[2] = { { .background = 0x123456 },
+                        { .background = 0x654321 } };
+    T t;
+
+    start(&t, NULL, false);
+    for (unsigned int h = 0; h < 2; h++) {
+        TPlane o;
+
+        add(&scene[h], plane(&t, PRIMARY, PVDC_FMT_XRGB8888, 4 * h + 0,
+                             MODE_W, 40, 0, 4, 0));
+        o = plane(&t, OVERLAY(0), PVDC_FMT_ARGB8888, 4 * h + 1, 30, 20,
+                  10 + h, 5, 2);
+        o.ctrl = BLEND(PVDC_BLEND_COVERAGE);
+        add(&scene[h], o);
+        o = plane(&t, OVERLAY(1), PVDC_FMT_RGB565, 4 * h + 2, 20, 20,
+                  40, 20 + h, 1);
+        o.dst_w = 30;
+        o.ctrl = PVDC_PS_CTRL_REFLECT_X;
+        add(&scene[h], o);
+        o = plane(&t, CURSOR, PVDC_FMT_ARGB8888, 4 * h + 3, 8, 8,
+                  58, -3, 3);
+        o.ctrl = BLEND(PVDC_BLEND_PREMULTI);
+        add(&scene[h], o);
+        commit(&t, h, &scene[h]);
+    }
+    for (unsigned int h = 0; h < 2; h++) {
+        g_autofree uint32_t *got = NULL;
+        int w, hh;
+
+        got = screendump(&t, h, &w, &hh);
+        g_assert_cmpint(w, ==, MODE_W);
+        g_assert_cmpint(hh, ==, MODE_H);
+        reference(&t, &scene[h], want);
+        assert_pictures_equal(got, want, 0);
+    }
+    stop(&t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Dirty tracking                                                           */
+/* ------------------------------------------------------------------------ */
+
+static void assert_screen_is(T *t, unsigned int head, const TScene *scene)
+{
+    g_autofree uint32_t *want = g_new(uint32_t, MODE_W * MODE_H);
+    g_autofree uint32_t *got = NULL;
+    int w, h;
+
+    got = screendump(t, head, &w, &h);
+    g_assert_cmpint(w, ==, MODE_W);
+    g_assert_cmpint(h, ==, MODE_H);
+    reference(t, scene, want);
+    assert_pictures_equal(got, want, 0);
+}
+
+static void build_two_planes(T *t, TScene *scene)
+{
+    scene->background = 0x405060;
+    add(scene, plane(t, PRIMARY, PVDC_FMT_XRGB8888, 0, MODE_W, MODE_H,
+                     0, 0, 0));
+    add(scene, plane(t, OVERLAY(0), PVDC_FMT_XRGB8888, 1, 20, 16, 30, 20, 1));
+}
+
+static void test_idle_guest_costs_no_composition(void)
+{
+    TScene scene = {};
+    uint64_t n;
+    T t;
+
+    start(&t, NULL, false);
+    build_two_planes(&t, &scene);
+    commit(&t, 0, &scene);
+    assert_screen_is(&t, 0, &scene);
+    n = compositions(&t, 0);
+    g_assert_cmpuint(n, ==, 1);
+
+    for (int i = 0; i < 5; i++) {
+        qtest_clock_step(t.qts, 10 * SCALE_MS);
+        assert_screen_is(&t, 0, &scene);
+    }
+    g_assert_cmpuint(compositions(&t, 0), ==, n);
+
+    /* a commit that changes nothing visible costs nothing either */
+    commit(&t, 0, &scene);
+    assert_screen_is(&t, 0, &scene);
+    g_assert_cmpuint(compositions(&t, 0), ==, n);
+    g_assert_cmpuint(compositions(&t, 1), ==, 0);
+    g_assert_cmpuint(qom_uint(&t, "compositions"), ==, n);
+    stop(&t);
+}
+
+static void test_vram_write_recomposes_what_it_touched(void)
+{
+    TScene scene = {};
+    uint32_t pixel = 0x00abcdef;
+    uint64_t n;
+    T t;
+
+    start(&t, NULL, false);
+    build_two_planes(&t, &scene);
+    commit(&t, 0, &scene);
+    assert_screen_is(&t, 0, &scene);
+    n = compositions(&t, 0);
+
+    /* under the overlay: one composition, the new pixel shows */
+    vram_write(&t, FB_BASE(1) + 5 * scene.planes[1].pitch + 7 * 4, &pixel,
+               4);
+    assert_screen_is(&t, 0, &scene);
+    g_assert_cmpuint(compositions(&t, 0), ==, n + 1);
+
+    /* hidden under the overlay: composed again, nothing changes */
+    vram_write(&t, FB_BASE(0) + 25 * scene.planes[0].pitch + 35 * 4, &pixel,
+               4);
+    assert_screen_is(&t, 0, &scene);
+    g_assert_cmpuint(compositions(&t, 0), ==, n + 2);
+
+    /* VRAM no plane shows: nothing to do */
+    vram_write(&t, FB_BASE(5) + 100, &pixel, 4);
+    assert_screen_is(&t, 0, &scene);
+    g_assert_cmpuint(compositions(&t, 0), ==, n + 2);
+    stop(&t);
+}
+
+/* One full-screen XRGB8888 plane is shown from VRAM: no composition. */
+static void test_direct_scanout_needs_no_composition(void)
+{
+    TScene scene = {};
+    uint32_t pixel = 0x00fedcba;
+    T t;
+
+    start(&t, NULL, false);
+    add(&scene, plane(&t, PRIMARY, PVDC_FMT_XRGB8888, 0, MODE_W, MODE_H,
+                      0, 0, 0));
+    commit(&t, 0, &scene);
+    assert_screen_is(&t, 0, &scene);
+    vram_write(&t, FB_BASE(0) + 17 * scene.planes[0].pitch + 3 * 4, &pixel,
+               4);
+    assert_screen_is(&t, 0, &scene);
+    g_assert_cmpuint(compositions(&t, 0), ==, 0);
+    stop(&t);
+}
+
+/* With CRC capture off, a disabled head has no CRC work either. */
+static void test_crc_frame_follows_vblank_count(void)
+{
+    TScene scene = {};
+    uint32_t crc;
+    T t;
+
+    start(&t, NULL, true);
+    build_two_planes(&t, &scene);
+    commit(&t, 0, &scene);
+    crc = next_frame_crc(&t, 0);
+    g_assert_cmphex(next_frame_crc(&t, 0), ==, crc);
+    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_CRC, ==,
+                    PVDC_FEATURE_CRC);
+
+    /* off: the last value stays, nothing more is captured */
+    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
+    qtest_clock_step(t.qts, 10 * SCALE_MS);
+    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_CRC_FRAME), <,
+                     head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT));
+    stop(&t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Connectors                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* The preferred mode in the first detailed timing descriptor. */
+static void edid_preferred(T *t, unsigned int head, uint32_t *w, uint32_t *h)
+{
+    uint8_t edid[PVDC_EDID_SIZE];
+
+    for (int i = 0; i < PVDC_EDID_SIZE; i += 4) {
+        stl_le_p(edid + i, rd(t, PVDC_EDID(head) + i));
+    }
+    *w = edid[56] | (edid[58] >> 4) << 8;
+    *h = edid[59] | (edid[61] >> 4) << 8;
+}
+
+static void qom_set_uint(T *t, const char *prop, uint64_t value)
+{
+    qtest_qmp_assert_success(t->qts, "{ 'execute': 'qom-set', 'arguments': "
+                             "{ 'path': %s, 'property': %s, 'value': %"
+                             PRIu64 " } }", PVDC_QOM_PATH, prop, value);
+}
+
+static void test_hotplug_on_property_change(void)
+{
+    uint32_t w, h;
+    QDict *rsp;
+    T t;
+
+    start(&t, "xres=800,yres=600", false);
+    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_HOTPLUG, ==,
+                    PVDC_FEATURE_HOTPLUG);
+    edid_preferred(&t, 1, &w, &h);
+    g_assert_cmpuint(w, ==, 800);
+    g_assert_cmpuint(h, ==, 600);
+    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_SUGGESTED_POS), ==,
+                    PVDC_XY(800, 0));
+
+    qom_set_uint(&t, "head1-xres", 1280);
+    qom_set_uint(&t, "head1-yres", 720);
+    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==,
+                    PVDC_INT(1, PVDC_INT_HOTPLUG));
+    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_PREFERRED), ==,
+                    PVDC_XY(1280, 720));
+    edid_preferred(&t, 1, &w, &h);
+    g_assert_cmpuint(w, ==, 1280);
+    g_assert_cmpuint(h, ==, 720);
+    /* head 0 did not change */
+    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_PREFERRED), ==,
+                    PVDC_XY(800, 600));
+    edid_preferred(&t, 0, &w, &h);
+    g_assert_cmpuint(w, ==, 800);
+
+    /* head 0 narrower: head 1, placed right of it, moves too */
+    wr(&t, PVDC_REG_INT_STATUS, rd(&t, PVDC_REG_INT_STATUS));
+    qom_set_uint(&t, "head0-xres", 640);
+    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==,
+                    PVDC_INT(0, PVDC_INT_HOTPLUG) |
+                    PVDC_INT(1, PVDC_INT_HOTPLUG));
+    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_SUGGESTED_POS), ==,
+                    PVDC_XY(640, 0));
+
+    /* an explicit position */
+    wr(&t, PVDC_REG_INT_STATUS, rd(&t, PVDC_REG_INT_STATUS));
+    qom_set_uint(&t, "head1-y", 600);
+    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==,
+                    PVDC_INT(1, PVDC_INT_HOTPLUG));
+    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_SUGGESTED_POS), ==,
+                    PVDC_XY(640, 600));
+
+    /* the same value again is no event; out of range is refused */
+    wr(&t, PVDC_REG_INT_STATUS, rd(&t, PVDC_REG_INT_STATUS));
+    qom_set_uint(&t, "head1-xres", 1280);
+    rsp = qtest_qmp(t.qts, "{ 'execute': 'qom-set', 'arguments': "
+                    "{ 'path': %s, 'property': 'head1-xres', "
+                    "'value': 100000 } }", PVDC_QOM_PATH);
+    g_assert(qdict_haskey(rsp, "error"));
+    qobject_unref(rsp);
+    rsp = qtest_qmp(t.qts, "{ 'execute': 'qom-set', 'arguments': "
+                    "{ 'path': %s, 'property': 'head5-xres', "
+                    "'value': 640 } }", PVDC_QOM_PATH);
+    g_assert(qdict_haskey(rsp, "error"));
+    qobject_unref(rsp);
+    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, 0);
+    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_PREFERRED), ==,
+                    PVDC_XY(1280, 720));
+    stop(&t);
+}
+
+static void test_per_head_properties_at_start(void)
+{
+    uint32_t w, h;
+    T t;
+
+    start(&t, "head0-xres=640,head0-yres=480,head1-x=0,head1-y=480", false);
+    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_PREFERRED), ==,
+                    PVDC_XY(640, 480));
+    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_PREFERRED), ==,
+                    PVDC_XY(1024, 768));
+    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_SUGGESTED_POS), ==,
+                    PVDC_XY(0, 480));
+    edid_preferred(&t, 0, &w, &h);
+    g_assert_cmpuint(w, ==, 640);
+    g_assert_cmpuint(h, ==, 480);
+    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, 0);
+    stop(&t);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+
+    for (size_t i = 0; i < ARRAY_SIZE(scene_cases); i++) {
+        g_autofree char *path =
+            g_strdup_printf("/pvdc/compose/crc/%s", scene_cases[i].name);
+
+        qtest_add_data_func(path, &scene_cases[i], test_scene_crc);
+    }
+    qtest_add_func("/pvdc/compose/crc/frame-follows-the-vblank-count",
+                   test_crc_frame_follows_vblank_count);
+    qtest_add_func("/pvdc/compose/screendump/bilinear-upscale-is-within-2",
+                   test_bilinear_upscale_is_within_tolerance);
+    qtest_add_func("/pvdc/compose/screendump/two-heads-match-pixel-by-pixel",
+                   test_two_heads_match_pixel_by_pixel);
+    qtest_add_func("/pvdc/compose/dirty/idle-guest-costs-no-composition",
+                   test_idle_guest_costs_no_composition);
+    qtest_add_func("/pvdc/compose/dirty/vram-write-recomposes-once",
+                   test_vram_write_recomposes_what_it_touched);
+    qtest_add_func("/pvdc/compose/dirty/direct-scanout-needs-no-composition",
+                   test_direct_scanout_needs_no_composition);
+    qtest_add_func("/pvdc/output/property-change-raises-hotplug",
+                   test_hotplug_on_property_change);
+    qtest_add_func("/pvdc/output/per-head-properties-at-start",
+                   test_per_head_properties_at_start);
+
+    return g_test_run();
+}
