@@ -334,7 +334,10 @@ class Domain:
         pidfile = self.daemon.private(f"/run/libvirt/qemu/{self.name}.pid")
         try:
             pid = int(open(pidfile).read().strip())
-            os.kill(pid, signal.SIGKILL)
+            # Only that QEMU: a stale pid file may name another process.
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if f"guest={self.name},".encode() in f.read():
+                    os.kill(pid, signal.SIGKILL)
         except (OSError, ValueError):
             pass
 
