@@ -175,6 +175,37 @@ static int pvdc_crtc_atomic_check(struct drm_crtc *crtc,
 }
 
 /*
+ * Modeset every enabled head that keeps its allocation, so that all of them
+ * are allocated again from what they need.  Only for commits that allow
+ * modesets: the core refuses to add CRTCs to the others.
+ */
+static int pvdc_resplit_bandwidth(struct drm_atomic_state *state,
+				  const struct pvdc_global_state *global,
+				  bool *rerun)
+{
+	struct drm_crtc_state *crtc_state;
+	struct drm_crtc *crtc;
+
+	drm_for_each_crtc(crtc, state->dev) {
+		crtc_state = drm_atomic_get_new_crtc_state(state, crtc);
+		if (crtc_state && drm_atomic_crtc_needs_modeset(crtc_state))
+			continue;
+		if (!global->bandwidth[drm_crtc_index(crtc)])
+			continue;
+
+		crtc_state = drm_atomic_get_crtc_state(state, crtc);
+		if (IS_ERR(crtc_state))
+			return PTR_ERR(crtc_state);
+		drm_dbg_atomic(state->dev, "[CRTC:%d] modeset for bandwidth\n",
+			       crtc->base.id);
+		crtc_state->mode_changed = true;
+		*rerun = true;
+	}
+
+	return 0;
+}
+
+/*
  * The scaler pool and the bandwidth are shared by all heads.  An enabled
  * head keeps its bandwidth allocation (the device refuses to change it); a
  * plane update that needs more becomes a modeset of the head, which the
@@ -191,7 +222,7 @@ int pvdc_crtc_global_check(struct drm_atomic_state *state, bool *rerun)
 	bool need_global = false;
 	struct drm_crtc *crtc;
 	u32 used = 0, share, slack;
-	int i;
+	int i, ret;
 
 	*rerun = false;
 	for_each_oldnew_crtc_in_state(state, crtc, old_state, new_state, i) {
@@ -242,6 +273,12 @@ int pvdc_crtc_global_check(struct drm_atomic_state *state, bool *rerun)
 			used += to_pvdc_crtc_state(new_state)->need;
 	}
 	if (used > pvdc->bandwidth_total) {
+		/* The other heads may hold more than they need. */
+		if (state->allow_modeset) {
+			ret = pvdc_resplit_bandwidth(state, global, rerun);
+			if (ret || *rerun)
+				return ret;
+		}
 		drm_dbg_atomic(&pvdc->drm, "needs %u KiB of bandwidth, has %u\n",
 			       used, pvdc->bandwidth_total);
 		return -EINVAL;
@@ -660,10 +697,10 @@ static bool pvdc_crtc_get_vblank_timestamp(struct drm_crtc *crtc,
 	s64 offset;
 	int idx;
 
-	if (in_vblank_irq && head->irq_vblank_time)
+	if (in_vblank_irq && head->irq_vblank_time) {
 		devtime = head->irq_vblank_time;
-	else if (drm_dev_enter(&pvdc->drm, &idx)) {
-		devtime = pvdc_head_vblank_time(pvdc, drm_crtc_index(crtc));
+	} else if (drm_dev_enter(&pvdc->drm, &idx)) {
+		devtime = pvdc_head_vblank_time(pvdc, head->index);
 		drm_dev_exit(idx);
 	}
 	if (!devtime)
@@ -733,7 +770,7 @@ int pvdc_crtc_init(struct pvdc_device *pvdc, struct pvdc_head *head)
 	for (p = 0; p < pvdc->num_planes; p++) {
 		struct pvdc_plane *plane = pvdc->planes[p];
 
-		if (plane->home != head->index)
+		if (!plane || plane->home != head->index)
 			continue;
 		if (plane->type == PVDC_PLANE_TYPE_PRIMARY && !primary)
 			primary = &plane->base;

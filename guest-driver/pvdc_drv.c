@@ -107,9 +107,10 @@ static int pvdc_atomic_check(struct drm_device *dev,
 
 	/*
 	 * A plane update that needs a new bandwidth split turns into a
-	 * modeset of its head; the modeset checks then run once more.
+	 * modeset of its head, and that split may need the other heads to
+	 * be modeset too; the modeset checks then run again.
 	 */
-	for (pass = 0; pass < 2; pass++) {
+	for (pass = 0; pass < 3; pass++) {
 		ret = drm_atomic_helper_check_modeset(dev, state);
 		if (ret)
 			return ret;
@@ -285,10 +286,62 @@ static void pvdc_sanitize(struct pvdc_device *pvdc)
 	pvdc_write(pvdc, PVDC_REG_INT_STATUS, ~0u);
 }
 
+/*
+ * DRM plane masks are 32 bits wide.  When the device has more planes, every
+ * head keeps its primary and cursor planes and the overlays are shared out
+ * evenly; the others stay disabled.
+ */
+#define PVDC_DRM_MAX_PLANES	32
+
+static int pvdc_planes_init(struct pvdc_device *pvdc)
+{
+	static const unsigned int order[] = {
+		PVDC_PLANE_TYPE_PRIMARY, PVDC_PLANE_TYPE_CURSOR,
+		PVDC_PLANE_TYPE_OVERLAY,
+	};
+	unsigned int budget = PVDC_DRM_MAX_PLANES, hidden = 0, pass, rank, p;
+	u32 caps[PVDC_MAX_PLANES];
+
+	for (p = 0; p < pvdc->num_planes; p++)
+		caps[p] = pvdc_read(pvdc, PVDC_REG_PLANE_CAPS(p));
+
+	for (pass = 0; pass < ARRAY_SIZE(order); pass++) {
+		/* rank: the n-th plane of its type on its home head */
+		for (rank = 0; rank < pvdc_planes_per_head(pvdc); rank++) {
+			unsigned int seen[PVDC_MAX_HEADS] = { 0 };
+
+			for (p = 0; p < pvdc->num_planes; p++) {
+				unsigned int home = (caps[p] >>
+						     PVDC_PLANE_CAPS_HOME_SHIFT) &
+						    PVDC_PLANE_CAPS_HOME_MASK;
+				struct pvdc_plane *plane;
+
+				if ((caps[p] & PVDC_PLANE_CAPS_TYPE_MASK) !=
+				    order[pass] || home >= pvdc->num_heads ||
+				    seen[home]++ != rank)
+					continue;
+				if (!budget) {
+					hidden++;
+					continue;
+				}
+				plane = pvdc_plane_init(pvdc, p, caps[p]);
+				if (IS_ERR(plane))
+					return PTR_ERR(plane);
+				pvdc->planes[p] = plane;
+				budget--;
+			}
+		}
+	}
+	if (hidden)
+		drm_info(&pvdc->drm, "%u overlay planes not exposed\n", hidden);
+
+	return 0;
+}
+
 static int pvdc_kms_init(struct pvdc_device *pvdc)
 {
 	struct drm_device *drm = &pvdc->drm;
-	unsigned int h, p;
+	unsigned int h;
 	int ret;
 
 	ret = drmm_mode_config_init(drm);
@@ -315,14 +368,9 @@ static int pvdc_kms_init(struct pvdc_device *pvdc)
 		return ret;
 
 	/* Planes first: each CRTC is created with its home primary/cursor. */
-	for (p = 0; p < pvdc->num_planes; p++) {
-		u32 caps = pvdc_read(pvdc, PVDC_REG_PLANE_CAPS(p));
-		struct pvdc_plane *plane = pvdc_plane_init(pvdc, p, caps);
-
-		if (IS_ERR(plane))
-			return PTR_ERR(plane);
-		pvdc->planes[p] = plane;
-	}
+	ret = pvdc_planes_init(pvdc);
+	if (ret)
+		return ret;
 
 	for (h = 0; h < pvdc->num_heads; h++) {
 		struct pvdc_head *head = &pvdc->heads[h];
@@ -337,6 +385,8 @@ static int pvdc_kms_init(struct pvdc_device *pvdc)
 			return ret;
 	}
 
+	/* VBLANK_COUNT is a full 32-bit hardware counter. */
+	drm->max_vblank_count = U32_MAX;
 	ret = drm_vblank_init(drm, pvdc->num_heads);
 	if (ret)
 		return ret;
@@ -456,9 +506,24 @@ static int pvdc_pm_suspend(struct device *dev)
 	return drm_mode_config_helper_suspend(dev_get_drvdata(dev));
 }
 
+/* The device may have been reset: rewrite what the driver keeps of it. */
 static int pvdc_pm_resume(struct device *dev)
 {
-	return drm_mode_config_helper_resume(dev_get_drvdata(dev));
+	struct drm_device *drm = dev_get_drvdata(dev);
+	struct pvdc_device *pvdc = to_pvdc(drm);
+	unsigned int p;
+
+	pvdc_sanitize(pvdc);
+	pvdc_update_int_enable(pvdc, 0, 0);
+	/* Our clock may have moved relative to the device's meanwhile. */
+	spin_lock_irq(&pvdc->clock_lock);
+	pvdc->clock_offset_valid = false;
+	spin_unlock_irq(&pvdc->clock_lock);
+	for (p = 0; p < pvdc->num_planes; p++)
+		if (pvdc->planes[p])
+			pvdc->planes[p]->shadow_lost = true;
+
+	return drm_mode_config_helper_resume(drm);
 }
 
 static DEFINE_SIMPLE_DEV_PM_OPS(pvdc_pm_ops, pvdc_pm_suspend, pvdc_pm_resume);

@@ -62,6 +62,8 @@ struct pvdc_plane {
 	unsigned int type;		/* PVDC_PLANE_TYPE_* */
 	unsigned int home;		/* head bound to at reset */
 	u32 possible_heads;		/* device head mask */
+	/* The shadow registers no longer hold the current state's values. */
+	bool shadow_lost;
 };
 
 /*

@@ -327,7 +327,8 @@ static void pvdc_plane_atomic_update(struct drm_plane *plane,
 		drm_atomic_get_old_plane_state(state, plane);
 	struct pvdc_plane_state *ps = to_pvdc_plane_state(new_state);
 	struct pvdc_device *pvdc = to_pvdc(plane->dev);
-	u32 base = PVDC_PLANE_SHADOW(to_pvdc_plane(plane)->index);
+	struct pvdc_plane *pplane = to_pvdc_plane(plane);
+	u32 base = PVDC_PLANE_SHADOW(pplane->index);
 	u32 shadow[PVDC_PLANE_STATE_REGS];
 	u32 *regs = ps->regs;
 	int i, idx;
@@ -355,9 +356,10 @@ static void pvdc_plane_atomic_update(struct drm_plane *plane,
 	if (!drm_dev_enter(plane->dev, &idx))
 		return;
 	for (i = 0; i < PVDC_PLANE_STATE_REGS; i++) {
-		if (regs[i] != shadow[i])
+		if (regs[i] != shadow[i] || pplane->shadow_lost)
 			pvdc_write(pvdc, base + i * 4, regs[i]);
 	}
+	pplane->shadow_lost = false;
 	drm_dev_exit(idx);
 }
 

@@ -69,7 +69,8 @@ if [ ! -f "$work/build/build.ninja" ]; then
     }
 fi
 
-targets=(qemu-system-x86_64 tests/qtest/pvdc-test tests/qtest/pvdc-compose-test)
+targets=(qemu-system-x86_64 tests/qtest/pvdc-test tests/qtest/pvdc-compose-test
+         tests/qtest/pvdc-hostile-test)
 steps=$(ninja -C "$work/build" -n "${targets[@]}" 2>/dev/null | grep -c '^\[' || true)
 stage "building QEMU ($variant): $steps step(s) to do"
 # ninja prints one line per step; show every 100th so a cold build of a few

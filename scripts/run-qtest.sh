@@ -1,8 +1,17 @@
 #!/bin/bash
-# Run the pvdc qtest suite (TAP) from a QEMU build directory.
+# Run a pvdc qtest binary (TAP) from a QEMU build directory.
+#
+#   run-qtest.sh QEMU_BUILD_DIR [TEST] [gtester args]
+#
+# TEST is the name of a binary in tests/qtest, pvdc-test by default.
 set -euo pipefail
-qemu_build=${1:?usage: run-qtest.sh QEMU_BUILD_DIR [gtester args]}
+qemu_build=${1:?usage: run-qtest.sh QEMU_BUILD_DIR [TEST] [gtester args]}
 shift
+test=pvdc-test
+if [ $# -gt 0 ] && [[ $1 != -* ]]; then
+    test=$1
+    shift
+fi
 cd "$qemu_build"
 export QTEST_QEMU_BINARY=./qemu-system-x86_64
-exec ./tests/qtest/pvdc-test --tap -k "$@"
+exec "./tests/qtest/$test" --tap -k "$@"

@@ -39,7 +39,7 @@ PACKAGES=(
 )
 
 need_update=0
-if [ ! -f "$SOURCES" ] || [ "$(cat "$SOURCES")" != "$SOURCES_CONTENT" ]; then
+if ! printf '%s' "$SOURCES_CONTENT" | cmp -s - "$SOURCES"; then
     stage "adding bookworm-backports and trixie deb-src to $SOURCES"
     printf '%s' "$SOURCES_CONTENT" | as_root tee "$SOURCES" >/dev/null
     need_update=1

@@ -63,8 +63,9 @@ struct kms_buffer {
 };
 
 /* A dumb buffer with a framebuffer on it; 0 or -errno. */
-static KMS_UNUSED int kms_buffer_create(int fd, struct kms_buffer *buf, uint32_t width,
-			     uint32_t height, uint32_t format)
+static KMS_UNUSED int kms_buffer_create(int fd, struct kms_buffer *buf,
+					uint32_t width, uint32_t height,
+					uint32_t format)
 {
 	struct drm_mode_create_dumb create = { 0 };
 	struct drm_mode_map_dumb map = { 0 };
@@ -118,7 +119,8 @@ static KMS_UNUSED void kms_buffer_destroy(int fd, struct kms_buffer *buf)
 }
 
 /* Colour bars shifted by @phase, for 32-bit formats; solid for others. */
-static KMS_UNUSED void kms_buffer_fill(struct kms_buffer *buf, unsigned int phase)
+static KMS_UNUSED void kms_buffer_fill(struct kms_buffer *buf,
+				       unsigned int phase)
 {
 	static const uint32_t bars[] = {
 		0xffffffff, 0xffffff00, 0xff00ffff, 0xff00ff00,
@@ -142,7 +144,7 @@ static KMS_UNUSED void kms_buffer_fill(struct kms_buffer *buf, unsigned int phas
 }
 
 static KMS_UNUSED uint32_t kms_prop_id(int fd, uint32_t obj, uint32_t type,
-			    const char *name)
+				       const char *name)
 {
 	drmModeObjectProperties *props;
 	uint32_t id = 0, i;
@@ -162,7 +164,7 @@ static KMS_UNUSED uint32_t kms_prop_id(int fd, uint32_t obj, uint32_t type,
 }
 
 static KMS_UNUSED bool kms_prop_value(int fd, uint32_t obj, uint32_t type,
-			   const char *name, uint64_t *value)
+				      const char *name, uint64_t *value)
 {
 	drmModeObjectProperties *props;
 	bool found = false;
@@ -185,7 +187,8 @@ static KMS_UNUSED bool kms_prop_value(int fd, uint32_t obj, uint32_t type,
 }
 
 /* 0 when the connector is connected and has a mode, copied to @mode. */
-static KMS_UNUSED int kms_connector_mode(drmModeConnector *conn, drmModeModeInfo *mode)
+static KMS_UNUSED int kms_connector_mode(drmModeConnector *conn,
+					 drmModeModeInfo *mode)
 {
 	int i;
 

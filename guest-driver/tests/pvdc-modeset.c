@@ -145,7 +145,8 @@ int main(int argc, char **argv)
 		}
 		ret = drmModeSetCrtc(fd, h->crtc_id, h->buf[0].fb_id, 0, 0,
 				     &h->conn_id, 1, &h->mode);
-		kms_result(!ret, "modeset-head-%d %s", pipe, h->mode.name);
+		kms_result(!ret, "modeset-head-%d %s %s", pipe,
+			   ret ? ":" : "#", h->mode.name);
 		if (ret)
 			continue;
 		n++;
@@ -182,7 +183,8 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < n; i++)
 		kms_result(heads[i].events == FLIPS,
-			   "page-flip-events-head-%d (%u of %d)", heads[i].pipe,
+			   "page-flip-events-head-%d %s %u of %d", heads[i].pipe,
+			   heads[i].events == FLIPS ? "#" : ":",
 			   heads[i].events, FLIPS);
 
 	if (seconds >= 0) {

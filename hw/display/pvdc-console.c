@@ -28,6 +28,7 @@
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
 #include "qom/object.h"
+#include "qapi/visitor.h"
 #include "exec/memory.h"
 #include "exec/target_page.h"
 #include "pvdc-compose.h"
@@ -434,7 +435,7 @@ static void pvdc_gfx_update(void *opaque)
         if (!pvdc_console_show_direct(head, &scene, changed, &damage)) {
             pvdc_console_show_composed(head, &scene, changed, &damage);
         }
-        d->shown = scene;
+        memcpy(&d->shown, &scene, sizeof(scene));   /* padding too */
         d->shown_valid = true;
         pvdc_console_update_cursor(head, cursor);
     }
@@ -465,12 +466,17 @@ static const GraphicHwOps pvdc_gfx_ops = {
 };
 
 /*
- * Nothing to do but remember it: the next refresh compares the active
- * state with what it shows and composes again only if they differ.
+ * Nothing to compose yet: the next refresh compares the active state with
+ * what it shows and composes again only if they differ.  The frame that
+ * starts now gets its own CRC, even at an instant already captured (a
+ * head enabled again, or after a reset).
  */
 void pvdc_compose_invalidate(PVDCHead *head)
 {
     head->dirty = true;
+    if (head->display) {
+        head->display->crc_captured = false;
+    }
 }
 
 static void pvdc_crc_capture(PVDCHead *head, uint32_t frame)
@@ -517,28 +523,46 @@ void pvdc_crc_capture_due(PVDCState *s, int64_t now)
     }
 }
 
+static void pvdc_head_compositions(Object *obj, Visitor *v, const char *name,
+                                   void *opaque, Error **errp)
+{
+    PVDCHead *head = opaque;
+    uint64_t value = head->display ? head->display->compositions : 0;
+
+    visit_type_uint64(v, name, &value, errp);
+}
+
+void pvdc_console_instance_init(PVDCState *s)
+{
+    unsigned int h;
+
+    object_property_add_uint64_ptr(OBJECT(s), "compositions",
+                                   &s->compositions, OBJ_PROP_FLAG_READ);
+    object_property_set_description(OBJECT(s), "compositions",
+                                    "pictures composed so far, all heads, "
+                                    "CRC captures included (statistic)");
+    for (h = 0; h < PVDC_MAX_HEADS; h++) {
+        g_autofree char *name = g_strdup_printf("head%u-compositions", h);
+
+        object_property_add(OBJECT(s), name, "uint64",
+                            pvdc_head_compositions, NULL, NULL,
+                            &s->heads[h]);
+        object_property_set_description(OBJECT(s), name,
+                                        "pictures composed so far for this "
+                                        "head (statistic)");
+    }
+}
+
 void pvdc_console_init(PVDCState *s)
 {
     unsigned int h;
 
     memory_region_set_log(&s->vram, true, DIRTY_MEMORY_VGA);
-    object_property_add_uint64_ptr(OBJECT(s), "compositions",
-                                   &s->compositions, OBJ_PROP_FLAG_READ);
-    object_property_set_description(OBJECT(s), "compositions",
-                                    "pictures composed so far, all heads "
-                                    "(statistic)");
     for (h = 0; h < s->num_heads; h++) {
         PVDCHead *head = &s->heads[h];
-        g_autofree char *name = g_strdup_printf("head%u-compositions", h);
 
         head->display = g_new0(PVDCDisplay, 1);
         head->con = graphic_console_init(DEVICE(s), h, &pvdc_gfx_ops, head);
-        object_property_add_uint64_ptr(OBJECT(s), name,
-                                       &head->display->compositions,
-                                       OBJ_PROP_FLAG_READ);
-        object_property_set_description(OBJECT(s), name,
-                                        "pictures composed so far for this "
-                                        "head (statistic)");
     }
 }
 

@@ -73,6 +73,7 @@ void pvdc_irq_update(PVDCState *s, uint32_t was_pending);
 void pvdc_set_int_enable(PVDCState *s, uint32_t val);
 
 /* pvdc-console.c */
+void pvdc_console_instance_init(PVDCState *s);
 void pvdc_console_init(PVDCState *s);
 void pvdc_console_fini(PVDCState *s);
 /*

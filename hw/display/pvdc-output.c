@@ -93,26 +93,31 @@ uint32_t pvdc_output_preferred(PVDCHead *head)
     return PVDC_XY(head->pref_width, head->pref_height);
 }
 
-uint32_t pvdc_output_position(PVDCHead *head)
+static uint32_t pvdc_output_pos(PVDCState *s, unsigned int head)
 {
-    PVDCState *s = head->dev;
     uint32_t x = 0;
     unsigned int h;
 
-    if (head->pos_set) {
-        return PVDC_XY(head->pos_x, head->pos_y);
+    if (s->heads[head].pos_set) {
+        return PVDC_XY(s->heads[head].pos_x, s->heads[head].pos_y);
     }
-    for (h = 0; h < head->index; h++) {
-        x += s->heads[h].pref_width;
+    for (h = 0; h < head; h++) {
+        x += s->heads[h].pref_width ? s->heads[h].pref_width : s->xres;
     }
-    return PVDC_XY(x, 0);
+    return PVDC_XY(MIN(x, UINT16_MAX), 0);
+}
+
+uint32_t pvdc_output_position(PVDCHead *head)
+{
+    return pvdc_output_pos(head->dev, head->index);
 }
 
 /*
  * The host changed what the connector of @head says: tell the guest.
  * Heads placed automatically move with the width of the heads before them.
  */
-static void pvdc_output_changed(PVDCHead *head, const QemuUIInfo *ui)
+static void pvdc_output_changed(PVDCHead *head, const QemuUIInfo *ui,
+                                bool width_changed)
 {
     PVDCState *s = head->dev;
     unsigned int h;
@@ -120,34 +125,33 @@ static void pvdc_output_changed(PVDCHead *head, const QemuUIInfo *ui)
     pvdc_output_update_edid(head, ui);
     trace_pvdc_hotplug(head->index, head->pref_width, head->pref_height,
                        pvdc_output_position(head));
-    for (h = head->index; h < s->num_heads; h++) {
-        if (h == head->index || !s->heads[h].pos_set) {
+    pvdc_irq_raise(s, head->index, PVDC_INT_HOTPLUG);
+    for (h = head->index + 1; width_changed && h < s->num_heads; h++) {
+        if (!s->heads[h].pos_set) {
             pvdc_irq_raise(s, h, PVDC_INT_HOTPLUG);
         }
     }
 }
 
+/*
+ * Only the size is taken from the UI: the offsets UIs report are those of
+ * their windows, not a layout of the guest's desktop.
+ */
 void pvdc_output_ui_info(PVDCHead *head, const QemuUIInfo *info)
 {
     PVDCState *s = head->dev;
     uint32_t width = MIN(info->width, s->max_width);
     uint32_t height = MIN(info->height, s->max_height);
+    bool width_changed = width != head->pref_width;
 
     /* A window being closed or minimised keeps the last mode. */
-    if (!width || !height) {
-        return;
-    }
-    if (width == head->pref_width && height == head->pref_height &&
-        head->pos_set && head->pos_x == MAX(info->xoff, 0) &&
-        head->pos_y == MAX(info->yoff, 0)) {
+    if (!width || !height ||
+        (!width_changed && height == head->pref_height)) {
         return;
     }
     head->pref_width = width;
     head->pref_height = height;
-    head->pos_x = MIN(MAX(info->xoff, 0), UINT16_MAX);
-    head->pos_y = MIN(MAX(info->yoff, 0), UINT16_MAX);
-    head->pos_set = true;
-    pvdc_output_changed(head, info);
+    pvdc_output_changed(head, info, width_changed);
 }
 
 static uint32_t *pvdc_output_field(PVDCHead *head, PVDCOutputField field)
@@ -175,10 +179,10 @@ static void pvdc_output_prop_get(Object *obj, Visitor *v, const char *name,
 
     switch (prop->field) {
     case PVDC_OUTPUT_X:
-        value = PVDC_X(pvdc_output_position(head));
+        value = PVDC_X(pvdc_output_pos(prop->s, prop->head));
         break;
     case PVDC_OUTPUT_Y:
-        value = PVDC_Y(pvdc_output_position(head));
+        value = PVDC_Y(pvdc_output_pos(prop->s, prop->head));
         break;
     default:
         value = *pvdc_output_field(head, prop->field);
@@ -228,7 +232,7 @@ static void pvdc_output_prop_set(Object *obj, Visitor *v, const char *name,
         return;
     }
     if (is_pos && !head->pos_set) {
-        uint32_t pos = pvdc_output_position(head);
+        uint32_t pos = pvdc_output_pos(s, prop->head);
 
         head->pos_x = PVDC_X(pos);
         head->pos_y = PVDC_Y(pos);
@@ -238,7 +242,7 @@ static void pvdc_output_prop_set(Object *obj, Visitor *v, const char *name,
         return;
     }
     *field = value;
-    pvdc_output_changed(head, NULL);
+    pvdc_output_changed(head, NULL, prop->field == PVDC_OUTPUT_XRES);
 }
 
 static void pvdc_output_prop_release(Object *obj, const char *name,
@@ -274,6 +278,14 @@ bool pvdc_output_realize(PVDCState *s, Error **errp)
 {
     unsigned int h;
 
+    for (h = s->num_heads; h < PVDC_MAX_HEADS; h++) {
+        if (s->heads[h].pref_width || s->heads[h].pref_height ||
+            s->heads[h].pos_set) {
+            error_setg(errp, "pvdc: head%u-* set but there is no head %u",
+                       h, h);
+            return false;
+        }
+    }
     for (h = 0; h < s->num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 

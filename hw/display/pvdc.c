@@ -14,7 +14,6 @@
 #include "qemu/module.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
-#include "hw/display/edid.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/pci.h"
 #include "hw/qdev-properties.h"
@@ -403,6 +402,7 @@ static void pvdc_instance_init(Object *obj)
     object_property_set_description(obj, "timer-callbacks",
                                     "times the device timer has run "
                                     "(statistic)");
+    pvdc_console_instance_init(s);
     pvdc_output_instance_init(s);
 }
 

@@ -127,6 +127,15 @@ def main():
     try:
         modeset_scene(tap, vm)
         program_cases(tap, vm, "pvdc-atomic", "pvdc-atomic")
+
+        def demo_uses_every_feature():
+            out = vm.check("pvdc-demo 3", 60)
+            dropped = [l for l in out.splitlines() if "dropped:" in l]
+            heads = [l for l in out.splitlines() if " head " in l]
+            if dropped or len(heads) < HEADS:
+                raise AssertionError(out[-3000:])
+        tap.case("pvdc-demo runs on every head without dropping a feature",
+                 demo_uses_every_feature)
         real_clients(tap, vm)
 
         def no_kernel_warnings():

@@ -4,8 +4,8 @@
  * Framebuffers are written into VRAM with known patterns and committed
  * through the register interface; the CRC the device captures at vblank
  * is compared with the CRC of a picture drawn by the reference composer
- * below, written from the blending rules of docs/system/devices/pvdc.rst
- * and pixman's 8-bit arithmetic, one pixel at a time.  Bilinear filtering
+ * below, written from the composition rules of docs/specs/pvdc.rst
+ * (pixman's 8-bit arithmetic), one pixel at a time.  Bilinear filtering
  * is compared through a screendump, within a stated tolerance; so is a
  * scene on two heads, exactly.
  *
@@ -106,12 +106,18 @@ static unsigned int plane_index(unsigned int head, unsigned int slot)
     return head * SLOTS + slot;
 }
 
-static void start(T *t, const char *props, bool crc)
+static QTestState *spawn(const char *props, const char *extra)
+{
+    return qtest_initf("-machine q35 -nodefaults -device pvdc,addr=04.0,"
+                       "id=pvdc0,heads=2,overlays=%d,scalers=8%s%s %s",
+                       OVERLAYS, props ? "," : "", props ? props : "",
+                       extra ? extra : "");
+}
+
+static void attach(T *t, QTestState *qts)
 {
     memset(t, 0, sizeof(*t));
-    t->qts = qtest_initf("-machine q35 -nodefaults -device pvdc,addr=04.0,"
-                         "id=pvdc0,heads=2,overlays=%d,scalers=8%s%s",
-                         OVERLAYS, props ? "," : "", props ? props : "");
+    t->qts = qts;
     t->bus = qpci_new_pc(t->qts, NULL);
     t->dev = qpci_device_find(t->bus, QPCI_DEVFN(4, 0));
     g_assert_nonnull(t->dev);
@@ -119,11 +125,21 @@ static void start(T *t, const char *props, bool crc)
     t->mmio = qpci_iomap(t->dev, PVDC_MMIO_BAR, NULL);
     t->vram = qpci_iomap(t->dev, PVDC_VRAM_BAR, NULL);
     t->shadow = g_malloc0(SHADOW_VRAM);
+}
+
+static void start_with(T *t, const char *props, const char *extra, bool crc)
+{
+    attach(t, spawn(props, extra));
     qtest_clock_step(t->qts, 1);
     if (crc) {
         wr(t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
         wr(t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
     }
+}
+
+static void start(T *t, const char *props, bool crc)
+{
+    start_with(t, props, NULL, crc);
 }
 
 static void stop(T *t)
@@ -943,6 +959,27 @@ static void build_two_planes(T *t, TScene *scene)
     add(scene, plane(t, OVERLAY(0), PVDC_FMT_XRGB8888, 1, 20, 16, 30, 20, 1));
 }
 
+/* A disabled head shows a small black picture, composed from nothing. */
+static void test_disabled_head_is_blank(void)
+{
+    g_autofree uint32_t *got = NULL;
+    TScene scene = {};
+    int w, h;
+    T t;
+
+    start(&t, NULL, false);
+    build_two_planes(&t, &scene);
+    commit(&t, 0, &scene);
+    got = screendump(&t, 1, &w, &h);
+    g_assert_cmpint(w * h, >, 0);
+    g_assert_cmpint(w, !=, MODE_W);
+    for (int i = 0; i < w * h; i++) {
+        g_assert_cmphex(got[i], ==, 0);
+    }
+    g_assert_cmpuint(compositions(&t, 1), ==, 0);
+    stop(&t);
+}
+
 static void test_idle_guest_costs_no_composition(void)
 {
     TScene scene = {};
@@ -971,36 +1008,84 @@ static void test_idle_guest_costs_no_composition(void)
     stop(&t);
 }
 
+typedef struct Rect {
+    int x, y, width, height;
+} Rect;
+
+/* The rectangle of the last composition the trace in @log reports. */
+static void last_composition(const char *log, Rect *rect)
+{
+    g_autofree char *text = NULL;
+    const char *line = NULL, *p;
+    unsigned int head;
+
+    g_assert(g_file_get_contents(log, &text, NULL, NULL));
+    for (p = text; (p = strstr(p, "pvdc_compose ")); p++) {
+        line = p;
+    }
+    g_assert_nonnull(line);
+    g_assert_cmpint(sscanf(line, "pvdc_compose head %u rect %d,%d %dx%d",
+                           &head, &rect->x, &rect->y, &rect->width,
+                           &rect->height), ==, 5);
+}
+
+static void assert_rect_holds(const Rect *rect, int x, int y)
+{
+    g_assert_cmpint(rect->x, <=, x);
+    g_assert_cmpint(rect->y, <=, y);
+    g_assert_cmpint(rect->x + rect->width, >, x);
+    g_assert_cmpint(rect->y + rect->height, >, y);
+}
+
+/*
+ * A write under a visible plane is composed once, and only the part of
+ * the head the written pages show (the trace says which part).
+ */
 static void test_vram_write_recomposes_what_it_touched(void)
 {
+    g_autofree char *dir = g_dir_make_tmp("pvdc-compose-XXXXXX", NULL);
+    g_autofree char *log = g_strdup_printf("%s/trace.log", dir);
+    g_autofree char *extra = g_strdup_printf("-d trace:pvdc_compose -D %s",
+                                             log);
     TScene scene = {};
     uint32_t pixel = 0x00abcdef;
+    Rect rect;
     uint64_t n;
     T t;
 
-    start(&t, NULL, false);
+    start_with(&t, NULL, extra, false);
     build_two_planes(&t, &scene);
     commit(&t, 0, &scene);
     assert_screen_is(&t, 0, &scene);
     n = compositions(&t, 0);
+    last_composition(log, &rect);
+    g_assert_cmpint(rect.width * rect.height, ==, MODE_W * MODE_H);
 
-    /* under the overlay: one composition, the new pixel shows */
+    /* under the overlay at (30, 20): the new pixel shows */
     vram_write(&t, FB_BASE(1) + 5 * scene.planes[1].pitch + 7 * 4, &pixel,
                4);
     assert_screen_is(&t, 0, &scene);
     g_assert_cmpuint(compositions(&t, 0), ==, n + 1);
+    last_composition(log, &rect);
+    assert_rect_holds(&rect, 37, 25);
+    g_assert_cmpint(rect.width * rect.height, <=, 20 * 16);
 
-    /* hidden under the overlay: composed again, nothing changes */
-    vram_write(&t, FB_BASE(0) + 25 * scene.planes[0].pitch + 35 * 4, &pixel,
+    /* the primary's line 40: a band of lines of the head, not all of it */
+    vram_write(&t, FB_BASE(0) + 40 * scene.planes[0].pitch + 3 * 4, &pixel,
                4);
     assert_screen_is(&t, 0, &scene);
     g_assert_cmpuint(compositions(&t, 0), ==, n + 2);
+    last_composition(log, &rect);
+    assert_rect_holds(&rect, 3, 40);
+    g_assert_cmpint(rect.height, <, MODE_H);
 
     /* VRAM no plane shows: nothing to do */
     vram_write(&t, FB_BASE(5) + 100, &pixel, 4);
     assert_screen_is(&t, 0, &scene);
     g_assert_cmpuint(compositions(&t, 0), ==, n + 2);
     stop(&t);
+    unlink(log);
+    rmdir(dir);
 }
 
 /* One full-screen XRGB8888 plane is shown from VRAM: no composition. */
@@ -1022,17 +1107,26 @@ static void test_direct_scanout_needs_no_composition(void)
     stop(&t);
 }
 
-/* With CRC capture off, a disabled head has no CRC work either. */
+/*
+ * A CRC is captured when the head is enabled and at every vblank after,
+ * each tagged with its vblank count; turned off, the last one stays.
+ */
 static void test_crc_frame_follows_vblank_count(void)
 {
+    g_autofree uint32_t *want = g_new(uint32_t, MODE_W * MODE_H);
     TScene scene = {};
     uint32_t crc;
     T t;
 
     start(&t, NULL, true);
     build_two_planes(&t, &scene);
+    reference(&t, &scene, want);
+    crc = crc_of(want, MODE_W * MODE_H);
     commit(&t, 0, &scene);
-    crc = next_frame_crc(&t, 0);
+    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_CRC_FRAME), ==,
+                     head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT));
+    g_assert_cmphex(next_frame_crc(&t, 0), ==, crc);
     g_assert_cmphex(next_frame_crc(&t, 0), ==, crc);
     g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_CRC, ==,
                     PVDC_FEATURE_CRC);
@@ -1044,6 +1138,60 @@ static void test_crc_frame_follows_vblank_count(void)
     g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_CRC_FRAME), <,
                      head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT));
     stop(&t);
+}
+
+/*
+ * With host-cursor=on the UI draws the cursor plane: the console picture
+ * leaves it out and moving it composes nothing, while CRCs still have it.
+ */
+static void test_host_cursor_is_not_composed(void)
+{
+    TScene scene = {}, without = {};
+    g_autofree uint32_t *want = g_new(uint32_t, MODE_W * MODE_H);
+    uint64_t n;
+    T t;
+
+    start(&t, "host-cursor=on", true);
+    build_cursor(&t, &scene, NULL);
+    commit(&t, 0, &scene);
+    reference(&t, &scene, want);
+    g_assert_cmphex(next_frame_crc(&t, 0), ==,
+                    crc_of(want, MODE_W * MODE_H));
+
+    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
+    without = scene;
+    without.num_planes--;
+    g_assert_cmpuint(scene.planes[without.num_planes].slot, ==, CURSOR);
+    assert_screen_is(&t, 0, &without);
+    n = compositions(&t, 0);
+
+    scene.planes[without.num_planes].dst_x = -5;
+    scene.planes[without.num_planes].dst_y = 40;
+    commit(&t, 0, &scene);
+    assert_screen_is(&t, 0, &without);
+    g_assert_cmpuint(compositions(&t, 0), ==, n);
+    stop(&t);
+}
+
+static void migrate(QTestState *from, QTestState *to, const char *uri)
+{
+    QDict *rsp;
+    const char *status;
+
+    qtest_qmp_assert_success(from, "{ 'execute': 'migrate', 'arguments': "
+                             "{ 'uri': %s } }", uri);
+    for (;;) {
+        rsp = qtest_qmp(from, "{ 'execute': 'query-migrate' }");
+        status = qdict_get_try_str(qdict_get_qdict(rsp, "return"), "status");
+        g_assert(!status || strcmp(status, "failed") != 0);
+        if (status && !strcmp(status, "completed")) {
+            qobject_unref(rsp);
+            break;
+        }
+        qobject_unref(rsp);
+        g_usleep(1000);
+    }
+    qtest_qmp_eventwait(to, "RESUME");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1135,6 +1283,52 @@ static void test_hotplug_on_property_change(void)
     stop(&t);
 }
 
+/* Connector state and the last CRC survive migration. */
+static void test_migration_keeps_connectors_and_crc(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("pvdc-compose-XXXXXX", NULL);
+    g_autofree char *sock = g_strdup_printf("%s/migrate", dir);
+    g_autofree char *uri = g_strdup_printf("unix:%s", sock);
+    g_autofree char *incoming = g_strdup_printf("-incoming %s", uri);
+    TScene scene = {};
+    uint32_t crc, frame, w, h;
+    QTestState *to;
+    int64_t when;
+    T src, dst;
+
+    start(&src, NULL, true);
+    build_two_planes(&src, &scene);
+    commit(&src, 0, &scene);
+    crc = next_frame_crc(&src, 0);
+    frame = head_ctl(&src, 0, PVDC_HEAD_CRC_FRAME);
+    qom_set_uint(&src, "head1-xres", 1280);
+    qom_set_uint(&src, "head1-y", 100);
+    when = qtest_clock_step(src.qts, 1);
+
+    to = spawn(NULL, incoming);
+    migrate(src.qts, to, uri);
+    /* The qtest clock is the test's: carry it over as a host would. */
+    g_assert_cmpint(qtest_clock_set(to, when), ==, when);
+    attach(&dst, to);
+
+    g_assert_cmphex(head_ctl(&dst, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
+    g_assert_cmpuint(head_ctl(&dst, 0, PVDC_HEAD_CRC_FRAME), ==, frame);
+    g_assert_cmphex(head_ctl(&dst, 1, PVDC_HEAD_PREFERRED), ==,
+                    PVDC_XY(1280, 768));
+    g_assert_cmphex(head_ctl(&dst, 1, PVDC_HEAD_SUGGESTED_POS), ==,
+                    PVDC_XY(1024, 100));
+    edid_preferred(&dst, 1, &w, &h);
+    g_assert_cmpuint(w, ==, 1280);
+    g_assert_cmpuint(h, ==, 768);
+    /* VRAM came along: the next frame is the same picture */
+    g_assert_cmphex(next_frame_crc(&dst, 0), ==, crc);
+
+    stop(&dst);
+    stop(&src);
+    unlink(sock);
+    rmdir(dir);
+}
+
 static void test_per_head_properties_at_start(void)
 {
     uint32_t w, h;
@@ -1154,6 +1348,22 @@ static void test_per_head_properties_at_start(void)
     stop(&t);
 }
 
+static void test_properties_of_missing_heads_fail_realize(void)
+{
+    QTestState *qts = qtest_init("-machine q35 -nodefaults");
+    QDict *rsp;
+
+    rsp = qtest_qmp(qts, "{ 'execute': 'device_add', 'arguments': "
+                    "{ 'driver': 'pvdc', 'heads': 2, 'head2-xres': 640 } }");
+    g_assert(qdict_haskey(rsp, "error"));
+    qobject_unref(rsp);
+    rsp = qtest_qmp(qts, "{ 'execute': 'device_add', 'arguments': "
+                    "{ 'driver': 'pvdc', 'head0-xres': 100000 } }");
+    g_assert(qdict_haskey(rsp, "error"));
+    qobject_unref(rsp);
+    qtest_quit(qts);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1170,16 +1380,24 @@ int main(int argc, char **argv)
                    test_bilinear_upscale_is_within_tolerance);
     qtest_add_func("/pvdc/compose/screendump/two-heads-match-pixel-by-pixel",
                    test_two_heads_match_pixel_by_pixel);
+    qtest_add_func("/pvdc/compose/screendump/disabled-head-is-blank",
+                   test_disabled_head_is_blank);
     qtest_add_func("/pvdc/compose/dirty/idle-guest-costs-no-composition",
                    test_idle_guest_costs_no_composition);
     qtest_add_func("/pvdc/compose/dirty/vram-write-recomposes-once",
                    test_vram_write_recomposes_what_it_touched);
     qtest_add_func("/pvdc/compose/dirty/direct-scanout-needs-no-composition",
                    test_direct_scanout_needs_no_composition);
+    qtest_add_func("/pvdc/compose/cursor/host-cursor-is-not-composed",
+                   test_host_cursor_is_not_composed);
+    qtest_add_func("/pvdc/output/migration-keeps-connectors-and-crc",
+                   test_migration_keeps_connectors_and_crc);
     qtest_add_func("/pvdc/output/property-change-raises-hotplug",
                    test_hotplug_on_property_change);
     qtest_add_func("/pvdc/output/per-head-properties-at-start",
                    test_per_head_properties_at_start);
+    qtest_add_func("/pvdc/output/properties-of-missing-heads-fail-realize",
+                   test_properties_of_missing_heads_fail_realize);
 
     return g_test_run();
 }

@@ -401,49 +401,46 @@ static void test_fixed_capabilities_match_the_design(void)
     pvdc_test_stop(&t);
 }
 
-/*
- * Realize errors end QEMU at startup, before libqtest could talk to it, and
- * the q35 root bus does not take hotplugged devices: run QEMU directly.
- */
+typedef struct InvalidProp {
+    const char *prop;
+    const char *val;
+} InvalidProp;
+
+static const InvalidProp invalid_props[] = {
+    { "heads", "0" },
+    { "heads", "9" },
+    { "overlays", "9" },
+    { "scalers", "17" },
+    { "vram-size", "8M" },
+    { "vram-size", "48M" },
+    { "vram-size", "2G" },
+    { "max-width", "0" },
+    { "max-height", "16385" },
+    { "xres", "5000" },
+    { "link-up-delay-ms", "60001" },
+};
+
+/* Runs in a subprocess: QEMU is expected to exit before qtest connects. */
+static void test_invalid_property_subprocess(const void *opaque)
+{
+    const InvalidProp *c = opaque;
+    g_autofree char *props = g_strdup_printf("%s=%s", c->prop, c->val);
+
+    qtest_quit(pvdc_test_spawn(props, NULL));
+}
+
 static void test_invalid_properties_fail_realize(void)
 {
-    static const struct {
-        const char *prop;
-        const char *val;
-    } cases[] = {
-        { "heads", "0" },
-        { "heads", "9" },
-        { "overlays", "9" },
-        { "scalers", "17" },
-        { "vram-size", "8M" },
-        { "vram-size", "48M" },
-        { "vram-size", "2G" },
-        { "max-width", "0" },
-        { "max-height", "16385" },
-        { "xres", "5000" },
-        { "link-up-delay-ms", "60001" },
-    };
-    const char *qemu = g_getenv("QTEST_QEMU_BINARY");
+    for (int i = 0; i < ARRAY_SIZE(invalid_props); i++) {
+        g_autofree char *path =
+            g_strdup_printf("/%s/pvdc/properties/invalid/subprocess/%d",
+                            qtest_get_arch(), i);
+        g_autofree char *error = g_strdup_printf("*: pvdc: *%s*",
+                                                 invalid_props[i].prop);
 
-    g_assert_nonnull(qemu);
-    for (int i = 0; i < ARRAY_SIZE(cases); i++) {
-        g_autofree char *device = g_strdup_printf("pvdc,%s=%s", cases[i].prop,
-                                                  cases[i].val);
-        const char *argv[] = {
-            qemu, "-machine", "q35", "-nodefaults", "-display", "none",
-            "-accel", "qtest", "-device", device, NULL,
-        };
-        g_autofree char *err = NULL;
-        g_autoptr(GError) error = NULL;
-        int status;
-
-        g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL,
-                                   G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
-                                   NULL, &err, &status, &error));
-        g_test_message("%s: %s", device, err);
-        g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
-        g_assert_nonnull(strstr(err, "pvdc: "));
-        g_assert_nonnull(strstr(err, cases[i].prop));
+        g_test_trap_subprocess(path, 60 * G_USEC_PER_SEC, 0);
+        g_test_trap_assert_failed();
+        g_test_trap_assert_stderr(error);
     }
 }
 
@@ -803,6 +800,22 @@ static unsigned int break_plane_busy(PVDCTest *t)
     return 0;
 }
 
+static unsigned int break_head_disabled_outside_commit(PVDCTest *t)
+{
+    enable_head(t, 1, CLOCK_1MS);
+    write_plane(t, overlay0(t), 1, 0, 1);
+    shrink_plane(t, overlay0(t));
+    doorbell(t, 1);
+    g_assert_cmphex(wait_outcome(t, 1, 2 * SCALE_MS), ==,
+                    PVDC_RESULT_APPLIED);
+    (void)rd(t, PVDC_REG_INT_ACK);
+    /* Head 1 off, its primary too; overlay 0 now shadows head 0. */
+    wr(t, PVDC_HEAD_SHADOW(1) + PVDC_HS_CTRL, 0);
+    wr_plane(t, primary1(t), PVDC_PS_CTRL, 0);
+    wr_plane(t, overlay0(t), PVDC_PS_HEAD, 0);
+    return 1;
+}
+
 static unsigned int break_head_disabled(PVDCTest *t)
 {
     wr(t, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL, 0);
@@ -938,6 +951,8 @@ static const RuleCase rule_cases[] = {
       overlay0 },
     { "plane-on-disabled-head", break_head_disabled, PVDC_ERR_HEAD_DISABLED,
       primary0 },
+    { "plane-left-on-head-being-disabled", break_head_disabled_outside_commit,
+      PVDC_ERR_HEAD_DISABLED, overlay0 },
     { "format-not-accepted-by-plane", break_format, PVDC_ERR_FORMAT,
       primary0 },
     { "zero-framebuffer-width", break_fb_size, PVDC_ERR_FB_SIZE, primary0 },
@@ -984,6 +999,57 @@ static void test_rule(const void *opaque)
 
     status = rd(&t, PVDC_REG_INT_STATUS);
     g_assert_cmphex(status, ==, PVDC_INT(head, PVDC_INT_COMMIT_REJECTED));
+    pvdc_test_stop(&t);
+}
+
+/* A commit breaking several rules reports the first in the documented order. */
+static void test_first_broken_rule_is_reported(void)
+{
+    unsigned int primary, overlay;
+    Snapshot before;
+    PVDCTest t;
+
+    pvdc_test_start(&t, RULE_PROPS);
+    primary = primary0(&t);
+    overlay = overlay0(&t);
+    enable_head(&t, 0, CLOCK_1MS);
+    snapshot_active(&t, &before);
+
+    /* Head rules come before plane rules. */
+    wr_plane(&t, primary, PVDC_PS_FB_PITCH, 4);
+    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH, 1);
+    doorbell(&t, 0);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    head_result(PVDC_ERR_BANDWIDTH_CHANGE));
+    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH, RULE_HEAD_BANDWIDTH);
+
+    /* Within a plane: PITCH before OFFSET_ALIGN before SRC_RECT. */
+    wr_plane(&t, primary, PVDC_PS_FB_OFFSET, 4);
+    wr_plane(&t, primary, PVDC_PS_SRC_W, 0);
+    doorbell(&t, 0);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    result_of(PVDC_ERR_PITCH, primary));
+    wr_plane(&t, primary, PVDC_PS_FB_PITCH, MODE_PITCH);
+    doorbell(&t, 0);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    result_of(PVDC_ERR_OFFSET_ALIGN, primary));
+
+    /* Planes in index order, whatever their rule; sums last. */
+    write_plane(&t, overlay, 0, 0, 1);
+    wr_plane(&t, overlay, PVDC_PS_FORMAT, 0);
+    doorbell(&t, 0);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    result_of(PVDC_ERR_OFFSET_ALIGN, primary));
+    wr_plane(&t, primary, PVDC_PS_FB_OFFSET, 0);
+    wr_plane(&t, primary, PVDC_PS_SRC_W, FP16(MODE_W));
+    doorbell(&t, 0);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    result_of(PVDC_ERR_FORMAT, overlay));
+    wr_plane(&t, overlay, PVDC_PS_FORMAT, PVDC_FMT_XRGB8888);
+    doorbell(&t, 0);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    head_result(PVDC_ERR_BANDWIDTH));
+    assert_active_is(&t, &before);
     pvdc_test_stop(&t);
 }
 
@@ -2520,6 +2586,13 @@ int main(int argc, char **argv)
                    test_fixed_capabilities_match_the_design);
     qtest_add_func("/pvdc/properties/invalid-values-fail-realize",
                    test_invalid_properties_fail_realize);
+    for (int i = 0; i < ARRAY_SIZE(invalid_props); i++) {
+        g_autofree char *path =
+            g_strdup_printf("/pvdc/properties/invalid/subprocess/%d", i);
+
+        qtest_add_data_func(path, &invalid_props[i],
+                            test_invalid_property_subprocess);
+    }
     qtest_add_func("/pvdc/reset/values-follow-the-design", test_reset_values);
     qtest_add_func("/pvdc/edid/describes-the-preferred-mode",
                    test_edid_and_connector);
@@ -2540,6 +2613,8 @@ int main(int argc, char **argv)
 
         qtest_add_data_func(path, &rule_cases[i], test_rule);
     }
+    qtest_add_func("/pvdc/rules/first-broken-rule-in-order-is-reported",
+                   test_first_broken_rule_is_reported);
     qtest_add_func("/pvdc/rules/zpos-clash-with-plane-outside-commit"
                    "-is-rejected",
                    test_zpos_clash_with_plane_outside_commit);

@@ -156,7 +156,7 @@
 #define PVDC_RESULT_PLANE_SHIFT         8       /* plane that broke the rule */
 #define PVDC_RESULT_PLANE_MASK          0xffu
 #define PVDC_RESULT_PLANE_NONE          0xffu   /* the rule is about the head */
-#define PVDC_HEAD_VBLANK_COUNT          0x10    /* RO: vblanks since enable */
+#define PVDC_HEAD_VBLANK_COUNT          0x10    /* RO: vblanks since reset */
 #define PVDC_HEAD_VBLANK_TIME_LO        0x14    /* RO: ns, QEMU_CLOCK_VIRTUAL */
 #define PVDC_HEAD_VBLANK_TIME_HI        0x18    /* RO; reading LO latches HI */
 #define PVDC_HEAD_CONNECTOR             0x1c    /* RO: PVDC_CONNECTOR_* */

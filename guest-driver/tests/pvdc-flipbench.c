@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * pvdc-flipbench: page-flip pacing and atomic check cost, in the guest.
+ *
+ *   pvdc-flipbench [-d CARD] [-k HEADS] [-t SECONDS] [-n FLIPS] [-c CHECKS]
+ *
+ * Sets the preferred mode on up to HEADS connected outputs (two dumb
+ * buffers each), then flips every head from its own thread with legacy
+ * nonblocking page flips (drmModePageFlip with an event), each thread
+ * waiting for its event before the next flip, for SECONDS seconds or
+ * FLIPS flips per head.  Works on any KMS driver (pvdc, bochs,
+ * virtio-gpu).  With -c, also times CHECKS atomic TEST_ONLY commits of a
+ * primary-plane flip against as many DRM_IOCTL_VERSION calls.
+ *
+ * Output, one line per record, key=value pairs (for bench/run.py):
+ *   flipbench head=I crtc=ID refresh_hz=R flips=N seconds=S
+ *             flips_per_s=F missed=M seq_span=K
+ *   flipbench total heads=K flips=N seconds=S
+ *   checkbench test_only_ns=A version_ns=B checks=C
+ */
+
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "pvdc-kms-util.h"
+
+#define MAX_HEADS 8
+
+struct head {
+	unsigned int index;
+	uint32_t crtc_id, conn_id, plane_id;
+	drmModeModeInfo mode;
+	struct kms_buffer buf[2];
+	unsigned int front;
+	double refresh_hz;
+
+	/* flip thread <-> event thread */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool pending;
+	unsigned int events;
+	unsigned int first_seq, last_seq;
+	uint64_t missed;
+
+	unsigned int flips;
+	int error;
+	double seconds;
+};
+
+static int fd;
+static struct head heads[MAX_HEADS];
+static unsigned int num_heads;
+static volatile bool stop_events;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void flip_done(int drm_fd, unsigned int seq, unsigned int sec,
+		      unsigned int usec, unsigned int crtc_id, void *data)
+{
+	struct head *h = data;
+
+	(void)drm_fd;
+	(void)sec;
+	(void)usec;
+	(void)crtc_id;
+	pthread_mutex_lock(&h->lock);
+	if (h->events && seq > h->last_seq + 1)
+		h->missed += seq - h->last_seq - 1;
+	if (!h->events)
+		h->first_seq = seq;
+	h->last_seq = seq;
+	h->events++;
+	h->pending = false;
+	pthread_cond_signal(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void *event_thread(void *arg)
+{
+	drmEventContext ev = {
+		.version = 3,
+		.page_flip_handler2 = flip_done,
+	};
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	(void)arg;
+	while (!stop_events) {
+		if (poll(&pfd, 1, 100) > 0)
+			drmHandleEvent(fd, &ev);
+	}
+	return NULL;
+}
+
+/* How long each flip thread runs: seconds, or a number of flips. */
+static struct {
+	double seconds;
+	unsigned int max_flips;
+} run = { .seconds = 5 };
+
+static void *flip_thread(void *arg)
+{
+	struct head *h = arg;
+	double t0 = now_s(), end = t0 + run.seconds;
+
+	while (run.max_flips ? h->flips < run.max_flips : now_s() < end) {
+		unsigned int next = h->front ^ 1;
+		int ret;
+
+		pthread_mutex_lock(&h->lock);
+		h->pending = true;
+		pthread_mutex_unlock(&h->lock);
+		ret = drmModePageFlip(fd, h->crtc_id, h->buf[next].fb_id,
+				      DRM_MODE_PAGE_FLIP_EVENT, h);
+		if (ret) {
+			if (errno == EBUSY)
+				continue;
+			h->error = errno;
+			break;
+		}
+		pthread_mutex_lock(&h->lock);
+		while (h->pending) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += 2;
+			if (pthread_cond_timedwait(&h->cond, &h->lock, &ts)) {
+				h->error = ETIMEDOUT;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&h->lock);
+		if (h->error)
+			break;
+		h->front = next;
+		h->flips++;
+	}
+	h->seconds = now_s() - t0;
+	return NULL;
+}
+
+static double mode_refresh(const drmModeModeInfo *m)
+{
+	if (!m->htotal || !m->vtotal)
+		return m->vrefresh;
+	return m->clock * 1000.0 / ((double)m->htotal * m->vtotal);
+}
+
+static int setup_heads(unsigned int want)
+{
+	drmModeRes *res = drmModeGetResources(fd);
+	uint32_t used_crtcs = 0;
+	int i, j;
+
+	if (!res)
+		return -errno;
+	for (i = 0; i < res->count_connectors && num_heads < want; i++) {
+		drmModeConnector *conn = drmModeGetConnector(fd,
+							     res->connectors[i]);
+		struct head *h = &heads[num_heads];
+
+		if (!conn)
+			continue;
+		if (kms_connector_mode(conn, &h->mode)) {
+			drmModeFreeConnector(conn);
+			continue;
+		}
+		/* The first free CRTC this connector's encoders can drive. */
+		h->crtc_id = 0;
+		for (j = 0; j < conn->count_encoders && !h->crtc_id; j++) {
+			drmModeEncoder *enc = drmModeGetEncoder(fd,
+							conn->encoders[j]);
+			int c;
+
+			if (!enc)
+				continue;
+			for (c = 0; c < res->count_crtcs; c++) {
+				if ((enc->possible_crtcs & (1u << c)) &&
+				    !(used_crtcs & (1u << c))) {
+					used_crtcs |= 1u << c;
+					h->crtc_id = res->crtcs[c];
+					break;
+				}
+			}
+			drmModeFreeEncoder(enc);
+		}
+		h->conn_id = conn->connector_id;
+		drmModeFreeConnector(conn);
+		if (!h->crtc_id)
+			continue;
+		for (j = 0; j < 2; j++) {
+			int ret = kms_buffer_create(fd, &h->buf[j],
+						    h->mode.hdisplay,
+						    h->mode.vdisplay,
+						    DRM_FORMAT_XRGB8888);
+			if (ret) {
+				fprintf(stderr, "dumb buffer: %s\n",
+					strerror(-ret));
+				return ret;
+			}
+			kms_buffer_fill(&h->buf[j], j * 4);
+		}
+		if (drmModeSetCrtc(fd, h->crtc_id, h->buf[0].fb_id, 0, 0,
+				   &h->conn_id, 1, &h->mode)) {
+			fprintf(stderr, "set crtc %u: %s\n", h->crtc_id,
+				strerror(errno));
+			return -errno;
+		}
+		h->index = num_heads;
+		h->refresh_hz = mode_refresh(&h->mode);
+		pthread_mutex_init(&h->lock, NULL);
+		pthread_cond_init(&h->cond, NULL);
+		num_heads++;
+	}
+	drmModeFreeResources(res);
+	return num_heads ? 0 : -ENODEV;
+}
+
+/* The primary plane currently showing @h's CRTC. */
+static uint32_t primary_plane(struct head *h)
+{
+	drmModePlaneRes *pres = drmModeGetPlaneResources(fd);
+	uint32_t id = 0, i;
+
+	if (!pres)
+		return 0;
+	for (i = 0; i < pres->count_planes && !id; i++) {
+		drmModePlane *p = drmModeGetPlane(fd, pres->planes[i]);
+		uint64_t type = 0;
+
+		if (p && p->crtc_id == h->crtc_id &&
+		    kms_prop_value(fd, p->plane_id, DRM_MODE_OBJECT_PLANE,
+				   "type", &type) &&
+		    type == DRM_PLANE_TYPE_PRIMARY)
+			id = p->plane_id;
+		drmModeFreePlane(p);
+	}
+	drmModeFreePlaneResources(pres);
+	return id;
+}
+
+static int check_bench(unsigned int checks)
+{
+	struct head *h = &heads[0];
+	uint32_t plane, fb_prop;
+	double t0, t_check, t_version;
+	unsigned int i;
+
+	if (drmSetClientCap(fd, DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1) ||
+	    drmSetClientCap(fd, DRM_CLIENT_CAP_ATOMIC, 1)) {
+		printf("checkbench error=no-atomic\n");
+		return -1;
+	}
+	plane = primary_plane(h);
+	fb_prop = plane ? kms_prop_id(fd, plane, DRM_MODE_OBJECT_PLANE,
+				      "FB_ID") : 0;
+	if (!fb_prop) {
+		printf("checkbench error=no-primary-plane\n");
+		return -1;
+	}
+
+	for (int round = 0; round < 2; round++) {	/* first one warms up */
+		t0 = now_s();
+		for (i = 0; i < checks; i++) {
+			drmModeAtomicReq *req = drmModeAtomicAlloc();
+			int ret;
+
+			drmModeAtomicAddProperty(req, plane, fb_prop,
+						 h->buf[(h->front + 1 + i) & 1].fb_id);
+			ret = drmModeAtomicCommit(fd, req,
+						  DRM_MODE_ATOMIC_TEST_ONLY,
+						  NULL);
+			drmModeAtomicFree(req);
+			if (ret) {
+				printf("checkbench error=%s\n",
+				       strerror(errno));
+				return -1;
+			}
+		}
+		t_check = now_s() - t0;
+
+		t0 = now_s();
+		for (i = 0; i < checks; i++) {
+			drmVersionPtr v = drmGetVersion(fd);
+
+			drmFreeVersion(v);
+		}
+		t_version = now_s() - t0;
+	}
+	printf("checkbench test_only_ns=%.0f version_ns=%.0f checks=%u\n",
+	       t_check * 1e9 / checks, t_version * 1e9 / checks, checks);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *card = "/dev/dri/card0";
+	unsigned int want = 1, checks = 0, total = 0;
+	pthread_t threads[MAX_HEADS], events;
+	double seconds = 0;
+	int opt, status = 0;
+	unsigned int i;
+
+	while ((opt = getopt(argc, argv, "d:k:t:n:c:")) != -1) {
+		switch (opt) {
+		case 'd':
+			card = optarg;
+			break;
+		case 'k':
+			want = atoi(optarg);
+			break;
+		case 't':
+			run.seconds = atof(optarg);
+			break;
+		case 'n':
+			run.max_flips = atoi(optarg);
+			break;
+		case 'c':
+			checks = atoi(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-d CARD] [-k HEADS] "
+				"[-t SECONDS] [-n FLIPS] [-c CHECKS]\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	if (want < 1 || want > MAX_HEADS)
+		want = 1;
+
+	fd = kms_open(card);
+	if (drmSetMaster(fd))
+		fprintf(stderr, "warning: not DRM master: %s\n",
+			strerror(errno));
+	if (setup_heads(want)) {
+		printf("flipbench error=no-heads\n");
+		return 1;
+	}
+	if (num_heads < want)
+		printf("flipbench warning=only-%u-heads\n", num_heads);
+
+	pthread_create(&events, NULL, event_thread, NULL);
+	for (i = 0; i < num_heads; i++) {
+		pthread_create(&threads[i], NULL, flip_thread, &heads[i]);
+	}
+	for (i = 0; i < num_heads; i++)
+		pthread_join(threads[i], NULL);
+	stop_events = true;
+	pthread_join(events, NULL);
+
+	for (i = 0; i < num_heads; i++) {
+		struct head *h = &heads[i];
+
+		printf("flipbench head=%u crtc=%u refresh_hz=%.3f flips=%u "
+		       "seconds=%.3f flips_per_s=%.2f missed=%llu "
+		       "seq_span=%u%s%s\n",
+		       i, h->crtc_id, h->refresh_hz, h->flips, h->seconds,
+		       h->seconds > 0 ? h->flips / h->seconds : 0,
+		       (unsigned long long)h->missed,
+		       h->events ? h->last_seq - h->first_seq + 1 : 0,
+		       h->error ? " error=" : "",
+		       h->error ? strerror(h->error) : "");
+		total += h->flips;
+		seconds = h->seconds > seconds ? h->seconds : seconds;
+		status |= h->error != 0;
+	}
+	printf("flipbench total heads=%u flips=%u seconds=%.3f\n", num_heads,
+	       total, seconds);
+
+	if (checks && check_bench(checks))
+		status = 1;
+	fflush(stdout);
+	return status;
+}

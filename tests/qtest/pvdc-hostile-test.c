@@ -1,0 +1,1302 @@
+/*
+ * QTest cases for pvdc against the classes of bugs that have hit QEMU's
+ * display devices, one test per class, written against pvdc's registers:
+ *
+ *   fb-outside-vram         CVE-2014-8106, CVE-2017-2615 (cirrus blits:
+ *                           negative pitch, offsets outside VRAM)
+ *   mode-arithmetic         CVE-2016-3712 (VGA: integer overflow through
+ *                           the mode registers)
+ *   zero-divisors           CVE-2016-9921 (cirrus: divide by zero)
+ *   huge-rectangles         CVE-2020-11869, CVE-2021-3638 (ati-vga: 2D
+ *                           paths with huge or negative rectangles)
+ *   cursor-size             CVE-2021-4206 (QXL: cursor size overflow)
+ *   msi-reentrancy          CVE-2024-3446 (DMA/MMIO re-entrancy)
+ *   interrupt and doorbell storms
+ *
+ * Each case checks three things: the device refuses what it must (with the
+ * documented error code), stays responsive (registers read back, a later
+ * valid commit applies), and keeps its active state (read back through the
+ * active windows).  Geometries that are valid but sit on an edge (a
+ * framebuffer ending on the last byte of VRAM, planes wholly off-screen,
+ * bilinear filtering of the last pixel) are applied and then composed,
+ * through the frame CRC and a screendump: QEMU keeps a guard page after
+ * every RAM block, so a read past the end of VRAM crashes the test, and the
+ * ASan build reports any other overrun.
+ *
+ * Time only moves through the qtest clock.
+ *
+ * Copyright (c) 2026 The pvdc authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "qemu/timer.h"
+#include "libqtest.h"
+#include "libqos/pci.h"
+#include "libqos/pci-pc.h"
+#include "hw/pci/pci_regs.h"
+#include "qobject/qdict.h"
+#include "hw/display/pvdc-regs.h"
+
+#define PVDC_QOM_PATH       "/machine/peripheral/pvdc0"
+
+/* The test mode: 64x48 pixels in an 80x50 frame, 1 ms per frame. */
+#define MODE_W              64
+#define MODE_H              48
+#define MODE_HTOTAL         80
+#define MODE_VTOTAL         50
+#define MODE_CPP            4
+#define MODE_PITCH          (MODE_W * MODE_CPP)
+#define CLOCK_1MS           (MODE_HTOTAL * MODE_VTOTAL)
+#define PERIOD_1MS          ((int64_t)SCALE_MS)
+#define FP16(x)             ((uint32_t)(x) << 16)
+#define S16(x)              ((uint32_t)(uint16_t)(int16_t)(x))
+
+#define PRIMARY             0
+#define OVERLAY(i)          (1 + (i))
+
+/* Where the primary plane of head 0 shows in the "good" state. */
+#define GOOD_OFFSET         0
+#define FLIP_OFFSET         (64 * KiB)
+
+typedef struct PVDCTest {
+    QTestState *qts;
+    QPCIBus *bus;
+    QPCIDevice *dev;
+    QPCIBar mmio;
+    QPCIBar vram;
+    uint32_t heads;
+    uint32_t overlays;
+    uint32_t planes;
+    uint64_t vram_size;
+    uint32_t max_w, max_h;
+    int64_t now;
+} PVDCTest;
+
+typedef struct Snapshot {
+    uint32_t head[PVDC_MAX_HEADS][PVDC_HEAD_STATE_REGS];
+    uint32_t plane[PVDC_MAX_PLANES][PVDC_PLANE_STATE_REGS];
+} Snapshot;
+
+/* ------------------------------------------------------------------------ */
+/* Helpers (the same shape as pvdc-test.c's)                                */
+/* ------------------------------------------------------------------------ */
+
+static uint32_t rd(PVDCTest *t, uint64_t reg)
+{
+    return qpci_io_readl(t->dev, t->mmio, reg);
+}
+
+static void wr(PVDCTest *t, uint64_t reg, uint32_t val)
+{
+    qpci_io_writel(t->dev, t->mmio, reg, val);
+}
+
+static void wr_plane(PVDCTest *t, unsigned int plane, uint32_t reg,
+                     uint32_t val)
+{
+    wr(t, PVDC_PLANE_SHADOW(plane) + reg, val);
+}
+
+static void wr_head(PVDCTest *t, unsigned int head, uint32_t reg,
+                    uint32_t val)
+{
+    wr(t, PVDC_HEAD_SHADOW(head) + reg, val);
+}
+
+static uint32_t head_ctl(PVDCTest *t, unsigned int head, uint32_t reg)
+{
+    return rd(t, PVDC_HEAD_CONTROL(head) + reg);
+}
+
+static void pvdc_test_start(PVDCTest *t, const char *props)
+{
+    uint32_t max;
+
+    t->qts = qtest_initf("-machine q35 -nodefaults "
+                         "-device pvdc,addr=04.0,id=pvdc0%s%s",
+                         props ? "," : "", props ? props : "");
+    t->bus = qpci_new_pc(t->qts, NULL);
+    t->dev = qpci_device_find(t->bus, QPCI_DEVFN(4, 0));
+    g_assert_nonnull(t->dev);
+    qpci_device_enable(t->dev);
+    t->mmio = qpci_iomap(t->dev, PVDC_MMIO_BAR, NULL);
+    t->vram = qpci_iomap(t->dev, PVDC_VRAM_BAR, NULL);
+    t->heads = rd(t, PVDC_REG_NUM_HEADS);
+    t->overlays = rd(t, PVDC_REG_NUM_OVERLAYS);
+    t->planes = rd(t, PVDC_REG_NUM_PLANES);
+    t->vram_size = rd(t, PVDC_REG_VRAM_SIZE_LO) |
+                   (uint64_t)rd(t, PVDC_REG_VRAM_SIZE_HI) << 32;
+    max = rd(t, PVDC_REG_MAX_SIZE);
+    t->max_w = PVDC_X(max);
+    t->max_h = PVDC_Y(max);
+    t->now = qtest_clock_step(t->qts, 1);
+}
+
+static void pvdc_test_stop(PVDCTest *t)
+{
+    g_free(t->dev);
+    qpci_free_pc(t->bus);
+    qtest_quit(t->qts);
+}
+
+static void step_to(PVDCTest *t, int64_t when)
+{
+    g_assert_cmpint(when, >=, t->now);
+    if (when > t->now) {
+        t->now = qtest_clock_set(t->qts, when);
+        g_assert_cmpint(t->now, ==, when);
+    }
+}
+
+static void step_next(PVDCTest *t)
+{
+    t->now = qtest_clock_step_next(t->qts);
+}
+
+static unsigned int plane_of(PVDCTest *t, unsigned int head,
+                             unsigned int index)
+{
+    return head * (t->overlays + 2) + index;
+}
+
+static unsigned int cursor_of(PVDCTest *t, unsigned int head)
+{
+    return plane_of(t, head, t->overlays + 1);
+}
+
+static void rd_block(PVDCTest *t, uint64_t reg, uint32_t *val,
+                     unsigned int count)
+{
+    qtest_memread(t->qts, t->mmio.addr + reg, val, count * sizeof(*val));
+    for (unsigned int i = 0; i < count; i++) {
+        val[i] = le32_to_cpu(val[i]);
+    }
+}
+
+static void snapshot_active(PVDCTest *t, Snapshot *snap)
+{
+    memset(snap, 0, sizeof(*snap));
+    for (unsigned int i = 0; i < t->heads; i++) {
+        rd_block(t, PVDC_HEAD_ACTIVE(i), snap->head[i], PVDC_HEAD_STATE_REGS);
+    }
+    for (unsigned int i = 0; i < t->planes; i++) {
+        rd_block(t, PVDC_PLANE_ACTIVE(i), snap->plane[i],
+                 PVDC_PLANE_STATE_REGS);
+    }
+}
+
+static void assert_active_is(PVDCTest *t, const Snapshot *expected)
+{
+    Snapshot now;
+
+    snapshot_active(t, &now);
+    g_assert(memcmp(&now, expected, sizeof(now)) == 0);
+}
+
+static void doorbell(PVDCTest *t, unsigned int head)
+{
+    wr(t, PVDC_HEAD_CONTROL(head) + PVDC_HEAD_DOORBELL, 1);
+}
+
+static uint32_t result_of(uint32_t code, unsigned int plane)
+{
+    return code | plane << PVDC_RESULT_PLANE_SHIFT;
+}
+
+static uint32_t head_result(uint32_t code)
+{
+    return result_of(code, PVDC_RESULT_PLANE_NONE);
+}
+
+/* A mode of @w x @h active pixels in a (@w + 16) x (@h + 2) frame. */
+static void write_mode_sized(PVDCTest *t, unsigned int head, uint32_t w,
+                             uint32_t h, uint32_t htotal, uint32_t vtotal,
+                             uint32_t clock_khz)
+{
+    wr_head(t, head, PVDC_HS_HTIMING, PVDC_XY(w, htotal));
+    wr_head(t, head, PVDC_HS_HSYNC, PVDC_XY(w, htotal));
+    wr_head(t, head, PVDC_HS_VTIMING, PVDC_XY(h, vtotal));
+    wr_head(t, head, PVDC_HS_VSYNC, PVDC_XY(h, vtotal));
+    wr_head(t, head, PVDC_HS_PIXEL_CLOCK, clock_khz);
+    wr_head(t, head, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+}
+
+static void write_mode(PVDCTest *t, unsigned int head)
+{
+    write_mode_sized(t, head, MODE_W, MODE_H, MODE_HTOTAL, MODE_VTOTAL,
+                     CLOCK_1MS);
+}
+
+/* Framebuffer registers, and an unscaled full-fb source and destination. */
+static void write_fb(PVDCTest *t, unsigned int plane, uint32_t format,
+                     uint64_t offset, uint32_t pitch, uint32_t w, uint32_t h)
+{
+    wr_plane(t, plane, PVDC_PS_FORMAT, format);
+    wr_plane(t, plane, PVDC_PS_FB_OFFSET, offset);
+    wr_plane(t, plane, PVDC_PS_FB_PITCH, pitch);
+    wr_plane(t, plane, PVDC_PS_FB_SIZE, PVDC_XY(w, h));
+    wr_plane(t, plane, PVDC_PS_SRC_X, 0);
+    wr_plane(t, plane, PVDC_PS_SRC_Y, 0);
+    wr_plane(t, plane, PVDC_PS_SRC_W, FP16(w));
+    wr_plane(t, plane, PVDC_PS_SRC_H, FP16(h));
+    wr_plane(t, plane, PVDC_PS_DST_POS, 0);
+    wr_plane(t, plane, PVDC_PS_DST_SIZE, PVDC_XY(w, h));
+}
+
+static void write_plane(PVDCTest *t, unsigned int plane, unsigned int head,
+                        uint32_t offset, uint32_t zpos)
+{
+    wr_plane(t, plane, PVDC_PS_HEAD, head);
+    write_fb(t, plane, PVDC_FMT_XRGB8888, offset, MODE_PITCH, MODE_W, MODE_H);
+    wr_plane(t, plane, PVDC_PS_ZPOS, zpos);
+    wr_plane(t, plane, PVDC_PS_ALPHA, 0xffff);
+    wr_plane(t, plane, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+}
+
+/* The outcome of the last doorbell on @head, within @limit ns. */
+static uint32_t wait_outcome(PVDCTest *t, unsigned int head, int64_t limit)
+{
+    int64_t end = t->now + limit;
+
+    while (head_ctl(t, head, PVDC_HEAD_DOORBELL) && t->now < end) {
+        step_next(t);
+    }
+    g_assert_cmpuint(head_ctl(t, head, PVDC_HEAD_DOORBELL), ==, 0);
+    g_assert_cmpuint(head_ctl(t, head, PVDC_HEAD_DONE_SEQ), ==,
+                     head_ctl(t, head, PVDC_HEAD_ARMED_SEQ));
+    return head_ctl(t, head, PVDC_HEAD_RESULT);
+}
+
+static uint32_t commit(PVDCTest *t, unsigned int head)
+{
+    doorbell(t, head);
+    return wait_outcome(t, head, 4 * PERIOD_1MS);
+}
+
+/* Head 0 on with the test mode and its primary plane at GOOD_OFFSET. */
+static void enable_head0(PVDCTest *t)
+{
+    write_mode(t, 0);
+    write_plane(t, plane_of(t, 0, PRIMARY), 0, GOOD_OFFSET, 0);
+    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+}
+
+static uint64_t timer_callbacks(PVDCTest *t)
+{
+    QDict *rsp = qtest_qmp(t->qts, "{ 'execute': 'qom-get', 'arguments': "
+                           "{ 'path': %s, 'property': 'timer-callbacks' } }",
+                           PVDC_QOM_PATH);
+    uint64_t val;
+
+    g_assert(qdict_haskey(rsp, "return"));
+    val = qdict_get_int(rsp, "return");
+    qobject_unref(rsp);
+    return val;
+}
+
+/* IEEE 802.3 CRC-32, as zlib's crc32(), continued from @crc. */
+static uint32_t crc32_le(uint32_t crc, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+
+    crc = ~crc;
+    while (len--) {
+        crc ^= *p++;
+        for (int bit = 0; bit < 8; bit++) {
+            crc = (crc >> 1) ^ (0xedb88320 & -(crc & 1));
+        }
+    }
+    return ~crc;
+}
+
+/* CRC of a MODE_W x MODE_H frame of 0x00RRGGBB @pixels, as the device's. */
+static uint32_t frame_crc(const uint32_t *pixels)
+{
+    uint32_t crc = 0;
+
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        uint32_t le = cpu_to_le32(pixels[i] & 0x00ffffff);
+
+        crc = crc32_le(crc, &le, sizeof(le));
+    }
+    return crc;
+}
+
+/* The CRC of the frame that started at the last vblank of head 0. */
+static uint32_t current_crc(PVDCTest *t)
+{
+    g_assert_cmphex(head_ctl(t, 0, PVDC_HEAD_CRC_CTRL), ==,
+                    PVDC_CRC_CTRL_ENABLE);
+    g_assert_cmpuint(head_ctl(t, 0, PVDC_HEAD_CRC_FRAME), ==,
+                     head_ctl(t, 0, PVDC_HEAD_VBLANK_COUNT));
+    return head_ctl(t, 0, PVDC_HEAD_CRC_VALUE);
+}
+
+/* Compose @head once more through the console, as a screendump. */
+static void screendump(PVDCTest *t, unsigned int head)
+{
+    g_autofree char *path = NULL;
+    int fd = g_file_open_tmp("pvdc-hostile-XXXXXX.ppm", &path, NULL);
+
+    g_assert_cmpint(fd, >=, 0);
+    close(fd);
+    qtest_qmp_assert_success(t->qts, "{ 'execute': 'screendump', "
+                             "'arguments': { 'filename': %s, "
+                             "'device': 'pvdc0', 'head': %d, "
+                             "'format': 'ppm' } }", path, head);
+    unlink(path);
+}
+
+/* Fill @len bytes of VRAM at @offset with a pattern; keep a copy. */
+static uint8_t *fill_vram(PVDCTest *t, uint64_t offset, size_t len,
+                          uint32_t seed)
+{
+    uint8_t *data = g_malloc(len);
+
+    for (size_t i = 0; i < len; i++) {
+        data[i] = (i * 131 + seed * 7 + (i >> 8)) & 0xff;
+    }
+    qtest_memwrite(t->qts, t->vram.addr + offset, data, len);
+    return data;
+}
+
+/*
+ * The device is still itself: identity reads back, the active state is
+ * @before, and a primary flip on head 0 applies at the next vblank (and
+ * is flipped back, so that @before still holds afterwards).
+ */
+static void assert_still_works(PVDCTest *t, const Snapshot *before)
+{
+    unsigned int primary = plane_of(t, 0, PRIMARY);
+    uint32_t shadow = rd(t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FB_OFFSET);
+
+    g_assert_cmphex(rd(t, PVDC_REG_ID), ==, PVDC_ID);
+    g_assert_cmpuint(rd(t, PVDC_REG_NUM_HEADS), ==, t->heads);
+    assert_active_is(t, before);
+    g_assert_cmphex(head_ctl(t, 0, PVDC_HEAD_DOORBELL), ==, 0);
+
+    wr_plane(t, primary, PVDC_PS_FB_OFFSET, FLIP_OFFSET);
+    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(rd(t, PVDC_PLANE_ACTIVE(primary) + PVDC_PS_FB_OFFSET), ==,
+                    FLIP_OFFSET);
+    wr_plane(t, primary, PVDC_PS_FB_OFFSET,
+             before->plane[primary][PVDC_PS_FB_OFFSET / 4]);
+    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    assert_active_is(t, before);
+    wr_plane(t, primary, PVDC_PS_FB_OFFSET, shadow);
+}
+
+/*
+ * One hostile value: write @val to register @reg of plane @plane, commit
+ * head @head, expect @expected, check the device, restore the register.
+ */
+static void refuse_plane_value(PVDCTest *t, unsigned int head,
+                               unsigned int plane, uint32_t reg, uint32_t val,
+                               uint32_t expected, const Snapshot *before)
+{
+    uint32_t good = rd(t, PVDC_PLANE_SHADOW(plane) + reg);
+
+    wr_plane(t, plane, reg, val);
+    g_assert_cmphex(commit(t, head), ==, expected);
+    assert_active_is(t, before);
+    wr_plane(t, plane, reg, good);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CVE-2014-8106, CVE-2017-2615: framebuffers outside VRAM                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A 64x48 XRGB8888 framebuffer whose last byte is the last byte of VRAM,
+ * shown by @plane of head 0 with @ctrl: applied, composed, and (unscaled,
+ * unfiltered) shown exactly.
+ */
+static void show_fb_at_vram_end(PVDCTest *t, unsigned int plane,
+                                uint32_t pitch, uint32_t ctrl, bool exact)
+{
+    uint64_t size = (uint64_t)pitch * (MODE_H - 1) + MODE_PITCH;
+    uint64_t offset = t->vram_size - size;
+    g_autofree uint8_t *data = fill_vram(t, offset, size, pitch);
+    g_autofree uint32_t *px = g_new(uint32_t, MODE_W * MODE_H);
+
+    g_assert_cmpuint(offset % 64, ==, 0);
+    write_fb(t, plane, PVDC_FMT_XRGB8888, offset, pitch, MODE_W, MODE_H);
+    wr_plane(t, plane, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE | ctrl);
+    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    screendump(t, 0);
+    if (exact) {
+        for (int y = 0; y < MODE_H; y++) {
+            for (int x = 0; x < MODE_W; x++) {
+                px[y * MODE_W + x] = ldl_le_p(data + y * pitch + x * 4);
+            }
+        }
+        g_assert_cmphex(current_crc(t), ==, frame_crc(px));
+    } else {
+        (void)current_crc(t);
+    }
+}
+
+static void test_fb_outside_vram_is_refused(void)
+{
+    unsigned int primary;
+    Snapshot before;
+    PVDCTest t;
+    uint64_t v;
+    uint32_t long_pitch;
+
+    pvdc_test_start(&t, "vram-size=16M");
+    v = t.vram_size;
+    primary = plane_of(&t, 0, PRIMARY);
+    enable_head0(&t);
+    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+    snapshot_active(&t, &before);
+
+    /* Offsets at and past the end, and 32-bit wrap of offset + size. */
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FB_OFFSET, v,
+                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FB_OFFSET, v - 64,
+                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FB_OFFSET,
+                       v - MODE_PITCH * MODE_H + 64,
+                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FB_OFFSET, 0xffffffc0,
+                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+    /* Negative pitches, read as signed: huge unsigned strides. */
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FB_PITCH, 0x80000000,
+                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FB_PITCH, (uint32_t)-64,
+                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FB_PITCH,
+                       (uint32_t)-MODE_PITCH,
+                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+    /* A pitch that puts only the last line outside VRAM. */
+    long_pitch = ROUND_UP((v - MODE_PITCH) / (MODE_H - 1) + 1, 64);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FB_PITCH, long_pitch,
+                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+    /* A framebuffer taller than VRAM, showing only its top. */
+    wr_plane(&t, primary, PVDC_PS_FB_PITCH, 16 * KiB);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FB_SIZE,
+                       PVDC_XY(MODE_W, t.max_h),
+                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FB_SIZE,
+                       PVDC_XY(MODE_W, 1025),
+                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+    wr_plane(&t, primary, PVDC_PS_FB_PITCH, MODE_PITCH);
+    /* An overlay on head 1's commit, aimed past VRAM: refused too. */
+    write_mode(&t, 1);
+    write_plane(&t, plane_of(&t, 1, PRIMARY), 1, 0, 0);
+    write_plane(&t, plane_of(&t, 1, OVERLAY(0)), 1, v, 1);
+    g_assert_cmphex(commit(&t, 1), ==,
+                    result_of(PVDC_ERR_FB_BOUNDS, plane_of(&t, 1, OVERLAY(0))));
+    assert_active_is(&t, &before);
+    wr_head(&t, 1, PVDC_HS_CTRL, 0);
+    wr_plane(&t, plane_of(&t, 1, PRIMARY), PVDC_PS_CTRL, 0);
+    wr_plane(&t, plane_of(&t, 1, OVERLAY(0)), PVDC_PS_CTRL, 0);
+    assert_still_works(&t, &before);
+
+    /* Ending exactly on the last byte of VRAM is fine, and shows. */
+    show_fb_at_vram_end(&t, primary, MODE_PITCH, 0, true);
+    /* A pitch longer than a line: the last line is short. */
+    show_fb_at_vram_end(&t, primary, 4 * KiB, 0, true);
+    /* Rotated and reflected, the first pixel read is the last one. */
+    show_fb_at_vram_end(&t, primary, MODE_PITCH,
+                        PVDC_PS_CTRL_ROTATE_180 | PVDC_PS_CTRL_REFLECT_X,
+                        false);
+    show_fb_at_vram_end(&t, primary, MODE_PITCH,
+                        PVDC_PS_CTRL_REFLECT_Y |
+                        PVDC_PS_CTRL_FILTER_BILINEAR, false);
+
+    /* Two-byte formats at the end of VRAM, through an overlay. */
+    {
+        unsigned int ov = plane_of(&t, 0, OVERLAY(0));
+        uint32_t pitch = 128;
+        uint64_t off = v - pitch * MODE_H;
+
+        g_free(fill_vram(&t, off, pitch * MODE_H, 3));
+        wr_plane(&t, ov, PVDC_PS_HEAD, 0);
+        wr_plane(&t, ov, PVDC_PS_ZPOS, 1);
+        wr_plane(&t, ov, PVDC_PS_ALPHA, 0xffff);
+        write_fb(&t, ov, PVDC_FMT_YUYV, off, pitch, MODE_W, MODE_H);
+        wr_plane(&t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+        (void)current_crc(&t);
+        write_fb(&t, ov, PVDC_FMT_RGB565, off, pitch, MODE_W, MODE_H);
+        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+        (void)current_crc(&t);
+        /* Scaled up from its bottom-right pixels, filtered. */
+        wr_plane(&t, ov, PVDC_PS_SRC_X, FP16(MODE_W - 8));
+        wr_plane(&t, ov, PVDC_PS_SRC_Y, FP16(MODE_H - 6));
+        wr_plane(&t, ov, PVDC_PS_SRC_W, FP16(8));
+        wr_plane(&t, ov, PVDC_PS_SRC_H, FP16(6));
+        wr_plane(&t, ov, PVDC_PS_CTRL,
+                 PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR);
+        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+        (void)current_crc(&t);
+        screendump(&t, 0);
+        wr_plane(&t, ov, PVDC_PS_CTRL, 0);
+        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    }
+
+    write_fb(&t, primary, PVDC_FMT_XRGB8888, GOOD_OFFSET, MODE_PITCH, MODE_W,
+             MODE_H);
+    wr_plane(&t, primary, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    /* The overlay, disabled, still shows its last registers. */
+    snapshot_active(&t, &before);
+    assert_still_works(&t, &before);
+    pvdc_test_stop(&t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CVE-2016-3712: integer overflow through the mode and layout registers    */
+/* ------------------------------------------------------------------------ */
+
+static void test_mode_arithmetic_does_not_overflow(void)
+{
+    unsigned int primary, ov;
+    uint32_t bw_total;
+    Snapshot before;
+    PVDCTest t;
+
+    pvdc_test_start(&t, "vram-size=64M,max-width=16384,max-height=16384");
+    primary = plane_of(&t, 0, PRIMARY);
+    ov = plane_of(&t, 0, OVERLAY(0));
+    enable_head0(&t);
+    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+    snapshot_active(&t, &before);
+
+    /*
+     * pitch * (height - 1) + offset is exactly 2^32: zero in 32 bits.
+     * The source stays at the top of the framebuffer.
+     */
+    write_fb(&t, primary, PVDC_FMT_XRGB8888, 256 * KiB, 256 * KiB, MODE_W,
+             16384);
+    wr_plane(&t, primary, PVDC_PS_SRC_H, FP16(MODE_H));
+    wr_plane(&t, primary, PVDC_PS_DST_SIZE, PVDC_XY(MODE_W, MODE_H));
+    g_assert_cmphex(commit(&t, 0), ==,
+                    result_of(PVDC_ERR_FB_BOUNDS, primary));
+    assert_active_is(&t, &before);
+    /* pitch * height is 2^32 (the form of the VGA bug). */
+    wr_plane(&t, primary, PVDC_PS_FB_OFFSET, 0);
+    g_assert_cmphex(commit(&t, 0), ==,
+                    result_of(PVDC_ERR_FB_BOUNDS, primary));
+    /* The widest framebuffer with the largest pitch that fits 32 bits. */
+    wr_plane(&t, primary, PVDC_PS_FB_PITCH, 0xffffffc0);
+    g_assert_cmphex(commit(&t, 0), ==,
+                    result_of(PVDC_ERR_FB_BOUNDS, primary));
+    assert_active_is(&t, &before);
+    write_fb(&t, primary, PVDC_FMT_XRGB8888, GOOD_OFFSET, MODE_PITCH, MODE_W,
+             MODE_H);
+
+    /* The source rectangle wrapping in 32 bits. */
+    refuse_plane_value(&t, 0, primary, PVDC_PS_SRC_X, 0xffff0000 | 0x8000,
+                       result_of(PVDC_ERR_SRC_RECT, primary), &before);
+    wr_plane(&t, primary, PVDC_PS_SRC_W, FP16(2));
+    wr_plane(&t, primary, PVDC_PS_DST_SIZE, PVDC_XY(2, MODE_H));
+    refuse_plane_value(&t, 0, primary, PVDC_PS_SRC_X, 0xffff0000,
+                       result_of(PVDC_ERR_SRC_RECT, primary), &before);
+    wr_plane(&t, primary, PVDC_PS_SRC_W, FP16(MODE_W));
+    wr_plane(&t, primary, PVDC_PS_DST_SIZE, PVDC_XY(MODE_W, MODE_H));
+
+    /*
+     * Valid scalings whose limits overflow 32 bits: 4 * (16384 << 16) and
+     * 8 * (8192 << 16) are both 2^32.  A 1-line framebuffer keeps the
+     * bandwidth small; the destination is clipped to the head.
+     */
+    write_fb(&t, ov, PVDC_FMT_XRGB8888, 1 * MiB, 16 * KiB, 4096, 1);
+    wr_plane(&t, ov, PVDC_PS_HEAD, 0);
+    wr_plane(&t, ov, PVDC_PS_ZPOS, 1);
+    wr_plane(&t, ov, PVDC_PS_ALPHA, 0xffff);
+    wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(16384, 1));
+    wr_plane(&t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(&t);
+    screendump(&t, 0);
+    write_fb(&t, ov, PVDC_FMT_XRGB8888, 1 * MiB, 32 * KiB, 8192, 1);
+    wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(4096, 1));
+    wr_plane(&t, ov, PVDC_PS_DST_POS, PVDC_XY(S16(-4000), 20));
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(&t);
+    /* Just past the downscale limit. */
+    wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(2047, 1));
+    g_assert_cmphex(commit(&t, 0), ==, result_of(PVDC_ERR_SCALE_RATIO, ov));
+    wr_plane(&t, ov, PVDC_PS_CTRL, 0);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    snapshot_active(&t, &before);
+
+    /* Allocations summing to 2^32: zero in 32 bits. */
+    bw_total = rd(&t, PVDC_REG_BANDWIDTH_TOTAL);
+    write_mode(&t, 1);
+    wr_head(&t, 1, PVDC_HS_BANDWIDTH,
+            (uint32_t)(0x100000000ull - before.head[0][PVDC_HS_BANDWIDTH / 4]));
+    g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_BANDWIDTH_ALLOC));
+    wr_head(&t, 1, PVDC_HS_BANDWIDTH, UINT32_MAX);
+    g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_BANDWIDTH_ALLOC));
+    assert_active_is(&t, &before);
+    wr_head(&t, 1, PVDC_HS_BANDWIDTH, bw_total / t.heads);
+
+    /* Timings at the top of their fields. */
+    wr_head(&t, 1, PVDC_HS_HTIMING, PVDC_XY(0xffff, 0xffff));
+    g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_MODE));
+    write_mode_sized(&t, 1, 0x4000, 0x4000, 0xffff, 0xffff,
+                     PVDC_MAX_PIXEL_CLOCK_KHZ);
+    wr_head(&t, 1, PVDC_HS_CTRL, 0xffffffff);
+    g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_HEAD_RESERVED));
+    wr_head(&t, 1, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    wr_head(&t, 1, PVDC_HS_PIXEL_CLOCK, UINT32_MAX);
+    g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_MODE));
+    assert_active_is(&t, &before);
+
+    /*
+     * The slowest mode: 65535 x 65535 at 1 kHz is 49.7 days a frame.  It
+     * applies, saturates FRAME_PERIOD, and its timeline (with a vblank
+     * interrupt and CRC capture, which need the timer) does not overflow.
+     */
+    write_mode_sized(&t, 1, 16, 16, 0xffff, 0xffff, 1);
+    g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, UINT32_MAX);
+    wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+    wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(1, PVDC_INT_VBLANK));
+    step_to(&t, t.now + 10 * PERIOD_1MS);
+    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT), ==, 0);
+    wr(&t, PVDC_REG_INT_ENABLE, 0);
+    wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_CRC_CTRL, 0);
+    /* (Disabling it would latch at its first vblank, in 49 days.) */
+
+    snapshot_active(&t, &before);
+    assert_still_works(&t, &before);
+    pvdc_test_stop(&t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CVE-2016-9921: division by zero                                          */
+/* ------------------------------------------------------------------------ */
+
+static void test_zero_divisors_are_refused(void)
+{
+    static const struct {
+        uint32_t w, h, htotal, vtotal, clock;
+    } zero_modes[] = {
+        { MODE_W, MODE_H, MODE_HTOTAL, MODE_VTOTAL, 0 },
+        { MODE_W, MODE_H, 0, MODE_VTOTAL, CLOCK_1MS },
+        { MODE_W, MODE_H, MODE_HTOTAL, 0, CLOCK_1MS },
+        { 0, MODE_H, MODE_HTOTAL, MODE_VTOTAL, CLOCK_1MS },
+        { MODE_W, 0, MODE_HTOTAL, MODE_VTOTAL, CLOCK_1MS },
+        { 0, 0, 0, 0, 0 },
+        /* 1 x 1 pixel at 2 GHz: half a nanosecond, rounds to zero */
+        { 1, 1, 1, 1, PVDC_MAX_PIXEL_CLOCK_KHZ },
+    };
+    unsigned int primary, h;
+    Snapshot before;
+    PVDCTest t;
+
+    pvdc_test_start(&t, NULL);
+    primary = plane_of(&t, 0, PRIMARY);
+
+    /* Vblank interrupts and CRCs asked of disabled heads (period 0). */
+    wr(&t, PVDC_REG_INT_ENABLE,
+       MAKE_64BIT_MASK(0, PVDC_INT_BITS_PER_HEAD * t.heads));
+    for (h = 0; h < t.heads; h++) {
+        wr(&t, PVDC_HEAD_CONTROL(h) + PVDC_HEAD_CRC_CTRL,
+           PVDC_CRC_CTRL_ENABLE);
+        g_assert_cmpuint(head_ctl(&t, h, PVDC_HEAD_FRAME_PERIOD), ==, 0);
+    }
+    step_to(&t, t.now + 50 * PERIOD_1MS);
+    g_assert_cmpuint(timer_callbacks(&t), ==, 0);
+    for (h = 0; h < t.heads; h++) {
+        g_assert_cmpuint(head_ctl(&t, h, PVDC_HEAD_VBLANK_COUNT), ==, 0);
+    }
+    wr(&t, PVDC_REG_INT_ENABLE, 0);
+    wr(&t, PVDC_REG_INT_STATUS, UINT32_MAX);
+
+    enable_head0(&t);
+    snapshot_active(&t, &before);
+
+    for (int i = 0; i < ARRAY_SIZE(zero_modes); i++) {
+        write_mode_sized(&t, 1, zero_modes[i].w, zero_modes[i].h,
+                         zero_modes[i].htotal, zero_modes[i].vtotal,
+                         zero_modes[i].clock);
+        g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_MODE));
+        assert_active_is(&t, &before);
+        g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, 0);
+        g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT), ==, 0);
+    }
+    wr_head(&t, 1, PVDC_HS_CTRL, 0);
+
+    /* Zero sizes in the plane: framebuffer, pitch, source, destination. */
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FB_SIZE, 0,
+                       result_of(PVDC_ERR_FB_SIZE, primary), &before);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FB_SIZE, PVDC_XY(MODE_W, 0),
+                       result_of(PVDC_ERR_FB_SIZE, primary), &before);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FB_SIZE, PVDC_XY(0, MODE_H),
+                       result_of(PVDC_ERR_FB_SIZE, primary), &before);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FB_PITCH, 0,
+                       result_of(PVDC_ERR_PITCH, primary), &before);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_SRC_W, 0,
+                       result_of(PVDC_ERR_SRC_RECT, primary), &before);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_SRC_H, 0,
+                       result_of(PVDC_ERR_SRC_RECT, primary), &before);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_DST_SIZE, 0,
+                       result_of(PVDC_ERR_DST_RECT, primary), &before);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_DST_SIZE, PVDC_XY(MODE_W, 0),
+                       result_of(PVDC_ERR_DST_RECT, primary), &before);
+    /* Scale factors of zero and of infinity. */
+    refuse_plane_value(&t, 0, primary, PVDC_PS_SRC_W, 1,
+                       result_of(PVDC_ERR_SCALE_RATIO, primary), &before);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_DST_SIZE, PVDC_XY(1, 1),
+                       result_of(PVDC_ERR_SCALE_RATIO, primary), &before);
+
+    /* Disabling a head with its vblank interrupt and CRC still enabled. */
+    wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_VBLANK));
+    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+    step_to(&t, t.now + 3 * PERIOD_1MS);
+    wr_head(&t, 0, PVDC_HS_CTRL, 0);
+    wr_plane(&t, primary, PVDC_PS_CTRL, 0);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, 0);
+    {
+        uint64_t cb = timer_callbacks(&t);
+        uint32_t count = head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT);
+
+        step_to(&t, t.now + 20 * PERIOD_1MS);
+        g_assert_cmpuint(timer_callbacks(&t), ==, cb);
+        g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, count);
+    }
+    screendump(&t, 0);
+    wr(&t, PVDC_REG_INT_ENABLE, 0);
+    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
+
+    enable_head0(&t);
+    snapshot_active(&t, &before);
+    assert_still_works(&t, &before);
+    pvdc_test_stop(&t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CVE-2020-11869, CVE-2021-3638: huge and negative rectangles              */
+/* ------------------------------------------------------------------------ */
+
+static void test_huge_and_negative_rectangles(void)
+{
+    static const struct {
+        uint32_t reg, val;
+        uint32_t code;
+    } refused[] = {
+        { PVDC_PS_SRC_X, 0xffff0000, PVDC_ERR_SRC_RECT },
+        { PVDC_PS_SRC_X, 0x80000000, PVDC_ERR_SRC_RECT },
+        { PVDC_PS_SRC_Y, 0xffffffff, PVDC_ERR_SRC_RECT },
+        { PVDC_PS_SRC_W, 0xffffffff, PVDC_ERR_SRC_RECT },
+        { PVDC_PS_SRC_H, FP16(MODE_H) + 1, PVDC_ERR_SRC_RECT },
+        { PVDC_PS_SRC_X, 0x8000, PVDC_ERR_SRC_RECT },
+        { PVDC_PS_DST_SIZE, 0xffffffff, PVDC_ERR_DST_RECT },
+        { PVDC_PS_DST_SIZE, PVDC_XY(4097, MODE_H), PVDC_ERR_DST_RECT },
+        { PVDC_PS_DST_POS, PVDC_XY(S16(-4097), 0), PVDC_ERR_DST_RECT },
+        { PVDC_PS_DST_POS, PVDC_XY(0, S16(-32768)), PVDC_ERR_DST_RECT },
+        { PVDC_PS_DST_POS, PVDC_XY(4097, 4097), PVDC_ERR_DST_RECT },
+        { PVDC_PS_FB_SIZE, PVDC_XY(0xffff, 0xffff), PVDC_ERR_FB_SIZE },
+    };
+    /* Valid, on the edges: wholly or partly off-screen, clipped. */
+    static const struct {
+        int x, y;
+        uint32_t w, h;
+    } clipped[] = {
+        { -4096, -4096, MODE_W, MODE_H },
+        { 4096, 4096, MODE_W, MODE_H },
+        { -MODE_W + 1, -MODE_H + 1, MODE_W, MODE_H },
+        { MODE_W - 1, MODE_H - 1, MODE_W, MODE_H },
+        { -4096, 0, 4096, MODE_H },
+        { MODE_W, MODE_H, 4096, 4096 },
+        { -480, -360, 4096, 4096 },
+    };
+    const uint32_t background = 0x00203040;
+    unsigned int primary;
+    Snapshot before;
+    PVDCTest t;
+    uint64_t fb;
+    g_autofree uint8_t *data = NULL;
+    g_autofree uint32_t *px = g_new(uint32_t, MODE_W * MODE_H);
+
+    pvdc_test_start(&t, "vram-size=16M");
+    primary = plane_of(&t, 0, PRIMARY);
+    enable_head0(&t);
+    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+    snapshot_active(&t, &before);
+
+    for (int i = 0; i < ARRAY_SIZE(refused); i++) {
+        refuse_plane_value(&t, 0, primary, refused[i].reg, refused[i].val,
+                           result_of(refused[i].code, primary), &before);
+    }
+    assert_still_works(&t, &before);
+
+    /*
+     * The rest shows a framebuffer that ends on the last byte of VRAM, so
+     * that reading one pixel too far crashes.
+     */
+    fb = t.vram_size - MODE_PITCH * MODE_H;
+    data = fill_vram(&t, fb, MODE_PITCH * MODE_H, 11);
+    wr_head(&t, 0, PVDC_HS_BACKGROUND, background);
+    wr_plane(&t, primary, PVDC_PS_FB_OFFSET, fb);
+    for (int i = 0; i < ARRAY_SIZE(clipped); i++) {
+        uint32_t scaled = clipped[i].w != MODE_W;
+
+        wr_plane(&t, primary, PVDC_PS_DST_POS,
+                 PVDC_XY(S16(clipped[i].x), S16(clipped[i].y)));
+        wr_plane(&t, primary, PVDC_PS_DST_SIZE,
+                 PVDC_XY(clipped[i].w, clipped[i].h));
+        wr_plane(&t, primary, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                 (scaled ? PVDC_PS_CTRL_FILTER_BILINEAR : 0));
+        if (scaled) {
+            /* 64x48 to 4096x4096 is beyond 8x: show its corner only. */
+            wr_plane(&t, primary, PVDC_PS_SRC_W, FP16(MODE_W));
+            wr_plane(&t, primary, PVDC_PS_SRC_H, FP16(MODE_H));
+            wr_plane(&t, primary, PVDC_PS_DST_SIZE,
+                     PVDC_XY(MIN(clipped[i].w, 8 * MODE_W),
+                             MIN(clipped[i].h, 8 * MODE_H)));
+        }
+        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+        screendump(&t, 0);
+        if (!scaled) {
+            for (int y = 0; y < MODE_H; y++) {
+                for (int x = 0; x < MODE_W; x++) {
+                    int sx = x - clipped[i].x, sy = y - clipped[i].y;
+                    bool in = sx >= 0 && sx < MODE_W && sy >= 0 &&
+                              sy < MODE_H;
+
+                    px[y * MODE_W + x] = in ?
+                        ldl_le_p(data + sy * MODE_PITCH + sx * 4) :
+                        background;
+                }
+            }
+            g_assert_cmphex(current_crc(&t), ==, frame_crc(px));
+        } else {
+            (void)current_crc(&t);
+        }
+    }
+
+    /* Half a pixel at the bottom-right corner, magnified and filtered. */
+    wr_plane(&t, primary, PVDC_PS_DST_POS, PVDC_XY(10, 10));
+    wr_plane(&t, primary, PVDC_PS_SRC_X, FP16(MODE_W) - 0x8000);
+    wr_plane(&t, primary, PVDC_PS_SRC_Y, FP16(MODE_H) - 0x8000);
+    wr_plane(&t, primary, PVDC_PS_SRC_W, 0x8000);
+    wr_plane(&t, primary, PVDC_PS_SRC_H, 0x8000);
+    wr_plane(&t, primary, PVDC_PS_DST_SIZE, PVDC_XY(4, 4));
+    wr_plane(&t, primary, PVDC_PS_CTRL,
+             PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(&t);
+    screendump(&t, 0);
+    /* The same, rotated, reflected and blended. */
+    wr_plane(&t, primary, PVDC_PS_CTRL,
+             PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR |
+             PVDC_PS_CTRL_ROTATE_180 | PVDC_PS_CTRL_REFLECT_Y |
+             PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT);
+    wr_plane(&t, primary, PVDC_PS_ALPHA, 0x1234);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(&t);
+    screendump(&t, 0);
+    /* A 1/65536-pixel-wide source at the last column, 1/8 px at least. */
+    wr_plane(&t, primary, PVDC_PS_SRC_X, FP16(MODE_W) - 0x2000);
+    wr_plane(&t, primary, PVDC_PS_SRC_W, 0x2000);
+    wr_plane(&t, primary, PVDC_PS_DST_SIZE, PVDC_XY(1, 4));
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(&t);
+    screendump(&t, 0);
+
+    write_plane(&t, primary, 0, GOOD_OFFSET, 0);
+    wr_head(&t, 0, PVDC_HS_BACKGROUND, 0);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    assert_still_works(&t, &before);
+    pvdc_test_stop(&t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CVE-2021-4206: cursor size overflow                                      */
+/* ------------------------------------------------------------------------ */
+
+static void test_cursor_size_overflow_is_refused(void)
+{
+    static const struct {
+        uint32_t reg, val;
+        uint32_t code;
+    } refused[] = {
+        { PVDC_PS_DST_SIZE, PVDC_XY(257, 256), PVDC_ERR_CURSOR },
+        { PVDC_PS_DST_SIZE, PVDC_XY(256, 257), PVDC_ERR_CURSOR },
+        { PVDC_PS_DST_SIZE, PVDC_XY(4096, 4096), PVDC_ERR_CURSOR },
+        { PVDC_PS_DST_SIZE, PVDC_XY(0x8000, 0x8000), PVDC_ERR_DST_RECT },
+        { PVDC_PS_DST_SIZE, 0xffffffff, PVDC_ERR_DST_RECT },
+        { PVDC_PS_DST_SIZE, PVDC_XY(128, 128), PVDC_ERR_CURSOR },
+        { PVDC_PS_SRC_W, FP16(256) + 1, PVDC_ERR_SRC_RECT },
+        { PVDC_PS_SRC_W, FP16(255), PVDC_ERR_CURSOR },
+        { PVDC_PS_FB_SIZE, 0xffffffff, PVDC_ERR_FB_SIZE },
+        { PVDC_PS_FB_PITCH, 0x40000000, PVDC_ERR_FB_BOUNDS },
+        { PVDC_PS_FB_OFFSET, 0xfffc0000, PVDC_ERR_FB_BOUNDS },
+        { PVDC_PS_FORMAT, PVDC_FMT_XRGB8888, PVDC_ERR_FORMAT },
+        { PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_ROTATE_180,
+          PVDC_ERR_PLANE_CTRL },
+        { PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR,
+          PVDC_ERR_PLANE_CTRL },
+    };
+    static const struct {
+        int x, y;
+        uint32_t hotspot;
+    } positions[] = {
+        { 0, 0, 0 },
+        { -255, -255, PVDC_XY(255, 255) },
+        { MODE_W - 1, MODE_H - 1, 0xffffffff },
+        { 4096, 4096, PVDC_XY(0x8000, 0) },
+        { -4096, -4096, 0 },
+    };
+    const uint32_t size = 256 * 256 * 4;
+    unsigned int cursor;
+    uint64_t fb;
+    Snapshot before;
+    PVDCTest t;
+
+    /* host-cursor: the UI gets the cursor image, copied out of VRAM. */
+    for (int host = 0; host < 2; host++) {
+        pvdc_test_start(&t, host ? "vram-size=16M,host-cursor=on"
+                                 : "vram-size=16M");
+        cursor = cursor_of(&t, 0);
+        enable_head0(&t);
+        wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
+           PVDC_CRC_CTRL_ENABLE);
+
+        /* The largest cursor, ending on the last byte of VRAM. */
+        fb = t.vram_size - size;
+        g_free(fill_vram(&t, fb, size, 5));
+        wr_plane(&t, cursor, PVDC_PS_HEAD, 0);
+        write_fb(&t, cursor, PVDC_FMT_ARGB8888, fb, 1024, 256, 256);
+        wr_plane(&t, cursor, PVDC_PS_ZPOS, t.overlays + 1);
+        wr_plane(&t, cursor, PVDC_PS_ALPHA, 0xffff);
+        wr_plane(&t, cursor, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                 PVDC_BLEND_PREMULTI << PVDC_PS_CTRL_BLEND_SHIFT);
+        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+        snapshot_active(&t, &before);
+
+        for (int i = 0; i < ARRAY_SIZE(refused); i++) {
+            refuse_plane_value(&t, 0, cursor, refused[i].reg, refused[i].val,
+                               result_of(refused[i].code, cursor), &before);
+        }
+
+        for (int i = 0; i < ARRAY_SIZE(positions); i++) {
+            wr_plane(&t, cursor, PVDC_PS_DST_POS,
+                     PVDC_XY(S16(positions[i].x), S16(positions[i].y)));
+            wr_plane(&t, cursor, PVDC_PS_HOTSPOT, positions[i].hotspot);
+            g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+            (void)current_crc(&t);
+            screendump(&t, 0);
+        }
+        /* A sub-rectangle at the bottom-right, fractional origin. */
+        wr_plane(&t, cursor, PVDC_PS_SRC_X, FP16(192) + 0xffff);
+        wr_plane(&t, cursor, PVDC_PS_SRC_Y, FP16(192) + 0xffff);
+        wr_plane(&t, cursor, PVDC_PS_SRC_W, FP16(63));
+        wr_plane(&t, cursor, PVDC_PS_SRC_H, FP16(63));
+        wr_plane(&t, cursor, PVDC_PS_DST_SIZE, PVDC_XY(63, 63));
+        wr_plane(&t, cursor, PVDC_PS_DST_POS, PVDC_XY(10, 10));
+        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+        (void)current_crc(&t);
+        screendump(&t, 0);
+
+        snapshot_active(&t, &before);
+        assert_still_works(&t, &before);
+        pvdc_test_stop(&t);
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* CVE-2024-3446: an interrupt message that re-enters the device           */
+/* ------------------------------------------------------------------------ */
+
+#define MSI_RAM     0x100000
+
+static void msi_aim(PVDCTest *t, uint64_t addr, uint16_t data)
+{
+    uint8_t cap = qpci_find_capability(t->dev, PCI_CAP_ID_MSI, 0);
+
+    g_assert_cmpuint(cap, !=, 0);
+    qpci_config_writel(t->dev, cap + PCI_MSI_ADDRESS_LO, (uint32_t)addr);
+    qpci_config_writel(t->dev, cap + PCI_MSI_ADDRESS_HI, addr >> 32);
+    qpci_config_writew(t->dev, cap + PCI_MSI_DATA_64, data);
+    qpci_config_writew(t->dev, cap + PCI_MSI_FLAGS,
+                       qpci_config_readw(t->dev, cap + PCI_MSI_FLAGS) |
+                       PCI_MSI_FLAGS_ENABLE);
+}
+
+static void test_msi_into_own_bar_does_not_reenter(void)
+{
+    /* Registers a message could hit, and what it would write. */
+    static const struct {
+        uint32_t reg;
+        uint16_t data;
+    } targets[] = {
+        { PVDC_REG_INT_ENABLE, 0xffff },
+        { PVDC_REG_INT_ENABLE, 0 },
+        { PVDC_REG_INT_STATUS, 0xffff },
+        { PVDC_REG_INT_ACK, 0xffff },
+        { PVDC_REG_MULTI_DOORBELL, 0x3 },
+        { PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL, 1 },
+        { PVDC_HEAD_CONTROL(1) + PVDC_HEAD_DOORBELL, 1 },
+        { PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 1 },
+        { PVDC_HEAD_CONTROL(0) + PVDC_HEAD_STATUS, 0xffff },
+        { PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL, 0 },
+        { PVDC_PLANE_SHADOW(0) + PVDC_PS_FB_OFFSET, 0x40 },
+        { PVDC_PLANE_SHADOW(0) + PVDC_PS_CTRL, 0 },
+    };
+    const uint32_t done0 = PVDC_INT(0, PVDC_INT_COMMIT_DONE);
+    const uint32_t vblank0 = PVDC_INT(0, PVDC_INT_VBLANK);
+    unsigned int primary;
+    Snapshot before, shadow_before;
+    PVDCTest t;
+
+    pvdc_test_start(&t, NULL);
+    primary = plane_of(&t, 0, PRIMARY);
+    enable_head0(&t);
+    (void)rd(&t, PVDC_REG_INT_ACK);
+    snapshot_active(&t, &before);
+
+    for (int i = 0; i < ARRAY_SIZE(targets); i++) {
+        uint64_t target = t.mmio.addr + targets[i].reg;
+        uint32_t seq0 = head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ);
+        uint32_t seq1 = head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ);
+        uint32_t status;
+
+        for (unsigned int h = 0; h < 2; h++) {
+            rd_block(&t, PVDC_HEAD_SHADOW(h), shadow_before.head[h],
+                     PVDC_HEAD_STATE_REGS);
+        }
+        rd_block(&t, PVDC_PLANE_SHADOW(primary), shadow_before.plane[primary],
+                 PVDC_PLANE_STATE_REGS);
+        msi_aim(&t, target, targets[i].data);
+
+        /* From the timer: a commit latched at a vblank. */
+        wr(&t, PVDC_REG_INT_ENABLE, done0);
+        doorbell(&t, 0);
+        g_assert_cmphex(wait_outcome(&t, 0, 2 * PERIOD_1MS), ==,
+                        PVDC_RESULT_APPLIED);
+        g_assert_cmphex(rd(&t, PVDC_REG_INT_ENABLE), ==, done0);
+        g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, seq0 + 1);
+        g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, seq1);
+        g_assert_cmphex(rd(&t, PVDC_REG_MULTI_DOORBELL), ==, 0);
+        status = rd(&t, PVDC_REG_INT_STATUS);
+        g_assert_cmphex(status & done0, ==, done0);
+
+        /* From a register write: enabling a pending bit sends a message. */
+        wr(&t, PVDC_REG_INT_ENABLE, 0);
+        step_to(&t, t.now + PERIOD_1MS);
+        wr(&t, PVDC_REG_INT_ENABLE, done0 | vblank0);
+        g_assert_cmphex(rd(&t, PVDC_REG_INT_ENABLE), ==, done0 | vblank0);
+        /* And from the vblank interrupt, at the next vblanks. */
+        (void)rd(&t, PVDC_REG_INT_ACK);
+        step_next(&t);
+        (void)rd(&t, PVDC_REG_INT_ACK);
+        step_next(&t);
+        g_assert_cmphex(rd(&t, PVDC_REG_INT_ENABLE), ==, done0 | vblank0);
+        wr(&t, PVDC_REG_INT_ENABLE, 0);
+        (void)rd(&t, PVDC_REG_INT_ACK);
+
+        /* No message changed anything. */
+        g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, seq0 + 1);
+        g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, seq1);
+        g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_CRC_CTRL), ==, 0);
+        g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_STATUS), ==, 0);
+        for (unsigned int h = 0; h < 2; h++) {
+            uint32_t now[PVDC_HEAD_STATE_REGS];
+
+            rd_block(&t, PVDC_HEAD_SHADOW(h), now, PVDC_HEAD_STATE_REGS);
+            g_assert(memcmp(now, shadow_before.head[h], sizeof(now)) == 0);
+        }
+        {
+            uint32_t now[PVDC_PLANE_STATE_REGS];
+
+            rd_block(&t, PVDC_PLANE_SHADOW(primary), now,
+                     PVDC_PLANE_STATE_REGS);
+            g_assert(memcmp(now, shadow_before.plane[primary],
+                            sizeof(now)) == 0);
+        }
+        assert_active_is(&t, &before);
+    }
+
+    /* Messages into VRAM are plain memory writes. */
+    msi_aim(&t, t.vram.addr + 4 * KiB, 0xbeef);
+    wr(&t, PVDC_REG_INT_ENABLE, done0);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(qtest_readl(t.qts, t.vram.addr + 4 * KiB), ==, 0xbeef);
+    wr(&t, PVDC_REG_INT_ENABLE, 0);
+
+    /* Back to plain RAM: messages arrive again. */
+    qtest_writel(t.qts, MSI_RAM, 0);
+    msi_aim(&t, MSI_RAM, 0x4321);
+    (void)rd(&t, PVDC_REG_INT_ACK);
+    wr(&t, PVDC_REG_INT_ENABLE, done0);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(qtest_readl(t.qts, MSI_RAM), ==, 0x4321);
+    assert_still_works(&t, &before);
+    pvdc_test_stop(&t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Interrupt and doorbell storms                                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The fastest mode there is: one pixel in a 1x1 frame at 1 GHz, a vblank
+ * every nanosecond.  With its vblank interrupt enabled and never
+ * acknowledged, the device costs at most one timer callback per vblank
+ * and sends one message; the rest of the device keeps working.
+ */
+static void test_vblank_storm_never_acknowledged(void)
+{
+    const uint32_t vblank1 = PVDC_INT(1, PVDC_INT_VBLANK);
+    const int64_t span = 100 * SCALE_US;
+    uint64_t cb0, cb;
+    uint32_t count0, count;
+    Snapshot before;
+    PVDCTest t;
+    int messages = 0;
+
+    pvdc_test_start(&t, NULL);
+    enable_head0(&t);
+    write_mode_sized(&t, 1, 1, 1, 1, 1, 1000000);
+    g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, 1);
+    snapshot_active(&t, &before);
+
+    qtest_writel(t.qts, MSI_RAM, 0);
+    msi_aim(&t, MSI_RAM, 0x4321);
+    cb0 = timer_callbacks(&t);
+    count0 = head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT);
+    wr(&t, PVDC_REG_INT_ENABLE, vblank1);
+    step_to(&t, t.now + span);
+    cb = timer_callbacks(&t) - cb0;
+    count = head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT) - count0;
+    g_test_message("%" PRIu64 " timer callbacks for %u vblanks in %" PRId64
+                   " ns", cb, count, span);
+    g_assert_cmpuint(count, >=, span - 1);
+    g_assert_cmpuint(cb, <=, count + 1);
+    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS) & vblank1, ==, vblank1);
+    if (qtest_readl(t.qts, MSI_RAM) == 0x4321) {
+        messages++;
+        qtest_writel(t.qts, MSI_RAM, 0);
+    }
+    g_assert_cmpint(messages, ==, 1);
+
+    /* Still answering, and the other head still flips. */
+    wr(&t, PVDC_REG_INT_ENABLE, 0);
+    assert_still_works(&t, &before);
+
+    /* Acknowledged each time: one message per vblank, no more. */
+    wr(&t, PVDC_REG_INT_ENABLE, vblank1);
+    (void)rd(&t, PVDC_REG_INT_ACK);
+    qtest_writel(t.qts, MSI_RAM, 0);
+    for (int i = 0; i < 1000; i++) {
+        step_to(&t, t.now + 1);
+        g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK) & vblank1, ==, vblank1);
+        g_assert_cmphex(qtest_readl(t.qts, MSI_RAM), ==, 0x4321);
+        qtest_writel(t.qts, MSI_RAM, 0);
+    }
+    wr(&t, PVDC_REG_INT_ENABLE, 0);
+    /* The storm stops with the interrupt: no timer any more. */
+    cb0 = timer_callbacks(&t);
+    step_to(&t, t.now + span);
+    g_assert_cmpuint(timer_callbacks(&t), ==, cb0);
+    pvdc_test_stop(&t);
+}
+
+static void test_doorbell_storms_are_absorbed(void)
+{
+    const int storm = 5000;
+    unsigned int primary;
+    uint32_t seq;
+    Snapshot before;
+    PVDCTest t;
+    uint64_t cb;
+
+    pvdc_test_start(&t, NULL);
+    primary = plane_of(&t, 0, PRIMARY);
+    enable_head0(&t);
+    snapshot_active(&t, &before);
+
+    /* Thousands of doorbells on an armed head: one commit, overruns. */
+    seq = head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ);
+    cb = timer_callbacks(&t);
+    wr_plane(&t, primary, PVDC_PS_FB_OFFSET, FLIP_OFFSET);
+    for (int i = 0; i < storm; i++) {
+        doorbell(&t, 0);
+    }
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, seq + 1);
+    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_STATUS), ==,
+                    PVDC_HEAD_STATUS_DOORBELL_OVERRUN);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * PERIOD_1MS), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmpuint(timer_callbacks(&t), ==, cb + 1);
+    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_STATUS,
+       PVDC_HEAD_STATUS_DOORBELL_OVERRUN);
+    wr_plane(&t, primary, PVDC_PS_FB_OFFSET, GOOD_OFFSET);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    assert_active_is(&t, &before);
+
+    /* Multi-head doorbells naming heads that do not exist: ignored. */
+    for (int i = 0; i < storm; i++) {
+        wr(&t, PVDC_REG_MULTI_DOORBELL, 0xffffffff - (i & 0xff));
+    }
+    g_assert_cmphex(rd(&t, PVDC_REG_MULTI_DOORBELL), ==, 0);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, seq + 2);
+
+    /* A multi-doorbell storm on existing heads: one group, overruns. */
+    seq = head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ);
+    for (int i = 0; i < storm; i++) {
+        wr(&t, PVDC_REG_MULTI_DOORBELL, MAKE_64BIT_MASK(0, t.heads));
+    }
+    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, seq + 1);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * PERIOD_1MS), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_RESULT), ==,
+                    PVDC_RESULT_APPLIED);
+    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_STATUS, UINT32_MAX);
+    wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_STATUS, UINT32_MAX);
+
+    /* Commits to a disabled head latch at once, one after the other. */
+    seq = head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ);
+    for (int i = 0; i < 1000; i++) {
+        doorbell(&t, 1);
+        g_assert_cmphex(wait_outcome(&t, 1, 0), ==, PVDC_RESULT_APPLIED);
+    }
+    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, seq + 1000);
+    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_DONE_SEQ), ==, seq + 1000);
+    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_STATUS), ==, 0);
+
+    /* Interrupts raised by all that, acknowledged in one read. */
+    g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK) &
+                    PVDC_INT(1, PVDC_INT_COMMIT_DONE), !=, 0);
+    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, 0);
+    snapshot_active(&t, &before);
+    assert_still_works(&t, &before);
+    pvdc_test_stop(&t);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+
+    qtest_add_func("/pvdc/hostile/fb-outside-vram-is-refused",
+                   test_fb_outside_vram_is_refused);
+    qtest_add_func("/pvdc/hostile/mode-arithmetic-does-not-overflow",
+                   test_mode_arithmetic_does_not_overflow);
+    qtest_add_func("/pvdc/hostile/zero-divisors-are-refused",
+                   test_zero_divisors_are_refused);
+    qtest_add_func("/pvdc/hostile/huge-and-negative-rectangles-are-clipped",
+                   test_huge_and_negative_rectangles);
+    qtest_add_func("/pvdc/hostile/cursor-size-overflow-is-refused",
+                   test_cursor_size_overflow_is_refused);
+    qtest_add_func("/pvdc/hostile/msi-into-own-bar-does-not-reenter",
+                   test_msi_into_own_bar_does_not_reenter);
+    qtest_add_func("/pvdc/hostile/vblank-storm-never-acknowledged",
+                   test_vblank_storm_never_acknowledged);
+    qtest_add_func("/pvdc/hostile/doorbell-storms-are-absorbed",
+                   test_doorbell_storms_are_absorbed);
+
+    return g_test_run();
+}
