@@ -7,7 +7,10 @@
  * state.  Every round times each scene once; the report gives the median
  * ratio over the rounds and its spread (10th..90th percentile).
  *
- *   compose-bench [rounds]
+ *   compose-bench [--json] [rounds]
+ *
+ * With --json, the raw per-round ratios are printed as one JSON object
+ * instead of the table (bench/run.py computes medians and spreads).
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -90,14 +93,44 @@ static double percentile(double *v, int n, int pct)
     return v[MIN(n - 1, n * pct / 100)];
 }
 
+/*
+ * Per scene: its target and the ratio and milliseconds of every round.
+ * "full" names the scene a damaged one recomposes a part of.
+ */
+static void print_json(const Scene *scenes, int n, int rounds,
+                       const double *ratio, const double *ms, int damaged,
+                       int full, size_t copy_bytes)
+{
+    printf("{\"rounds\": %d, \"copy_bytes\": %zu, \"scenes\": [\n",
+           rounds, copy_bytes);
+    for (int i = 0; i < n; i++) {
+        printf("  {\"name\": \"%s\", \"target\": \"%s\"", scenes[i].name,
+               scenes[i].target ? scenes[i].target : "");
+        if (i == damaged) {
+            printf(", \"full\": \"%s\"", scenes[full].name);
+        }
+        printf(",\n   \"ratio\": [");
+        for (int r = 0; r < rounds; r++) {
+            printf("%s%.4f", r ? ", " : "", ratio[i * rounds + r]);
+        }
+        printf("],\n   \"ms\": [");
+        for (int r = 0; r < rounds; r++) {
+            printf("%s%.4f", r ? ", " : "", ms[i * rounds + r]);
+        }
+        printf("]}%s\n", i + 1 < n ? "," : "");
+    }
+    printf("]}\n");
+}
+
 int main(int argc, char **argv)
 {
     const uint32_t premulti = PVDC_BLEND_PREMULTI << PVDC_PS_CTRL_BLEND_SHIFT;
     const uint32_t coverage = PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT;
     const uint32_t bilinear = PVDC_PS_CTRL_FILTER_BILINEAR;
-    int rounds = argc > 1 ? atoi(argv[1]) : 31;
+    bool json = argc > 1 && !strcmp(argv[1], "--json");
+    int rounds = argc > 1 + json ? atoi(argv[1 + json]) : 31;
     Scene scenes[13];
-    int n = 0, scaled;
+    int n = 0, scaled, damaged;
     uint32_t crc = 0;
     uint8_t *copy_src, *copy_dst;
     pixman_image_t *dst;
@@ -172,6 +205,7 @@ int main(int argc, char **argv)
         scenes[n].scene.planes[i].alpha = 0x8000;
     }
     n++;
+    damaged = n;
     scenes[n] = scenes[scaled];
     scenes[n].name = "scaled scene, 64x64 damage (cursor move)";
     scenes[n].target = "";
@@ -245,6 +279,10 @@ int main(int argc, char **argv)
     scenes[n++] = (Scene) { .name = "pvdc_compose_crc32() of a frame",
                             .target = "" };
 
+    if (json) {
+        print_json(scenes, n, rounds, ratio, ms, damaged, scaled, FRAME_BYTES);
+        goto out;
+    }
     printf("%-45s %8s %15s %9s %7s\n", "scene (1920x1080)", "ratio",
            "p10..p90", "ms", "target");
     for (int i = 0; i < n; i++) {
@@ -260,6 +298,7 @@ int main(int argc, char **argv)
     printf("ratios: time / one %d-byte memcpy in the same round, "
            "%d rounds (crc %08x)\n", FRAME_BYTES, rounds, crc);
 
+out:
     g_free(ratio);
     g_free(ms);
     pixman_image_unref(dst);

@@ -470,37 +470,10 @@ static void pvdc_crtc_atomic_enable(struct drm_crtc *crtc,
 	drm_crtc_vblank_on(crtc);
 }
 
+/* The hardware side of the disable is pvdc_disable_heads(), for all heads. */
 static void pvdc_crtc_atomic_disable(struct drm_crtc *crtc,
 				     struct drm_atomic_state *state)
 {
-	struct drm_crtc_state *old_crtc_state =
-		drm_atomic_get_old_crtc_state(state, crtc);
-	struct pvdc_device *pvdc = crtc_to_pvdc(crtc);
-	struct pvdc_head *head = to_pvdc_head(crtc);
-	struct drm_pending_vblank_event *no_event = NULL;
-	struct drm_plane_state *old_plane_state;
-	struct drm_plane *plane;
-	int i, idx;
-
-	if (drm_dev_enter(&pvdc->drm, &idx)) {
-		pvdc_head_claim(head, &old_crtc_state->adjusted_mode,
-				&no_event);
-		pvdc_write(pvdc, PVDC_HEAD_SHADOW(head->index) + PVDC_HS_CTRL,
-			   0);
-		/* The device refuses enabled planes on a disabled head. */
-		for_each_old_plane_in_state(state, plane, old_plane_state, i) {
-			unsigned int p = to_pvdc_plane(plane)->index;
-
-			if (old_plane_state->crtc == crtc)
-				pvdc_write(pvdc, PVDC_PLANE_SHADOW(p) +
-					   PVDC_PS_CTRL, 0);
-		}
-		pvdc_write(pvdc, PVDC_HEAD_CONTROL(head->index) +
-			   PVDC_HEAD_DOORBELL, 1);
-		drm_dev_exit(idx);
-		pvdc_head_wait(head, &old_crtc_state->adjusted_mode);
-	}
-
 	drm_crtc_vblank_off(crtc);
 }
 
@@ -534,12 +507,81 @@ static void pvdc_crtc_atomic_flush(struct drm_crtc *crtc,
 /* Commit tail                                                              */
 /* ------------------------------------------------------------------------ */
 
+/* Inside drm_dev_enter(), with the heads of @mask claimed. */
+static void pvdc_ring(struct pvdc_device *pvdc, u32 mask, bool group)
+{
+	unsigned int h;
+
+	if (group && hweight32(mask) > 1 &&
+	    (pvdc->features & PVDC_FEATURE_MULTI_HEAD_COMMIT)) {
+		pvdc_write(pvdc, PVDC_REG_MULTI_DOORBELL, mask);
+		return;
+	}
+	for (h = 0; h < pvdc->num_heads; h++)
+		if (mask & BIT(h))
+			pvdc_write(pvdc, PVDC_HEAD_CONTROL(h) +
+				   PVDC_HEAD_DOORBELL, 1);
+}
+
+/*
+ * The device refuses new timings or a new bandwidth allocation on an
+ * enabled head: turn off every enabled head this commit modesets, as one
+ * group, and wait for it before anything is enabled again.
+ */
+static void pvdc_disable_heads(struct drm_atomic_state *state)
+{
+	struct pvdc_device *pvdc = to_pvdc(state->dev);
+	struct drm_crtc_state *old_state, *new_state;
+	struct drm_pending_vblank_event *no_event;
+	struct drm_plane_state *old_plane_state;
+	struct drm_plane *plane;
+	struct drm_crtc *crtc;
+	u32 mask = 0;
+	int i, idx;
+
+	for_each_oldnew_crtc_in_state(state, crtc, old_state, new_state, i) {
+		if (old_state->active &&
+		    drm_atomic_crtc_needs_modeset(new_state))
+			mask |= drm_crtc_mask(crtc);
+	}
+	if (!mask || !drm_dev_enter(&pvdc->drm, &idx))
+		return;
+
+	for_each_old_crtc_in_state(state, crtc, old_state, i) {
+		struct pvdc_head *head = to_pvdc_head(crtc);
+
+		if (!(mask & drm_crtc_mask(crtc)))
+			continue;
+		no_event = NULL;
+		pvdc_head_claim(head, &old_state->adjusted_mode, &no_event);
+		pvdc_write(pvdc, PVDC_HEAD_SHADOW(head->index) + PVDC_HS_CTRL,
+			   0);
+	}
+	/* The device refuses enabled planes on a disabled head. */
+	for_each_old_plane_in_state(state, plane, old_plane_state, i) {
+		unsigned int p = to_pvdc_plane(plane)->index;
+
+		if (old_plane_state->crtc &&
+		    mask & drm_crtc_mask(old_plane_state->crtc))
+			pvdc_write(pvdc, PVDC_PLANE_SHADOW(p) + PVDC_PS_CTRL, 0);
+	}
+	pvdc_ring(pvdc, mask, true);
+	drm_dev_exit(idx);
+
+	for_each_old_crtc_in_state(state, crtc, old_state, i) {
+		if (mask & drm_crtc_mask(crtc))
+			pvdc_head_wait(to_pvdc_head(crtc),
+				       &old_state->adjusted_mode);
+	}
+}
+
 static u32 pvdc_ring_doorbells(struct drm_atomic_state *state)
 {
 	struct pvdc_device *pvdc = to_pvdc(state->dev);
 	struct drm_crtc_state *crtc_state;
-	unsigned int modesets = 0, h;
 	struct drm_crtc *crtc;
+	bool modeset = false;
+	unsigned int h;
 	u32 mask = 0;
 	int i, idx;
 
@@ -550,8 +592,7 @@ static u32 pvdc_ring_doorbells(struct drm_atomic_state *state)
 		pvdc_head_claim(to_pvdc_head(crtc), &crtc_state->adjusted_mode,
 				&to_pvdc_crtc_state(crtc_state)->event);
 		mask |= drm_crtc_mask(crtc);
-		if (drm_atomic_crtc_needs_modeset(crtc_state))
-			modesets++;
+		modeset |= drm_atomic_crtc_needs_modeset(crtc_state);
 	}
 	if (!mask)
 		return 0;
@@ -562,17 +603,8 @@ static u32 pvdc_ring_doorbells(struct drm_atomic_state *state)
 				pvdc_head_commit_done(&pvdc->heads[h], false);
 		return 0;
 	}
-
 	/* A modeset spanning heads latches on all of them or on none. */
-	if (hweight32(mask) > 1 && modesets &&
-	    (pvdc->features & PVDC_FEATURE_MULTI_HEAD_COMMIT)) {
-		pvdc_write(pvdc, PVDC_REG_MULTI_DOORBELL, mask);
-	} else {
-		for (h = 0; h < pvdc->num_heads; h++)
-			if (mask & BIT(h))
-				pvdc_write(pvdc, PVDC_HEAD_CONTROL(h) +
-					   PVDC_HEAD_DOORBELL, 1);
-	}
+	pvdc_ring(pvdc, mask, modeset);
 	drm_dev_exit(idx);
 
 	return mask;
@@ -596,6 +628,7 @@ void pvdc_atomic_commit_tail(struct drm_atomic_state *state)
 	 * one commit must not be interleaved with another's doorbell.
 	 */
 	mutex_lock(&pvdc->hw_lock);
+	pvdc_disable_heads(state);
 	drm_atomic_helper_commit_modeset_disables(drm, state);
 	drm_atomic_helper_commit_modeset_enables(drm, state);
 	drm_atomic_helper_commit_planes(drm, state, 0);

@@ -456,7 +456,11 @@ static void test_bandwidth(void)
 	}
 	kms_buffer_destroy(fd, &big);
 
-	/* Two 4096x1600 overlays: more than the whole device has. */
+	/* Two 4096x1600 overlays: more than two heads have in all. */
+	if (num_heads != 2) {
+		printf("ok bandwidth-over-device-total # skip not 2 heads\n");
+		return;
+	}
 	if (kms_buffer_create(fd, &big, 4096, 1600, DRM_FORMAT_XRGB8888)) {
 		kms_result(false, "bandwidth: buffer: %s", strerror(errno));
 		return;

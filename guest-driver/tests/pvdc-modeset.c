@@ -4,7 +4,7 @@
  *
  * For each connected connector: its preferred mode on its CRTC with a dumb
  * buffer of colour bars (SETCRTC), a vblank wait, and a few legacy page
- * flips whose events must arrive.  The pattern then stays on screen for
+ * flips whose events must arrive while a legacy cursor moves.  The pattern then stays on screen for
  * SECONDS (until SIGINT/SIGTERM when 0).
  *
  * Usage: pvdc-modeset [SECONDS [DEVICE]]; SECONDS 0 means until killed,
@@ -18,6 +18,7 @@
 
 #define MAX_HEADS	8
 #define FLIPS		10
+#define CURSOR_SIZE	64
 
 struct head {
 	uint32_t crtc_id, conn_id;
@@ -96,6 +97,8 @@ int main(int argc, char **argv)
 	int seconds = argc > 1 ? atoi(argv[1]) : -1;
 	const char *path = argc > 2 ? argv[2] : "/dev/dri/card0";
 	struct head heads[MAX_HEADS];
+	struct kms_buffer cursor = { 0 };
+	bool cursor_ok;
 	uint32_t used = 0;
 	drmModeRes *res;
 	int fd, i, n = 0, f;
@@ -164,10 +167,25 @@ int main(int argc, char **argv)
 			   heads[i].pipe);
 	}
 
+	/* A legacy cursor (no hotspot client cap) moving during the flips. */
+	cursor_ok = n && !kms_buffer_create(fd, &cursor, CURSOR_SIZE,
+					    CURSOR_SIZE, DRM_FORMAT_ARGB8888);
+	if (cursor_ok) {
+		kms_buffer_fill(&cursor, 1);
+		for (i = 0; i < n; i++)
+			cursor_ok &= !drmModeSetCursor2(fd, heads[i].crtc_id,
+							cursor.handle,
+							CURSOR_SIZE,
+							CURSOR_SIZE, 4, 4);
+	}
+
 	for (f = 0; f < FLIPS; f++) {
 		for (i = 0; i < n; i++) {
 			struct head *h = &heads[i];
 
+			if (cursor_ok)
+				cursor_ok &= !drmModeMoveCursor(fd, h->crtc_id,
+								16 * f, 8 * f);
 			h->front ^= 1;
 			if (drmModePageFlip(fd, h->crtc_id,
 					    h->buf[h->front].fb_id,
@@ -181,6 +199,9 @@ int main(int argc, char **argv)
 		if (!wait_flips(fd, heads, n, 2000))
 			break;
 	}
+	for (i = 0; cursor_ok && i < n; i++)
+		cursor_ok &= !drmModeSetCursor(fd, heads[i].crtc_id, 0, 0, 0);
+	kms_result(cursor_ok, "cursor-moves-during-flips");
 	for (i = 0; i < n; i++)
 		kms_result(heads[i].events == FLIPS,
 			   "page-flip-events-head-%d %s %u of %d", heads[i].pipe,
@@ -192,6 +213,9 @@ int main(int argc, char **argv)
 
 		signal(SIGINT, on_signal);
 		signal(SIGTERM, on_signal);
+		/* Tells a waiting harness that every head shows its pattern. */
+		printf("# holding the picture on %d heads\n", n);
+		fflush(stdout);
 		clock_gettime(CLOCK_MONOTONIC, &end);
 		end.tv_sec += seconds;
 		while (!stop) {
@@ -202,6 +226,8 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (cursor.handle)
+		kms_buffer_destroy(fd, &cursor);
 	for (i = 0; i < n; i++) {
 		kms_buffer_destroy(fd, &heads[i].buf[0]);
 		kms_buffer_destroy(fd, &heads[i].buf[1]);

@@ -1,0 +1,505 @@
+#!/usr/bin/python3
+"""pvdc benchmarks, side by side with bochs-display and virtio-gpu.
+
+    ./bench/run.py [--quick] [--only SECTION,...] [--repeats N]
+                   [--accel kvm|tcg] [-o build/bench/results.json]
+
+Prints one table and writes the same figures as JSON.  Every figure is a
+ratio against a baseline measured in the same run (a memcpy of a frame, a
+full recomposition, the same VM without a display device, the refresh
+rate, bochs-display, a trivial ioctl), with its spread over the repeats;
+rows that miss their target are marked MISS.  Sections:
+
+  composition  host time to compose a 1920x1080 frame per scene / memcpy
+  damage       recomposing a 64x64 damaged rectangle / the full frame
+  idle         host CPU of QEMU with an idle guest at a static console,
+               pvdc / bochs-display / virtio-gpu-pci vs no display device;
+               pvdc's timer callbacks meanwhile
+  flips        nonblocking page flips per second per head / refresh rate,
+               missed frames; one head, then four heads from four threads
+  flipcost     MMIO accesses (and virtqueue kicks, device callbacks) per
+               primary-plane page flip: pvdc vs bochs-display vs virtio-gpu
+  check        one atomic TEST_ONLY commit / one DRM_IOCTL_VERSION
+
+This is a benchmark, not a test: it is not part of the test suite, and a
+MISS does not make it fail (the exit status is 0 unless it could not run).
+It needs a built tree (scripts/test.sh or meson compile -C build/meson).
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(BENCH)
+sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
+from pvdc_harness import BUILD, GuestError, GuestVM  # noqa: E402
+
+# (name, QEMU device options, guest driver or None)
+PVDC = ("pvdc", ["-device", "pvdc,id=pvdc0"], "pvdc")
+PVDC4 = ("pvdc 4 heads", ["-device", "pvdc,id=pvdc0,heads=4"], "pvdc")
+BOCHS = ("bochs-display", ["-device", "bochs-display,romfile="], "bochs")
+VIRTIO = ("virtio-gpu-pci", ["-device", "virtio-gpu-pci"], "virtio-gpu")
+NONE = ("none", [], None)
+
+# Memory regions of each device, as memory_region_ops_* traces name them.
+REGIONS = {
+    "pvdc": re.compile(r"^pvdc\."),
+    "bochs-display": re.compile(r"^(bochs dispi interface|qemu extended regs"
+                                r"|bochs-display-mmio|edid)$"),
+    "virtio-gpu-pci": re.compile(r"^(virtio-pci-\S+-virtio-gpu|msix-\S+)$"),
+}
+NOTIFY = re.compile(r"^virtio-pci-notify-")
+
+SECTIONS = ["composition", "damage", "idle", "flips", "flipcost", "check"]
+
+
+# -- statistics and the result table ---------------------------------------
+
+def spread(values):
+    """(low, high): min..max for few samples, else 10th..90th percentile."""
+    v = sorted(values)
+    if len(v) < 10:
+        return v[0], v[-1]
+    return v[len(v) // 10], v[min(len(v) - 1, len(v) * 9 // 10)]
+
+
+def meets(target, value):
+    """None when there is no target, else whether @value meets it."""
+    if not target or value is None:
+        return None
+    m = re.match(r"^\s*(<=|>=|==|~)\s*([-0-9.]+)\s*$", target)
+    if not m:
+        return None
+    op, ref = m.group(1), float(m.group(2))
+    if op == "<=":
+        return value <= ref + 1e-9
+    if op == ">=":
+        return value >= ref - 1e-9
+    if op == "==":
+        return abs(value - ref) < 1e-9
+    return value <= 1.5 * ref          # "~1": no worse than half again
+
+
+class Results:
+    def __init__(self):
+        self.rows = []
+
+    def add(self, section, name, ratio, samples=None, baseline="",
+            target="", value=None, unit="", extra=None):
+        """One row.  @ratio is the median of @samples (ratios); @value an
+        absolute figure shown next to it, checked against @target when the
+        target is about it (unit given) rather than about the ratio."""
+        lo, hi = spread(samples) if samples else (None, None)
+        checked = value if unit else ratio
+        row = {
+            "section": section, "name": name, "ratio": ratio,
+            "spread": [lo, hi] if samples else None,
+            "samples": samples or [], "baseline": baseline,
+            "value": value, "unit": unit, "target": target,
+            "met": meets(target, checked), "extra": extra or {},
+        }
+        self.rows.append(row)
+        print(f"  {section:<11} {name:<52} {fmt(ratio):>8} "
+              f"{fmt_spread(row):>15} {fmt(value):>9} {unit:<8} "
+              f"{target:>7} {status(row)}", flush=True)
+        return row
+
+    def failed(self, section, name, error):
+        self.rows.append({"section": section, "name": name, "ratio": None,
+                          "spread": None, "samples": [], "baseline": "",
+                          "value": None, "unit": "", "target": "",
+                          "met": False, "extra": {"error": str(error)}})
+        print(f"  {section:<11} {name:<52} could not run: "
+              f"{str(error).splitlines()[0]}", flush=True)
+
+
+def fmt(x):
+    if x is None:
+        return "-"
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    if abs(x) >= 0.1 or x == 0:
+        return f"{x:.2f}"
+    return f"{x:.4f}"
+
+
+def fmt_spread(row):
+    if not row["spread"]:
+        return "-"
+    return f"{fmt(row['spread'][0])}..{fmt(row['spread'][1])}"
+
+
+def status(row):
+    return {True: "ok", False: "MISS", None: "-"}[row["met"]]
+
+
+def print_table(results):
+    print()
+    print(f"{'section':<11} {'row':<52} {'ratio':>8} {'spread':>15} "
+          f"{'value':>9} {'unit':<8} {'target':>7} status")
+    last = None
+    for r in results.rows:
+        if r["section"] != last and last is not None:
+            print()
+        last = r["section"]
+        if r["ratio"] is None and r["value"] is None and r["extra"].get("error"):
+            print(f"{r['section']:<11} {r['name']:<52} could not run")
+            continue
+        print(f"{r['section']:<11} {r['name']:<52} {fmt(r['ratio']):>8} "
+              f"{fmt_spread(r):>15} {fmt(r['value']):>9} {r['unit']:<8} "
+              f"{r['target']:>7} {status(r)}")
+    print()
+    print("ratio: median over the repeats against the row's baseline; "
+          "spread: min..max (p10..p90 with 10+ samples)")
+    misses = [r for r in results.rows if r["met"] is False]
+    print(f"{len(misses)} row(s) miss their target"
+          + (": " + "; ".join(r["name"] for r in misses) if misses else ""))
+
+
+# -- composition -------------------------------------------------------------
+
+def bench_composition(res, args):
+    binary = os.path.join(BUILD, "bench", "compose-bench")
+    subprocess.run(["make", "-s", "-C", BENCH, binary], check=True)
+    rounds = 11 if args.quick else 31
+    out = subprocess.run([binary, "--json", str(rounds)], check=True,
+                         capture_output=True, text=True).stdout
+    data = json.loads(out)
+    scenes = {s["name"]: s for s in data["scenes"]}
+    base = f"one {data['copy_bytes']}-byte memcpy"
+    if "composition" in args.only:
+        for s in data["scenes"]:
+            res.add("composition", s["name"], statistics.median(s["ratio"]),
+                    s["ratio"], base, s["target"],
+                    value=statistics.median(s["ms"]), unit="ms")
+            # The target is about the ratio: recheck it on the ratio.
+            res.rows[-1]["met"] = meets(s["target"],
+                                        statistics.median(s["ratio"]))
+            res.rows[-1]["unit"] = "ms"
+    if "damage" in args.only:
+        for s in data["scenes"]:
+            if "full" not in s:
+                continue
+            full = scenes[s["full"]]
+            per_round = [d / f for d, f in zip(s["ms"], full["ms"])]
+            res.add("damage", "recompose 64x64 damage / full frame",
+                    statistics.median(per_round), per_round,
+                    f"full recomposition of '{s['full']}'", "<= 0.05",
+                    extra={"scene": s["name"]})
+
+
+# -- guests ------------------------------------------------------------------
+
+def accel_args(args):
+    return ["-accel", args.accel]
+
+
+def boot(device, args, extra=None, memory="512"):
+    name, devices, driver = device
+    append = "" if driver == "pvdc" else "pvdc.noload"
+    vm = GuestVM(devices=devices, append=append, memory=memory,
+                 extra_args=accel_args(args) + (extra or []))
+    vm.start()
+    if driver not in (None, "pvdc"):
+        # Dependencies first, in the order the image builder wrote them.
+        vm.check("for m in $(cat /etc/pvdc/extra-modules.order); do "
+                 "insmod /lib/modules/$m 2>/dev/null; done; true")
+    if driver is not None:
+        vm.check("i=0; until [ -e /dev/dri/card0 ]; do [ $i -ge 100 ] && "
+                 "exit 1; i=$((i+1)); sleep 0.1; done")
+    # A static console: no blinking cursor.
+    vm.run("echo 0 > /sys/class/graphics/fbcon/cursor_blink")
+    return vm
+
+
+def cpu_ns(pid):
+    """CPU time of every thread of @pid, in ns (schedstat: run time)."""
+    total = 0
+    for path in glob.glob(f"/proc/{pid}/task/*/schedstat"):
+        try:
+            with open(path) as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+def bench_idle(res, args):
+    repeats = args.repeats
+    interval = 4.0 if args.quick else 10.0
+    settle = 3.0
+    devices = [NONE, PVDC, BOCHS, VIRTIO]
+    load = {d[0]: [] for d in devices}
+    callbacks = []
+    for rep in range(repeats):
+        # Rotate the order so that no device always runs first.
+        for device in devices[rep % 4:] + devices[:rep % 4]:
+            name = device[0]
+            try:
+                vm = boot(device, args)
+            except GuestError as e:
+                res.failed("idle", f"{name}: boot", e)
+                return
+            try:
+                time.sleep(settle)
+                cb0 = vm.qom_get("timer-callbacks") if name == "pvdc" \
+                    else None
+                c0, w0 = cpu_ns(vm.proc.pid), time.monotonic()
+                time.sleep(interval)
+                c1, w1 = cpu_ns(vm.proc.pid), time.monotonic()
+                if cb0 is not None:
+                    callbacks.append((vm.qom_get("timer-callbacks") - cb0)
+                                     / (w1 - w0))
+                load[name].append((c1 - c0) / 1e9 / (w1 - w0))
+            finally:
+                vm.stop()
+    base = statistics.median(load["none"])
+    for name, _, _ in devices:
+        ratios = [x / base for x in load[name]]
+        res.add("idle", f"host CPU, idle console: {name}",
+                statistics.median(ratios), ratios,
+                "same VM without a display device",
+                "<= 1.01" if name == "pvdc" else "",
+                value=100 * statistics.median(load[name]), unit="% CPU",
+                extra={"cpu_load": load[name], "interval_s": interval})
+        # The targets are about the ratio.
+        res.rows[-1]["met"] = meets(res.rows[-1]["target"],
+                                    statistics.median(ratios))
+    res.add("idle", "pvdc timer callbacks per second while idle", None,
+            None, "0 (no timer while idle)", "== 0",
+            value=statistics.median(callbacks), unit="1/s",
+            extra={"samples": callbacks})
+
+
+def parse_flipbench(out):
+    heads, total, check = [], None, None
+    for line in out.splitlines():
+        fields = dict(kv.split("=", 1) for kv in line.split()[1:]
+                      if "=" in kv)
+        if line.startswith("flipbench head="):
+            heads.append(fields)
+        elif line.startswith("flipbench total"):
+            total = fields
+        elif line.startswith("checkbench"):
+            check = fields
+    for h in heads:
+        if "error" in h:
+            raise GuestError(f"flipbench head {h['head']}: {h['error']}")
+    return heads, total, check
+
+
+def bench_flips(res, args, vm, device, heads):
+    seconds = 2 if args.quick else 5
+    ratios, worst, missed, flips = [], [], 0, 0
+    for _ in range(args.repeats):
+        out = vm.check(f"pvdc-flipbench -k {heads} -t {seconds}",
+                       timeout=seconds + 60)
+        hs, _, _ = parse_flipbench(out)
+        if len(hs) < heads:
+            raise GuestError(f"only {len(hs)} of {heads} heads:\n{out}")
+        per_head = [float(h["flips_per_s"]) / float(h["refresh_hz"])
+                    for h in hs]
+        ratios += per_head
+        worst.append(min(per_head))
+        missed += sum(int(h["missed"]) for h in hs)
+        flips += sum(int(h["flips"]) for h in hs)
+    label = "1 head" if heads == 1 else f"{heads} heads from {heads} threads"
+    res.add("flips", f"{device[0]}, {label}: flips/s per head / refresh",
+            statistics.median(worst), worst,
+            "refresh rate of the mode (1 flip per vblank)", ">= 0.99",
+            extra={"per_head_ratios": ratios})
+    res.add("flips", f"{device[0]}, {label}: missed frames per 1000 flips",
+            None, None, "0", "== 0",
+            value=1000.0 * missed / max(flips, 1), unit="/1000",
+            extra={"missed": missed, "flips": flips})
+
+
+def trace_counts(path, start, regions):
+    """Accesses to @regions and virtio-gpu commands in @path after @start."""
+    counts = {"read": 0, "write": 0, "notify": 0, "commands": 0}
+    with open(path, errors="replace") as f:
+        f.seek(start)
+        for line in f:
+            m = re.search(r"(memory_region_ops_(read|write)|"
+                          r"virtio_gpu_cmd_\w+)", line)
+            if not m:
+                continue
+            if m.group(1).startswith("virtio_gpu_cmd"):
+                counts["commands"] += 1
+                continue
+            name = re.search(r"name '([^']*)'", line)
+            if not name or not regions.match(name.group(1)):
+                continue
+            counts[m.group(2)] += 1
+            if m.group(2) == "write" and NOTIFY.match(name.group(1)):
+                counts["notify"] += 1
+    return counts
+
+
+def traced(vm, path, cmd, timeout):
+    """Run @cmd in the guest with the MMIO trace events on; the counts."""
+    start = os.path.getsize(path)
+    cb0 = vm.qom_get("timer-callbacks") if "pvdc0" in " ".join(vm.devices) \
+        else 0
+    for ev in ("memory_region_ops_*", "virtio_gpu_cmd_*"):
+        vm.qmp.command("trace-event-set-state", name=ev, enable=True)
+    try:
+        vm.check(cmd, timeout=timeout)
+    finally:
+        for ev in ("memory_region_ops_*", "virtio_gpu_cmd_*"):
+            vm.qmp.command("trace-event-set-state", name=ev, enable=False)
+    cb = vm.qom_get("timer-callbacks") - cb0 \
+        if "pvdc0" in " ".join(vm.devices) else 0
+    return start, cb
+
+
+def flip_cost(vm, device, trace, flips):
+    regions = REGIONS[device[0]]
+    # Set-up and tear-down alone, then with the flips: the difference.
+    s0, cb0 = traced(vm, trace, "pvdc-flipbench -t 0", 60)
+    s1, cb1 = traced(vm, trace, f"pvdc-flipbench -n {flips}", 60 + flips)
+    base = trace_counts(trace, s0, regions)
+    both = trace_counts(trace, s1, regions)
+    # s0's window ends where s1's starts: subtract the second from the first.
+    for k in base:
+        base[k] -= both[k]
+    per = {k: (both[k] - base[k]) / flips for k in both}
+    per["mmio"] = per["read"] + per["write"]
+    per["timer_callbacks"] = (cb1 - cb0) / flips
+    return per
+
+
+def bench_guests(res, args):
+    flips = 100 if args.quick else 300
+    checks = 1000 if args.quick else 3000
+    cost = {}
+    check = {}
+    plan = [PVDC, PVDC4, BOCHS, VIRTIO]
+    for device in plan:
+        is4 = device is PVDC4
+        if is4 and "flips" not in args.only:
+            continue
+        if not is4 and device is not PVDC and not (
+                {"flipcost", "check"} & set(args.only)):
+            continue
+        with tempfile.NamedTemporaryFile(prefix="pvdc-trace-",
+                                         delete=False) as f:
+            trace = f.name
+        try:
+            vm = boot(device, args, extra=["-trace", f"file={trace}"])
+        except GuestError as e:
+            res.failed("flips", f"{device[0]}: boot", e)
+            os.unlink(trace)
+            continue
+        try:
+            if device is PVDC and "flips" in args.only:
+                bench_flips(res, args, vm, device, 1)
+            if is4:
+                bench_flips(res, args, vm, device, 4)
+            if not is4 and "flipcost" in args.only:
+                cost[device[0]] = flip_cost(vm, device, trace, flips)
+            if not is4 and "check" in args.only:
+                samples = []
+                for _ in range(args.repeats):
+                    out = vm.check(f"pvdc-flipbench -t 0 -c {checks}",
+                                   timeout=120)
+                    _, _, c = parse_flipbench(out)
+                    if not c or "error" in c:
+                        raise GuestError(f"checkbench: {out}")
+                    samples.append(float(c["test_only_ns"]) /
+                                   float(c["version_ns"]))
+                check[device[0]] = samples
+        except GuestError as e:
+            res.failed("flips", f"{device[0]}", e)
+        finally:
+            vm.stop()
+            os.unlink(trace)
+
+    if cost:
+        base = cost.get("bochs-display")
+        for name, per in cost.items():
+            ratio = per["mmio"] / base["mmio"] \
+                if base and base["mmio"] else None
+            res.add("flipcost", f"{name}: MMIO accesses per flip", ratio,
+                    None, "bochs-display, same run",
+                    "<= 3" if name == "pvdc" else "",
+                    value=per["mmio"], unit="access",
+                    extra={k: v for k, v in per.items()})
+            if name == "virtio-gpu-pci":
+                res.add("flipcost", f"{name}: virtqueue notifications per flip",
+                        None, None, "", "", value=per["notify"], unit="kick")
+                res.add("flipcost", f"{name}: device commands per flip",
+                        None, None, "", "", value=per["commands"], unit="cmd")
+            if name == "pvdc":
+                res.add("flipcost", f"{name}: timer callbacks per flip",
+                        None, None, "", "", value=per["timer_callbacks"],
+                        unit="callback")
+    for name, samples in check.items():
+        res.add("check", f"{name}: atomic TEST_ONLY / DRM_IOCTL_VERSION",
+                statistics.median(samples), samples,
+                "DRM_IOCTL_VERSION in the same guest", "")
+
+
+# -- main --------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="fewer repeats and shorter intervals (~3 minutes)")
+    ap.add_argument("--repeats", type=int, default=None,
+                    help="repeats of each guest measurement (3; quick: 1)")
+    ap.add_argument("--only", default=",".join(SECTIONS),
+                    help="comma-separated sections (%(default)s)")
+    ap.add_argument("--accel", default=None,
+                    help="kvm or tcg (default: kvm if /dev/kvm is usable)")
+    ap.add_argument("-o", "--output",
+                    default=os.path.join(BUILD, "bench", "results.json"))
+    args = ap.parse_args()
+    args.only = [s for s in args.only.split(",") if s]
+    unknown = set(args.only) - set(SECTIONS)
+    if unknown:
+        ap.error(f"unknown section(s): {', '.join(sorted(unknown))}")
+    if args.repeats is None:
+        args.repeats = 1 if args.quick else 3
+    if args.accel is None:
+        args.accel = "kvm" if os.access("/dev/kvm", os.R_OK | os.W_OK) \
+            else "tcg"
+    os.environ.setdefault("PVDC_INITRAMFS",
+                          os.path.join(BUILD, "meson", "initramfs.gz"))
+
+    res = Results()
+    t0 = time.monotonic()
+    print(f"pvdc bench: sections {','.join(args.only)}, accel {args.accel}, "
+          f"{args.repeats} repeat(s)", flush=True)
+    if {"composition", "damage"} & set(args.only):
+        bench_composition(res, args)
+    if "idle" in args.only:
+        bench_idle(res, args)
+    if {"flips", "flipcost", "check"} & set(args.only):
+        bench_guests(res, args)
+    elapsed = time.monotonic() - t0
+
+    print_table(res)
+    os.makedirs(os.path.dirname(args.output), exist_ok=True)
+    with open(args.output, "w") as f:
+        json.dump({
+            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "host": {"cpus": os.cpu_count(), "uname": " ".join(os.uname())},
+            "accel": args.accel, "quick": args.quick,
+            "repeats": args.repeats, "elapsed_s": round(elapsed, 1),
+            "rows": res.rows,
+        }, f, indent=1)
+    print(f"{elapsed:.0f} s; results in {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
