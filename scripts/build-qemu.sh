@@ -1,7 +1,10 @@
 #!/bin/bash
 # Build qemu-system-x86_64 with pvdc grafted in, plus the pvdc qtest.
 #
-#   scripts/build-qemu.sh [--asan] [--stamp FILE]
+#   scripts/build-qemu.sh [--asan | --fuzz] [--stamp FILE]
+#
+# --fuzz builds qemu-fuzz-x86_64 (libFuzzer, clang, ASan) for
+# scripts/fuzz.sh, in a third build directory (build/qemu-fuzz).
 #
 # The QEMU tree and its build directory live in the cache, keyed by the QEMU
 # version and the configure options, and are reused by every clone: grafting
@@ -12,6 +15,8 @@ set -euo pipefail
 
 variant=qemu
 extra_cfg=()
+targets=(qemu-system-x86_64 tests/qtest/pvdc-test tests/qtest/pvdc-compose-test
+         tests/qtest/pvdc-hostile-test)
 stamp=
 while [ $# -gt 0 ]; do
     case $1 in
@@ -19,12 +24,18 @@ while [ $# -gt 0 ]; do
         variant=qemu-asan
         extra_cfg=(--enable-asan --enable-ubsan)
         ;;
+    --fuzz)
+        variant=qemu-fuzz
+        command -v clang-14 >/dev/null || die "clang-14 missing: run scripts/setup-host.sh"
+        extra_cfg=(--cc=clang-14 --cxx=clang++-14 --enable-fuzzing --enable-asan)
+        targets=(qemu-fuzz-x86_64)
+        ;;
     --stamp)
         stamp=$2
         shift
         ;;
     *)
-        die "usage: build-qemu.sh [--asan] [--stamp FILE]"
+        die "usage: build-qemu.sh [--asan | --fuzz] [--stamp FILE]"
         ;;
     esac
     shift
@@ -39,7 +50,7 @@ cfg=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
      --enable-tcg --enable-kvm --enable-pixman --enable-vnc --enable-png
      --disable-docs --disable-install-blobs --disable-werror
      "${extra_cfg[@]}")
-if pkg-config --exists gtk+-3.0 2>/dev/null; then
+if [ "$variant" != qemu-fuzz ] && pkg-config --exists gtk+-3.0 2>/dev/null; then
     cfg+=(--enable-gtk)
 fi
 
@@ -69,8 +80,6 @@ if [ ! -f "$work/build/build.ninja" ]; then
     }
 fi
 
-targets=(qemu-system-x86_64 tests/qtest/pvdc-test tests/qtest/pvdc-compose-test
-         tests/qtest/pvdc-hostile-test)
 steps=$(ninja -C "$work/build" -n "${targets[@]}" 2>/dev/null | grep -c '^\[' || true)
 stage "building QEMU ($variant): $steps step(s) to do"
 # ninja prints one line per step; show every 100th so a cold build of a few
@@ -90,9 +99,10 @@ set -e
 for blob in /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
             /usr/share/qemu/kvmvapic.bin; do
     [ -f "$blob" ] || die "$blob missing: run scripts/setup-host.sh"
+    mkdir -p "$work/build/qemu-bundle/usr/local/share/qemu"
     ln -sf "$blob" "$work/build/qemu-bundle/usr/local/share/qemu/$(basename "$blob")"
 done
 ln -sfn "$work/build" "$PVDC_BUILD/$variant"
 echo "$qemu_version" > "$PVDC_BUILD/$variant-version"
 [ -z "$stamp" ] || echo "$qemu_version" > "$stamp"
-stage "QEMU $qemu_version ($variant) ready: $PVDC_BUILD/$variant/qemu-system-x86_64"
+stage "QEMU $qemu_version ($variant) ready: $PVDC_BUILD/$variant/${targets[0]}"

@@ -41,19 +41,31 @@ FRAGMENTS = [
     ("hw/display/Kconfig", "hw/display/Kconfig", None),
     ("hw/display/trace-events", "hw/display/trace-events", None),
     ("tests/qtest/meson.build", "tests/qtest/meson.build", "qtests_cxl = "),
+    # A generic-fuzz entry, inside predefined_configs[]: before the line
+    # that closes its first entry and opens the second.
+    ("tests/qtest/fuzz/generic_fuzz_configs.h",
+     "tests/qtest/fuzz/pvdc-fuzz-config.h", "    },{"),
 ]
 
 BEGIN = "# pvdc graft begin (scripts/graft-qemu.py)\n"
 END = "# pvdc graft end\n"
 
 
-def splice(original, fragment, anchor):
+def markers(qemu_file):
+    """The marker lines around a fragment, as comments of that language."""
+    if qemu_file.endswith((".c", ".h")):
+        return ("/* " + BEGIN[2:-1] + " */\n", "/* " + END[2:-1] + " */\n")
+    return BEGIN, END
+
+
+def splice(original, fragment, anchor, qemu_file=""):
+    begin, end = markers(qemu_file)
     lines = original.splitlines(keepends=True)
-    if BEGIN in lines:
-        start = lines.index(BEGIN)
-        stop = lines.index(END, start)
+    if begin in lines:
+        start = lines.index(begin)
+        stop = lines.index(end, start)
         del lines[start:stop + 1]
-    block = [BEGIN] + fragment.splitlines(keepends=True) + [END]
+    block = [begin] + fragment.splitlines(keepends=True) + [end]
     at = len(lines)
     if anchor is not None:
         for i, line in enumerate(lines):
@@ -100,7 +112,7 @@ def graft(tree):
         with open(os.path.join(ROOT, frag)) as f:
             fragment = f.read()
         with open(dst) as f:
-            text = splice(f.read(), fragment, anchor)
+            text = splice(f.read(), fragment, anchor, qemu_file)
         if write_if_changed(dst, text):
             changed.append(qemu_file)
     return changed
@@ -118,7 +130,9 @@ def diff(tree):
         with open(os.path.join(ROOT, frag)) as f:
             fragment = f.read()
         # The pristine file has no markers; the patch carries the bare lines.
-        new = splice(old, fragment, anchor).replace(BEGIN, "").replace(END, "")
+        begin, end = markers(qemu_file)
+        new = splice(old, fragment, anchor, qemu_file).replace(
+            begin, "").replace(end, "")
         out.writelines(difflib.unified_diff(
             old.splitlines(keepends=True), new.splitlines(keepends=True),
             "a/" + qemu_file, "b/" + qemu_file))

@@ -10,7 +10,9 @@
  *     device total cannot be exceeded;
  *   - a plane moves to another head only once disabled on the old one;
  *   - cursor limits (size, no scaling) and the hotspot properties;
- * then runs nonblocking page flips on every head and counts their events.
+ * then runs nonblocking page flips on every head and counts their events,
+ * and checks that a nonblocking commit overlapping a pending one on the
+ * same head is refused with EBUSY while another head can still flip.
  *
  * Assumes the device defaults: 3 overlays per head, 256x256 cursor,
  * bandwidth-kib = heads * 24300, max size 4096x4096, 64 MiB of VRAM.  Usage: pvdc-atomic [-s SCALERS]
@@ -668,6 +670,64 @@ static void test_flips(int flips)
 	}
 }
 
+static void flip_request(struct head *h, drmModeAtomicReq *req)
+{
+	h->front ^= 1;
+	add(req, h->primary->id, DRM_MODE_OBJECT_PLANE, "FB_ID",
+	    h->buf[h->front].fb_id);
+}
+
+/*
+ * A nonblocking commit on a head whose previous one has not completed is
+ * refused with EBUSY rather than queued; a commit on another head is not
+ * held up by it.
+ */
+static void test_busy(void)
+{
+	drmEventContext ev = {
+		.version = 3,
+		.page_flip_handler2 = flip_handler,
+	};
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct head *h = &heads[0], *other = &heads[num_heads - 1];
+	uint32_t flags = DRM_MODE_ATOMIC_NONBLOCK | DRM_MODE_PAGE_FLIP_EVENT;
+	double deadline = now() + 5;
+	drmModeAtomicReq *req;
+	int ret, i;
+
+	for (i = 0; i < num_heads; i++)
+		heads[i].pending = false;
+	req = drmModeAtomicAlloc();
+	flip_request(h, req);
+	ret = commit(req, flags, h);
+	expect("nonblocking-flip-before-overlap", ret, 0);
+	if (ret)
+		return;
+	h->pending = true;
+
+	req = drmModeAtomicAlloc();
+	flip_request(h, req);
+	ret = commit(req, DRM_MODE_ATOMIC_NONBLOCK, NULL);
+	kms_result(ret == -EBUSY, "overlapping-nonblocking-commit-is-ebusy%s%s",
+		   ret ? ": " : ": accepted", ret ? strerror(-ret) : "");
+	if (!ret)
+		h->front ^= 1;
+
+	if (other != h) {
+		req = drmModeAtomicAlloc();
+		flip_request(other, req);
+		ret = commit(req, flags, other);
+		expect("nonblocking-flip-on-other-head-meanwhile", ret, 0);
+		other->pending = !ret;
+	}
+
+	while ((h->pending || other->pending) && now() < deadline)
+		if (poll(&pfd, 1, 1000) > 0)
+			drmHandleEvent(fd, &ev);
+	kms_result(!h->pending && !other->pending,
+		   "overlap-events-arrive");
+}
+
 int main(int argc, char **argv)
 {
 	const char *path = "/dev/dri/card0";
@@ -706,6 +766,7 @@ int main(int argc, char **argv)
 	test_plane_move();
 	test_cursor();
 	test_flips(flips);
+	test_busy();
 	expect("all-heads-off-at-exit", all_off(), 0);
 
 	close(fd);

@@ -8,9 +8,12 @@
  * buffers each), then flips every head from its own thread with legacy
  * nonblocking page flips (drmModePageFlip with an event), each thread
  * waiting for its event before the next flip, for SECONDS seconds or
- * FLIPS flips per head.  Works on any KMS driver (pvdc, bochs,
- * virtio-gpu).  With -c, also times CHECKS atomic TEST_ONLY commits of a
- * primary-plane flip against as many DRM_IOCTL_VERSION calls.
+ * FLIPS flips per head (-t 0: set the modes, flip nothing; bench/run.py
+ * subtracts that run's MMIO accesses from a run with flips).  Works on any
+ * KMS driver (pvdc, bochs, virtio-gpu).  With -c, also times CHECKS
+ * atomic TEST_ONLY commits of a primary-plane flip against as many
+ * DRM_IOCTL_VERSION calls.  "missed" counts vblanks that passed between
+ * two flip events (from the events' sequence numbers).
  *
  * Output, one line per record, key=value pairs (for bench/run.py):
  *   flipbench head=I crtc=ID refresh_hz=R flips=N seconds=S

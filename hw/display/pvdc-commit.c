@@ -476,10 +476,14 @@ static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
         head->done_seq = head->armed_seq;
         if (!err) {
             head->result = PVDC_RESULT_APPLIED;
+            s->commits_applied++;
         } else if (h == failed) {
             head->result = err;
         } else {
             head->result = pvdc_head_error(PVDC_ERR_GROUP);
+        }
+        if (err) {
+            s->commits_rejected++;
         }
         trace_pvdc_commit_latched(h, head->done_seq, head->result, when);
     }

@@ -390,6 +390,7 @@ static void pvdc_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
     uint32_t *reg = NULL;
 
     trace_pvdc_mmio_write(addr, val);
+    s->mmio_writes++;
 
     if (addr < PVDC_GLOBAL_END) {
         pvdc_global_write(s, addr, val);

@@ -402,6 +402,22 @@ static void pvdc_instance_init(Object *obj)
     object_property_set_description(obj, "timer-callbacks",
                                     "times the device timer has run "
                                     "(statistic)");
+    object_property_add_uint64_ptr(obj, "mmio-writes", &s->mmio_writes,
+                                   OBJ_PROP_FLAG_READ);
+    object_property_set_description(obj, "mmio-writes",
+                                    "register writes the guest has made, "
+                                    "ignored ones included (statistic)");
+    object_property_add_uint64_ptr(obj, "commits-applied",
+                                   &s->commits_applied, OBJ_PROP_FLAG_READ);
+    object_property_set_description(obj, "commits-applied",
+                                    "head commits that became active "
+                                    "(statistic)");
+    object_property_add_uint64_ptr(obj, "commits-rejected",
+                                   &s->commits_rejected, OBJ_PROP_FLAG_READ);
+    object_property_set_description(obj, "commits-rejected",
+                                    "head commits refused at their latch "
+                                    "point, group members included "
+                                    "(statistic)");
     pvdc_console_instance_init(s);
     pvdc_output_instance_init(s);
 }

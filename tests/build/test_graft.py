@@ -14,7 +14,16 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 QEMU_FILES = ["hw/display/meson.build", "hw/display/Kconfig",
-              "hw/display/trace-events", "tests/qtest/meson.build"]
+              "hw/display/trace-events", "tests/qtest/meson.build",
+              "tests/qtest/fuzz/generic_fuzz_configs.h"]
+# What each fake file holds: the anchor its fragment needs.
+FAKE_CONTENT = {
+    "tests/qtest/meson.build": "qtests_cxl = []\n",
+    "tests/qtest/fuzz/generic_fuzz_configs.h":
+        "const generic_fuzz_config predefined_configs[] = {\n"
+        "    {\n        .name = \"a\",\n    },{\n        .name = \"b\",\n"
+        "    }\n};\n",
+}
 
 
 def graft(tree, repo):
@@ -31,7 +40,7 @@ def fake_qemu_tree(tmp):
     for rel in QEMU_FILES:
         os.makedirs(os.path.dirname(os.path.join(tree, rel)), exist_ok=True)
         with open(os.path.join(tree, rel), "w") as f:
-            f.write("qtests_cxl = []\n" if "qtest" in rel else "# qemu\n")
+            f.write(FAKE_CONTENT.get(rel, "# qemu\n"))
     return tree
 
 

@@ -282,17 +282,22 @@ static int64_t enable_head(PVDCTest *t, unsigned int head, uint32_t clock_khz)
     return t0;
 }
 
-static uint64_t timer_callbacks(PVDCTest *t)
+static uint64_t statistic(PVDCTest *t, const char *name)
 {
     QDict *rsp = qtest_qmp(t->qts, "{ 'execute': 'qom-get', 'arguments': "
-                           "{ 'path': %s, 'property': 'timer-callbacks' } }",
-                           PVDC_QOM_PATH);
+                           "{ 'path': %s, 'property': %s } }",
+                           PVDC_QOM_PATH, name);
     uint64_t val;
 
     g_assert(qdict_haskey(rsp, "return"));
     val = qdict_get_int(rsp, "return");
     qobject_unref(rsp);
     return val;
+}
+
+static uint64_t timer_callbacks(PVDCTest *t)
+{
+    return statistic(t, "timer-callbacks");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1349,6 +1354,36 @@ static void test_vblank_counter_and_timestamp_are_exact(void)
                                 p1 * p1));
     g_assert_cmpuint(vblank_time(&t, 1), ==,
                      t0 + (now_ns(&t) - t0) / p1 * p1);
+    pvdc_test_stop(&t);
+}
+
+static void test_statistics_count_writes_and_commit_outcomes(void)
+{
+    uint64_t writes;
+    PVDCTest t;
+
+    pvdc_test_start(&t, NULL);
+    g_assert_cmpuint(statistic(&t, "mmio-writes"), ==, 0);
+    g_assert_cmpuint(statistic(&t, "commits-applied"), ==, 0);
+    g_assert_cmpuint(statistic(&t, "commits-rejected"), ==, 0);
+
+    enable_head(&t, 0, CLOCK_1MS);
+    writes = statistic(&t, "mmio-writes");
+    g_assert_cmpuint(writes, >, 0);
+    g_assert_cmpuint(statistic(&t, "commits-applied"), ==, 1);
+
+    /* Reads, the interrupt acknowledge included, are not writes. */
+    rd(&t, PVDC_REG_INT_ACK);
+    head_ctl(&t, 0, PVDC_HEAD_RESULT);
+    g_assert_cmpuint(statistic(&t, "mmio-writes"), ==, writes);
+
+    wr(&t, PVDC_PLANE_SHADOW(plane_of(&t, 0, PRIMARY)) + PVDC_PS_FORMAT, 0);
+    doorbell(&t, 0);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    result_of(PVDC_ERR_FORMAT, plane_of(&t, 0, PRIMARY)));
+    g_assert_cmpuint(statistic(&t, "mmio-writes"), ==, writes + 2);
+    g_assert_cmpuint(statistic(&t, "commits-applied"), ==, 1);
+    g_assert_cmpuint(statistic(&t, "commits-rejected"), ==, 1);
     pvdc_test_stop(&t);
 }
 
@@ -2632,6 +2667,8 @@ int main(int argc, char **argv)
                    test_vblank_counter_and_timestamp_are_exact);
     qtest_add_func("/pvdc/vblank/no-timer-callbacks-while-idle",
                    test_no_timer_callbacks_while_idle);
+    qtest_add_func("/pvdc/statistics/count-writes-and-commit-outcomes",
+                   test_statistics_count_writes_and_commit_outcomes);
 
     qtest_add_func("/pvdc/irq/status-enable-and-ack-drive-intx",
                    test_interrupt_status_enable_and_ack);

@@ -151,6 +151,10 @@ struct PVDCState {
     /* statistics, read-only QOM properties */
     uint64_t timer_callbacks;
     uint64_t compositions;
+    uint64_t mmio_writes;
+    /* head commits at their latch point, by outcome */
+    uint64_t commits_applied;
+    uint64_t commits_rejected;
 
     PVDCHead heads[PVDC_MAX_HEADS];
     PVDCPlane planes[PVDC_MAX_PLANES];

@@ -1,0 +1,637 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * pvdc-stress: random atomic requests against the pvdc driver.
+ *
+ *   pvdc-stress random [-j THREADS] [-n COUNT] [-s SEED] [DEVICE]
+ *	THREADS threads (default 4) each send COUNT (default 300) random
+ *	atomic requests on the shared file: random objects in random order,
+ *	random properties with mostly plausible and sometimes garbage
+ *	values, TEST_ONLY, NONBLOCK and ALLOW_MODESET mixed.  The kernel may
+ *	refuse a request only with the errors of the atomic uAPI; enough of
+ *	them must reach the device that the host can check it never refused
+ *	one (QOM statistic commits-rejected).  At the end every head is off
+ *	and the other properties are back to what they were.
+ *
+ *   pvdc-stress test-only [-n COUNT] [-s SEED] [DEVICE]
+ *	Lights every head, holds a vblank reference on each (so no vblank
+ *	interrupt is switched off meanwhile), prints "# ready", waits for
+ *	SIGUSR1, sends COUNT random TEST_ONLY requests, accepted and refused
+ *	ones, prints "# done" and waits for SIGTERM.  The host compares the
+ *	device's mmio-writes statistic around the TEST_ONLY burst.
+ */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include "pvdc-kms-util.h"
+
+#define MAX_OBJECTS	128
+#define MAX_PROPS	32
+#define MAX_FBS		6
+#define MAX_BLOBS	8
+#define MAX_ERRNO	140
+#define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
+
+struct prop {
+	uint32_t id;
+	uint32_t flags;
+	char name[DRM_PROP_NAME_LEN];
+	uint64_t min, max;
+	uint64_t initial;
+	uint64_t values[32];
+	int count_values;
+};
+
+struct object {
+	uint32_t id, type;
+	struct prop props[MAX_PROPS];
+	int count_props;
+};
+
+static int fd;
+static struct object objects[MAX_OBJECTS];
+static int num_objects;
+static uint32_t crtcs[8], num_crtcs;
+static struct kms_buffer fbs[MAX_FBS];
+static int num_fbs;
+static uint32_t blobs[MAX_BLOBS];
+static int num_blobs;
+
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long accepted, accepted_test_only, accepted_real;
+static unsigned long refused[MAX_ERRNO + 1];
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Discovery                                                                */
+/* ------------------------------------------------------------------------ */
+
+static void add_object(uint32_t id, uint32_t type)
+{
+	drmModeObjectProperties *props;
+	struct object *o;
+	uint32_t i;
+
+	if (num_objects >= MAX_OBJECTS)
+		return;
+	props = drmModeObjectGetProperties(fd, id, type);
+	if (!props)
+		return;
+	o = &objects[num_objects++];
+	o->id = id;
+	o->type = type;
+	for (i = 0; i < props->count_props && o->count_props < MAX_PROPS; i++) {
+		drmModePropertyRes *p = drmModeGetProperty(fd, props->props[i]);
+		struct prop *q = &o->props[o->count_props];
+		int k;
+
+		if (!p)
+			continue;
+		q->id = p->prop_id;
+		q->flags = p->flags;
+		q->initial = props->prop_values[i];
+		snprintf(q->name, sizeof(q->name), "%s", p->name);
+		if (p->count_values >= 2) {
+			q->min = p->values[0];
+			q->max = p->values[1];
+		}
+		for (k = 0; k < p->count_enums && k < 32; k++)
+			q->values[k] = p->enums[k].value;
+		q->count_values = k;
+		o->count_props++;
+		drmModeFreeProperty(p);
+	}
+	drmModeFreeObjectProperties(props);
+}
+
+static void discover(void)
+{
+	static const struct {
+		uint32_t w, h, format;
+	} fb_shapes[MAX_FBS] = {
+		{ 1024, 768, DRM_FORMAT_XRGB8888 },
+		{ 1024, 768, DRM_FORMAT_XRGB8888 },
+		{ 320, 180, DRM_FORMAT_ARGB8888 },
+		{ 64, 64, DRM_FORMAT_ARGB8888 },
+		{ 320, 200, DRM_FORMAT_RGB565 },
+		{ 320, 180, DRM_FORMAT_YUYV },
+	};
+	drmModeRes *res = drmModeGetResources(fd);
+	drmModePlaneRes *pres = drmModeGetPlaneResources(fd);
+	int i, k;
+
+	if (!res || !pres) {
+		printf("not ok resources: %s\n", strerror(errno));
+		exit(1);
+	}
+	for (i = 0; i < res->count_crtcs && num_crtcs < 8; i++) {
+		crtcs[num_crtcs++] = res->crtcs[i];
+		add_object(res->crtcs[i], DRM_MODE_OBJECT_CRTC);
+	}
+	for (i = 0; i < (int)pres->count_planes; i++)
+		add_object(pres->planes[i], DRM_MODE_OBJECT_PLANE);
+	for (i = 0; i < res->count_connectors; i++) {
+		drmModeConnector *c = drmModeGetConnector(fd, res->connectors[i]);
+
+		add_object(res->connectors[i], DRM_MODE_OBJECT_CONNECTOR);
+		for (k = 0; c && k < c->count_modes && num_blobs < MAX_BLOBS;
+		     k++) {
+			/* The preferred mode and a couple of others. */
+			if (k > 2 && !(c->modes[k].type & DRM_MODE_TYPE_PREFERRED))
+				continue;
+			if (drmModeCreatePropertyBlob(fd, &c->modes[k],
+						      sizeof(c->modes[k]),
+						      &blobs[num_blobs]) == 0)
+				num_blobs++;
+		}
+		drmModeFreeConnector(c);
+	}
+	for (i = 0; i < MAX_FBS; i++) {
+		if (kms_buffer_create(fd, &fbs[num_fbs], fb_shapes[i].w,
+				      fb_shapes[i].h, fb_shapes[i].format))
+			continue;
+		kms_buffer_fill(&fbs[num_fbs], i);
+		num_fbs++;
+	}
+	drmModeFreeResources(res);
+	drmModeFreePlaneResources(pres);
+	printf("# %d objects, %u crtcs, %d mode blobs, %d framebuffers\n",
+	       num_objects, num_crtcs, num_blobs, num_fbs);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Random requests                                                          */
+/* ------------------------------------------------------------------------ */
+
+static uint64_t rnd64(unsigned int *seed)
+{
+	return ((uint64_t)rand_r(seed) << 33) ^ ((uint64_t)rand_r(seed) << 11) ^
+	       rand_r(seed);
+}
+
+static unsigned int rnd(unsigned int *seed, unsigned int n)
+{
+	return n ? (unsigned int)rand_r(seed) % n : 0;
+}
+
+static uint64_t plausible_size(unsigned int *seed)
+{
+	static const uint64_t sizes[] = { 64, 180, 200, 320, 640, 768, 1024 };
+
+	if (rnd(seed, 4) == 0)
+		return 1 + rnd(seed, 1200);
+	return sizes[rnd(seed, ARRAY_LEN(sizes))];
+}
+
+static uint64_t random_value(unsigned int *seed, const struct object *o,
+			     const struct prop *p)
+{
+	const char *n = p->name;
+
+	/* Garbage now and then, of every kind. */
+	if (rnd(seed, 20) == 0)
+		return rnd(seed, 2) ? rnd64(seed) : (uint64_t)rand_r(seed);
+
+	if (!strcmp(n, "FB_ID"))
+		return rnd(seed, 6) ? fbs[rnd(seed, num_fbs)].fb_id : 0;
+	if (!strcmp(n, "CRTC_ID")) {
+		/* Keep connectors and primaries mostly on their home CRTC. */
+		if (rnd(seed, 6) == 0)
+			return 0;
+		return crtcs[rnd(seed, num_crtcs)];
+	}
+	if (!strcmp(n, "MODE_ID"))
+		return rnd(seed, 6) ? blobs[rnd(seed, num_blobs)] : 0;
+	if (!strcmp(n, "ACTIVE"))
+		return rnd(seed, 4) != 0;
+	if (!strcmp(n, "SRC_X") || !strcmp(n, "SRC_Y"))
+		return rnd(seed, 2) ? 0 : (uint64_t)rnd(seed, 256) << 16 |
+					  rnd(seed, 2) << 15;
+	if (!strcmp(n, "SRC_W") || !strcmp(n, "SRC_H"))
+		return plausible_size(seed) << 16;
+	if (!strcmp(n, "CRTC_X") || !strcmp(n, "CRTC_Y"))
+		return (uint64_t)(int64_t)((int)rnd(seed, 1300) - 200);
+	if (!strcmp(n, "CRTC_W") || !strcmp(n, "CRTC_H"))
+		return plausible_size(seed);
+	if (!strcmp(n, "FB_DAMAGE_CLIPS"))
+		return 0;
+	if (p->flags & DRM_MODE_PROP_BLOB)
+		return rnd(seed, 2) ? 0 : blobs[rnd(seed, num_blobs)];
+	if ((p->flags & (DRM_MODE_PROP_ENUM | DRM_MODE_PROP_BITMASK)) &&
+	    p->count_values) {
+		uint64_t v = p->values[rnd(seed, p->count_values)];
+
+		/* Rotation: an angle, sometimes with a reflection. */
+		if (p->flags & DRM_MODE_PROP_BITMASK)
+			return (1ull << v) | (rnd(seed, 3) ? 0 :
+				1ull << p->values[rnd(seed, p->count_values)]);
+		return v;
+	}
+	if (p->flags & DRM_MODE_PROP_RANGE)
+		return p->min + rnd64(seed) % (p->max - p->min + 1 ?: 1);
+	if (p->flags & DRM_MODE_PROP_SIGNED_RANGE)
+		return (uint64_t)((int64_t)rnd(seed, 400) - 200);
+	(void)o;
+	return rand_r(seed);
+}
+
+static void set_prop(drmModeAtomicReq *req, const struct object *o,
+		     const char *name, uint64_t value)
+{
+	int k;
+
+	for (k = 0; k < o->count_props; k++)
+		if (!strcmp(o->props[k].name, name))
+			drmModeAtomicAddProperty(req, o->id, o->props[k].id,
+						 value);
+}
+
+/* A plane showing a random part of a framebuffer somewhere on a head. */
+static void whole_plane(drmModeAtomicReq *req, unsigned int *seed,
+			const struct object *o)
+{
+	const struct kms_buffer *fb = &fbs[rnd(seed, num_fbs)];
+	uint32_t w = 1 + rnd(seed, fb->width), h = 1 + rnd(seed, fb->height);
+	uint32_t x = rnd(seed, fb->width - w + 1);
+	uint32_t y = rnd(seed, fb->height - h + 1);
+
+	if (rnd(seed, 2)) {
+		x = 0;
+		y = 0;
+		w = fb->width;
+		h = fb->height;
+	}
+	set_prop(req, o, "FB_ID", fb->fb_id);
+	set_prop(req, o, "CRTC_ID", crtcs[rnd(seed, num_crtcs)]);
+	set_prop(req, o, "SRC_X", (uint64_t)x << 16);
+	set_prop(req, o, "SRC_Y", (uint64_t)y << 16);
+	set_prop(req, o, "SRC_W", (uint64_t)w << 16);
+	set_prop(req, o, "SRC_H", (uint64_t)h << 16);
+	set_prop(req, o, "CRTC_X", (uint64_t)(int64_t)((int)rnd(seed, 1100) - 50));
+	set_prop(req, o, "CRTC_Y", (uint64_t)(int64_t)((int)rnd(seed, 800) - 50));
+	if (rnd(seed, 2)) {
+		w = 1 + rnd(seed, 2 * w);
+		h = 1 + rnd(seed, 2 * h);
+	}
+	set_prop(req, o, "CRTC_W", w);
+	set_prop(req, o, "CRTC_H", h);
+}
+
+static drmModeAtomicReq *random_request(unsigned int *seed)
+{
+	drmModeAtomicReq *req = drmModeAtomicAlloc();
+	unsigned int count = 1 + rnd(seed, 4), i;
+
+	for (i = 0; i < count; i++) {
+		const struct object *o = &objects[rnd(seed, num_objects)];
+		unsigned int props = 1 + rnd(seed, o->count_props);
+		unsigned int k;
+
+		/* A garbage object id now and then. */
+		if (rnd(seed, 50) == 0) {
+			drmModeAtomicAddProperty(req, rand_r(seed),
+						 o->props[0].id, 0);
+			continue;
+		}
+		/* Mostly a whole plane, so that some requests make sense. */
+		if (o->type == DRM_MODE_OBJECT_PLANE && rnd(seed, 3))
+			whole_plane(req, seed, o);
+		for (k = 0; k < props; k++) {
+			const struct prop *p = &o->props[rnd(seed, o->count_props)];
+
+			/* The kernel would write a fence fd at that address. */
+			if (!strcmp(p->name, "OUT_FENCE_PTR"))
+				continue;
+			if ((p->flags & DRM_MODE_PROP_IMMUTABLE) &&
+			    rnd(seed, 10))
+				continue;
+			drmModeAtomicAddProperty(req, o->id, p->id,
+						 random_value(seed, o, p));
+		}
+	}
+	return req;
+}
+
+static uint32_t random_flags(unsigned int *seed)
+{
+	uint32_t flags = 0;
+
+	if (rnd(seed, 5) < 2)
+		flags |= DRM_MODE_ATOMIC_TEST_ONLY;
+	else if (rnd(seed, 2))
+		flags |= DRM_MODE_ATOMIC_NONBLOCK;
+	if (rnd(seed, 2))
+		flags |= DRM_MODE_ATOMIC_ALLOW_MODESET;
+	return flags;
+}
+
+static bool expected_error(int err)
+{
+	return err == EINVAL || err == ERANGE || err == ENOENT ||
+	       err == EBUSY || err == ENOSPC;
+}
+
+static bool send_random(unsigned int *seed, uint32_t flags)
+{
+	drmModeAtomicReq *req = random_request(seed);
+	int ret = drmModeAtomicCommit(fd, req, flags, NULL);
+	int err = ret ? errno : 0;
+
+	drmModeAtomicFree(req);
+	pthread_mutex_lock(&stats_lock);
+	if (!ret) {
+		accepted++;
+		if (flags & DRM_MODE_ATOMIC_TEST_ONLY)
+			accepted_test_only++;
+		else
+			accepted_real++;
+	} else {
+		refused[err <= MAX_ERRNO ? err : 0]++;
+	}
+	pthread_mutex_unlock(&stats_lock);
+	if (ret && !expected_error(err)) {
+		printf("# unexpected error %s (flags 0x%x)\n", strerror(err),
+		       flags);
+		return false;
+	}
+	return true;
+}
+
+static void print_stats(const char *what)
+{
+	unsigned long total = accepted;
+	int e;
+
+	for (e = 0; e <= MAX_ERRNO; e++)
+		total += refused[e];
+	printf("# %s: %lu requests, %lu accepted (%lu test-only, %lu real)",
+	       what, total, accepted, accepted_test_only, accepted_real);
+	for (e = 0; e <= MAX_ERRNO; e++)
+		if (refused[e])
+			printf(", %lu %s", refused[e], e ? strerror(e) : "other");
+	printf("\n");
+}
+
+/* Every plane and head off, after whatever is still pending. */
+static int all_off(void)
+{
+	drmModeAtomicReq *req = drmModeAtomicAlloc();
+	int i, k, ret;
+
+	for (i = 0; i < num_objects; i++) {
+		const struct object *o = &objects[i];
+
+		for (k = 0; k < o->count_props; k++) {
+			const struct prop *p = &o->props[k];
+
+			if (!strcmp(p->name, "CRTC_ID") ||
+			    !strcmp(p->name, "FB_ID") ||
+			    !strcmp(p->name, "MODE_ID") ||
+			    !strcmp(p->name, "ACTIVE"))
+				drmModeAtomicAddProperty(req, o->id, p->id, 0);
+			else if (!(p->flags & (DRM_MODE_PROP_IMMUTABLE |
+					       DRM_MODE_PROP_BLOB)) &&
+				 strcmp(p->name, "OUT_FENCE_PTR") &&
+				 strcmp(p->name, "DPMS") &&
+				 strcmp(p->name, "IN_FENCE_FD"))
+				/*
+				 * Alpha, zpos, rotation... as found: legacy
+				 * clients after us inherit them.
+				 */
+				drmModeAtomicAddProperty(req, o->id, p->id,
+							 p->initial);
+		}
+	}
+	ret = drmModeAtomicCommit(fd, req, DRM_MODE_ATOMIC_ALLOW_MODESET, NULL);
+	ret = ret ? -errno : 0;
+	drmModeAtomicFree(req);
+	return ret;
+}
+
+struct worker {
+	pthread_t thread;
+	unsigned int seed;
+	unsigned int count;
+	bool ok;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	unsigned int i;
+
+	w->ok = true;
+	for (i = 0; i < w->count; i++)
+		if (!send_random(&w->seed, random_flags(&w->seed)))
+			w->ok = false;
+	return NULL;
+}
+
+static void run_random(unsigned int threads, unsigned int count,
+		       unsigned int seed)
+{
+	struct worker workers[16];
+	double start = now();
+	bool ok = true;
+	unsigned int i;
+	int ret;
+
+	if (threads > 16)
+		threads = 16;
+	for (i = 0; i < threads; i++) {
+		workers[i].seed = seed + i * 7919;
+		workers[i].count = count;
+		pthread_create(&workers[i].thread, NULL, worker_main,
+			       &workers[i]);
+	}
+	for (i = 0; i < threads; i++) {
+		pthread_join(workers[i].thread, NULL);
+		ok &= workers[i].ok;
+	}
+	printf("# %u threads, %.1f s\n", threads, now() - start);
+	print_stats("random");
+	kms_result(ok, "random-requests-refused-only-with-uapi-errors");
+	kms_result(accepted_real >= 20 && accepted_test_only >= 20,
+		   "random-requests-reach-the-device # %lu real, %lu test-only",
+		   accepted_real, accepted_test_only);
+	ret = all_off();
+	kms_result(!ret, "all-off-after-random-requests%s%s",
+		   ret ? ": " : "", ret ? strerror(-ret) : "");
+}
+
+/* ------------------------------------------------------------------------ */
+/* TEST_ONLY burst                                                          */
+/* ------------------------------------------------------------------------ */
+
+static void add(drmModeAtomicReq *req, uint32_t obj, uint32_t type,
+		const char *name, uint64_t value)
+{
+	drmModeAtomicAddProperty(req, obj, kms_prop_id(fd, obj, type, name),
+				 value);
+}
+
+/* Every connected head on, its primary plane showing a framebuffer. */
+static int light_every_head(void)
+{
+	drmModeRes *res = drmModeGetResources(fd);
+	drmModeAtomicReq *req = drmModeAtomicAlloc();
+	int i, ret, lit = 0;
+
+	for (i = 0; res && i < res->count_connectors && lit < (int)num_crtcs;
+	     i++) {
+		drmModeConnector *c = drmModeGetConnector(fd, res->connectors[i]);
+		drmModeModeInfo mode;
+		uint32_t crtc = crtcs[lit], blob, plane = 0, fb = 0;
+		drmModePlaneRes *pres;
+		uint32_t k;
+
+		if (!c || kms_connector_mode(c, &mode) ||
+		    drmModeCreatePropertyBlob(fd, &mode, sizeof(mode), &blob)) {
+			drmModeFreeConnector(c);
+			continue;
+		}
+		pres = drmModeGetPlaneResources(fd);
+		for (k = 0; pres && k < pres->count_planes && !plane; k++) {
+			drmModePlane *p = drmModeGetPlane(fd, pres->planes[k]);
+			uint64_t type = 0;
+
+			kms_prop_value(fd, pres->planes[k],
+				       DRM_MODE_OBJECT_PLANE, "type", &type);
+			if (p && type == DRM_PLANE_TYPE_PRIMARY &&
+			    (p->possible_crtcs & (1u << lit)))
+				plane = p->plane_id;
+			drmModeFreePlane(p);
+		}
+		drmModeFreePlaneResources(pres);
+		fb = fbs[lit % 2].fb_id;
+		add(req, crtc, DRM_MODE_OBJECT_CRTC, "MODE_ID", blob);
+		add(req, crtc, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
+		add(req, c->connector_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID",
+		    crtc);
+		add(req, plane, DRM_MODE_OBJECT_PLANE, "FB_ID", fb);
+		add(req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_ID", crtc);
+		add(req, plane, DRM_MODE_OBJECT_PLANE, "SRC_X", 0);
+		add(req, plane, DRM_MODE_OBJECT_PLANE, "SRC_Y", 0);
+		add(req, plane, DRM_MODE_OBJECT_PLANE, "SRC_W",
+		    (uint64_t)mode.hdisplay << 16);
+		add(req, plane, DRM_MODE_OBJECT_PLANE, "SRC_H",
+		    (uint64_t)mode.vdisplay << 16);
+		add(req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_X", 0);
+		add(req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_Y", 0);
+		add(req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_W", mode.hdisplay);
+		add(req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_H", mode.vdisplay);
+		lit++;
+		drmModeFreeConnector(c);
+	}
+	drmModeFreeResources(res);
+	ret = drmModeAtomicCommit(fd, req, DRM_MODE_ATOMIC_ALLOW_MODESET, NULL);
+	ret = ret ? -errno : lit;
+	drmModeAtomicFree(req);
+	return ret;
+}
+
+static void run_test_only(unsigned int count, unsigned int seed)
+{
+	sigset_t set;
+	unsigned int i, held = 0;
+	bool ok = true;
+	int sig, lit;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+
+	lit = light_every_head();
+	kms_result(lit > 0, "test-only-heads-lit # %d", lit);
+	/*
+	 * An event far ahead holds a vblank reference on every head, so the
+	 * core's vblank-off timer cannot switch an interrupt off (a register
+	 * write) during the burst.
+	 */
+	for (i = 0; i < (unsigned int)(lit > 0 ? lit : 0); i++)
+		if (!drmCrtcQueueSequence(fd, crtcs[i],
+					  DRM_CRTC_SEQUENCE_RELATIVE,
+					  1000000, NULL, i))
+			held++;
+	kms_result(held == (unsigned int)lit, "test-only-vblank-held-on-every-head");
+	printf("# ready\n");
+	fflush(stdout);
+	sigwait(&set, &sig);
+
+	for (i = 0; i < count; i++)
+		if (!send_random(&seed, DRM_MODE_ATOMIC_TEST_ONLY |
+				 (rnd(&seed, 2) ?
+				  DRM_MODE_ATOMIC_ALLOW_MODESET : 0)))
+			ok = false;
+	print_stats("test-only");
+	kms_result(ok, "test-only-refused-only-with-uapi-errors");
+	kms_result(accepted_test_only >= count / 50 &&
+		   accepted_test_only <= count - count / 50,
+		   "test-only-requests-both-accepted-and-refused # %lu of %u accepted",
+		   accepted_test_only, count);
+	printf("# done\n");
+	fflush(stdout);
+	if (sig == SIGUSR1)
+		sigwait(&set, &sig);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int threads = 4, count = 300, seed = 1;
+	const char *mode, *path = "/dev/dri/card0";
+	int opt;
+
+	if (argc < 2) {
+		fprintf(stderr,
+			"usage: %s random|test-only [-j THREADS] [-n COUNT] [-s SEED] [DEVICE]\n",
+			argv[0]);
+		return 2;
+	}
+	mode = argv[1];
+	optind = 2;
+	while ((opt = getopt(argc, argv, "j:n:s:")) != -1) {
+		if (opt == 'j')
+			threads = atoi(optarg);
+		else if (opt == 'n')
+			count = atoi(optarg);
+		else if (opt == 's')
+			seed = atoi(optarg);
+		else
+			return 2;
+	}
+	if (optind < argc)
+		path = argv[optind];
+
+	fd = kms_open(path);
+	if (drmSetClientCap(fd, DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1) ||
+	    drmSetClientCap(fd, DRM_CLIENT_CAP_ATOMIC, 1)) {
+		printf("not ok atomic-cap: %s\n", strerror(errno));
+		return 1;
+	}
+	discover();
+	if (!num_objects || !num_fbs || !num_blobs) {
+		printf("not ok nothing to commit\n");
+		return 1;
+	}
+	printf("# seed %u\n", seed);
+
+	if (!strcmp(mode, "random"))
+		run_random(threads, count, seed);
+	else if (!strcmp(mode, "test-only"))
+		run_test_only(count, seed);
+	else
+		return 2;
+
+	close(fd);
+	return kms_failures ? 1 : 0;
+}
