@@ -71,7 +71,8 @@ enum drm_mode_status pvdc_mode_check(struct pvdc_device *pvdc,
 		return MODE_V_ILLEGAL;
 	if (mode->clock < 1)
 		return MODE_CLOCK_LOW;
-	if (mode->clock > PVDC_MAX_PIXEL_CLOCK_KHZ)
+	if (mode->clock > PVDC_MAX_PIXEL_CLOCK_KHZ ||
+	    pvdc_mode_period_ns(mode) < PVDC_MIN_FRAME_PERIOD_NS)
 		return MODE_CLOCK_HIGH;
 
 	return MODE_OK;

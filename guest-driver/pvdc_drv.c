@@ -390,6 +390,12 @@ static int pvdc_kms_init(struct pvdc_device *pvdc)
 	ret = drm_vblank_init(drm, pvdc->num_heads);
 	if (ret)
 		return ret;
+	/*
+	 * The counter and timestamps are exact at any time, so vblank
+	 * interrupts can stop as soon as nobody waits for one: an idle head
+	 * then costs the host no timer at all.
+	 */
+	drm->vblank_disable_immediate = true;
 
 	drm_mode_config_reset(drm);
 

@@ -184,7 +184,7 @@ static bool pvdc_mode_valid(PVDCState *s, const PVDCHeadRegs *r)
                            PVDC_Y(r->vsync), PVDC_Y(r->vtiming),
                            s->max_height) &&
            r->pixel_clock >= 1 && r->pixel_clock <= PVDC_MAX_PIXEL_CLOCK_KHZ &&
-           pvdc_mode_period_ns(r) != 0;
+           pvdc_mode_period_ns(r) >= PVDC_MIN_FRAME_PERIOD_NS;
 }
 
 static bool pvdc_timings_equal(const PVDCHeadRegs *a, const PVDCHeadRegs *b)

@@ -239,15 +239,25 @@ def modetest_sets_modes(tap, vm):
 
     def legacy():
         conn = connector_ids(vm)[0]
-        log = run(f"modetest -M pvdc -s {conn}:640x480")
+        out = vm.check("modetest -M pvdc -p")
+        crtc = int(re.search(r"^CRTCs:\nid.*\n(\d+)", out, re.M).group(1))
+        overlay = overlay_plane(out)
+        if overlay is None:
+            raise AssertionError(f"no overlay plane found:\n{out[-3000:]}")
+        # SETCRTC for the mode, SETPLANE for the overlay.
+        log = run(f"modetest -M pvdc -s {conn}@{crtc}:640x480 "
+                  f"-P {overlay}@{crtc}:160x120+40+40")
         try:
             modetest_picture(vm, 640, 480)
+            vm.check(f"modetest -M pvdc -p | grep -Eq "
+                     f"'^{overlay}[[:space:]]+{crtc}[[:space:]]'")
         except GuestError as e:
             raise AssertionError(f"{e}\n{reap_modetest(vm, log)}")
         out = reap_modetest(vm, log)
         if re.search(r"can't|failed (?!to set gamma)", out):
             raise AssertionError(out[-3000:])
-    tap.case("modetest sets a mode through the legacy uAPI", legacy)
+    tap.case("modetest sets a mode and an overlay through the legacy uAPI",
+             legacy)
 
     def atomic():
         conn = connector_ids(vm)[0]

@@ -214,6 +214,11 @@
 #define PVDC_HS_VSYNC                   0x10    /* PVDC_XY(vsync_start, vsync_end) */
 #define PVDC_HS_PIXEL_CLOCK             0x14    /* kHz, 1..PVDC_MAX_PIXEL_CLOCK_KHZ */
 #define PVDC_MAX_PIXEL_CLOCK_KHZ        2000000
+/*
+ * Shortest frame a mode may have (10 kHz refresh): a vblank every few
+ * nanoseconds would keep the device's timer firing without end.
+ */
+#define PVDC_MIN_FRAME_PERIOD_NS        100000
 #define PVDC_HS_BANDWIDTH               0x18    /* allocation, KiB per frame */
 #define PVDC_HS_BACKGROUND              0x1c    /* XRGB8888 */
 #define PVDC_HEAD_STATE_REGS            8
