@@ -18,23 +18,7 @@
  */
 
 #include "qemu/osdep.h"
-#include "qemu/units.h"
-#include "qemu/timer.h"
-#include "libqtest.h"
-#include "libqos/pci.h"
-#include "libqos/pci-pc.h"
-#include "qobject/qdict.h"
-#include "hw/display/pvdc-regs.h"
-
-#define PVDC_QOM_PATH       "/machine/peripheral/pvdc0"
-
-/* The test mode: 64x48 pixels in an 80x50 frame, 1 ms per frame. */
-#define MODE_W              64
-#define MODE_H              48
-#define MODE_HTOTAL         80
-#define MODE_VTOTAL         50
-#define CLOCK_1MS           (MODE_HTOTAL * MODE_VTOTAL)
-#define FP16(x)             ((uint32_t)(x) << 16)
+#include "pvdc-qtest.h"
 
 /* Framebuffer k lives at FB_BASE(k) in VRAM; the test keeps a copy. */
 #define FB_SPACING          (256 * KiB)
@@ -42,9 +26,7 @@
 #define FB_SLOTS            8
 #define SHADOW_VRAM         (FB_SLOTS * FB_SPACING)
 
-/* Plane slots of a head, in the order PLANE_CAPS numbers them. */
-#define PRIMARY             0
-#define OVERLAY(i)          (1 + (i))
+/* Plane slots of a head (PRIMARY, OVERLAY(i), CURSOR), with 3 overlays. */
 #define OVERLAYS            3
 #define CURSOR              (OVERLAYS + 1)
 #define SLOTS               (OVERLAYS + 2)
@@ -73,11 +55,7 @@ typedef struct TScene {
 } TScene;
 
 typedef struct T {
-    QTestState *qts;
-    QPCIBus *bus;
-    QPCIDevice *dev;
-    QPCIBar mmio;
-    QPCIBar vram;
+    PVDCTest p;
     uint8_t *shadow;            /* what the test wrote into VRAM */
     bool head_on[2];
 } T;
@@ -85,21 +63,6 @@ typedef struct T {
 /* ------------------------------------------------------------------------ */
 /* Device access                                                            */
 /* ------------------------------------------------------------------------ */
-
-static uint32_t rd(T *t, uint64_t reg)
-{
-    return qpci_io_readl(t->dev, t->mmio, reg);
-}
-
-static void wr(T *t, uint64_t reg, uint32_t val)
-{
-    qpci_io_writel(t->dev, t->mmio, reg, val);
-}
-
-static uint32_t head_ctl(T *t, unsigned int head, uint32_t reg)
-{
-    return rd(t, PVDC_HEAD_CONTROL(head) + reg);
-}
 
 static unsigned int plane_index(unsigned int head, unsigned int slot)
 {
@@ -117,23 +80,17 @@ static QTestState *spawn(const char *props, const char *extra)
 static void attach(T *t, QTestState *qts)
 {
     memset(t, 0, sizeof(*t));
-    t->qts = qts;
-    t->bus = qpci_new_pc(t->qts, NULL);
-    t->dev = qpci_device_find(t->bus, QPCI_DEVFN(4, 0));
-    g_assert_nonnull(t->dev);
-    qpci_device_enable(t->dev);
-    t->mmio = qpci_iomap(t->dev, PVDC_MMIO_BAR, NULL);
-    t->vram = qpci_iomap(t->dev, PVDC_VRAM_BAR, NULL);
+    pvdc_test_attach(&t->p, qts);
     t->shadow = g_malloc0(SHADOW_VRAM);
 }
 
 static void start_with(T *t, const char *props, const char *extra, bool crc)
 {
     attach(t, spawn(props, extra));
-    qtest_clock_step(t->qts, 1);
-    if (crc) {
-        wr(t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
-        wr(t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+    qtest_clock_step(t->p.qts, 1);
+    for (unsigned int head = 0; crc && head < 2; head++) {
+        wr(&t->p, PVDC_HEAD_CONTROL(head) + PVDC_HEAD_CRC_CTRL,
+           PVDC_CRC_CTRL_ENABLE);
     }
 }
 
@@ -145,36 +102,21 @@ static void start(T *t, const char *props, bool crc)
 static void stop(T *t)
 {
     g_free(t->shadow);
-    g_free(t->dev);
-    qpci_free_pc(t->bus);
-    qtest_quit(t->qts);
+    pvdc_test_stop(&t->p);
 }
 
 static void vram_write(T *t, uint32_t offset, const void *buf, size_t len)
 {
     g_assert_cmpuint(offset + len, <=, SHADOW_VRAM);
     memcpy(t->shadow + offset, buf, len);
-    qpci_memwrite(t->dev, t->vram, offset, buf, len);
-}
-
-static uint64_t qom_uint(T *t, const char *prop)
-{
-    QDict *rsp = qtest_qmp(t->qts, "{ 'execute': 'qom-get', 'arguments': "
-                           "{ 'path': %s, 'property': %s } }",
-                           PVDC_QOM_PATH, prop);
-    uint64_t val;
-
-    g_assert(qdict_haskey(rsp, "return"));
-    val = qdict_get_int(rsp, "return");
-    qobject_unref(rsp);
-    return val;
+    qpci_memwrite(t->p.dev, t->p.vram, offset, buf, len);
 }
 
 static uint64_t compositions(T *t, unsigned int head)
 {
     g_autofree char *prop = g_strdup_printf("head%u-compositions", head);
 
-    return qom_uint(t, prop);
+    return pvdc_statistic(t->p.qts, prop);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -185,21 +127,21 @@ static void write_plane(T *t, unsigned int head, const TPlane *p)
 {
     uint64_t base = PVDC_PLANE_SHADOW(plane_index(head, p->slot));
 
-    wr(t, base + PVDC_PS_HEAD, head);
-    wr(t, base + PVDC_PS_FORMAT, p->format);
-    wr(t, base + PVDC_PS_FB_OFFSET, FB_BASE(p->fb));
-    wr(t, base + PVDC_PS_FB_PITCH, p->pitch);
-    wr(t, base + PVDC_PS_FB_SIZE, PVDC_XY(p->fb_w, p->fb_h));
-    wr(t, base + PVDC_PS_SRC_X, p->src_x);
-    wr(t, base + PVDC_PS_SRC_Y, p->src_y);
-    wr(t, base + PVDC_PS_SRC_W, p->src_w);
-    wr(t, base + PVDC_PS_SRC_H, p->src_h);
-    wr(t, base + PVDC_PS_DST_POS, PVDC_XY(p->dst_x, p->dst_y));
-    wr(t, base + PVDC_PS_DST_SIZE, PVDC_XY(p->dst_w, p->dst_h));
-    wr(t, base + PVDC_PS_ZPOS, p->zpos);
-    wr(t, base + PVDC_PS_ALPHA, p->alpha);
-    wr(t, base + PVDC_PS_HOTSPOT, p->hotspot);
-    wr(t, base + PVDC_PS_CTRL, p->ctrl | PVDC_PS_CTRL_ENABLE);
+    wr(&t->p, base + PVDC_PS_HEAD, head);
+    wr(&t->p, base + PVDC_PS_FORMAT, p->format);
+    wr(&t->p, base + PVDC_PS_FB_OFFSET, FB_BASE(p->fb));
+    wr(&t->p, base + PVDC_PS_FB_PITCH, p->pitch);
+    wr(&t->p, base + PVDC_PS_FB_SIZE, PVDC_XY(p->fb_w, p->fb_h));
+    wr(&t->p, base + PVDC_PS_SRC_X, p->src_x);
+    wr(&t->p, base + PVDC_PS_SRC_Y, p->src_y);
+    wr(&t->p, base + PVDC_PS_SRC_W, p->src_w);
+    wr(&t->p, base + PVDC_PS_SRC_H, p->src_h);
+    wr(&t->p, base + PVDC_PS_DST_POS, PVDC_XY(p->dst_x, p->dst_y));
+    wr(&t->p, base + PVDC_PS_DST_SIZE, PVDC_XY(p->dst_w, p->dst_h));
+    wr(&t->p, base + PVDC_PS_ZPOS, p->zpos);
+    wr(&t->p, base + PVDC_PS_ALPHA, p->alpha);
+    wr(&t->p, base + PVDC_PS_HOTSPOT, p->hotspot);
+    wr(&t->p, base + PVDC_PS_CTRL, p->ctrl | PVDC_PS_CTRL_ENABLE);
 }
 
 /*
@@ -212,26 +154,26 @@ static void commit(T *t, unsigned int head, const TScene *scene)
     unsigned int i;
     uint32_t result;
 
-    wr(t, hs + PVDC_HS_HTIMING, PVDC_XY(MODE_W, MODE_HTOTAL));
-    wr(t, hs + PVDC_HS_HSYNC, PVDC_XY(MODE_W + 2, MODE_W + 6));
-    wr(t, hs + PVDC_HS_VTIMING, PVDC_XY(MODE_H, MODE_VTOTAL));
-    wr(t, hs + PVDC_HS_VSYNC, PVDC_XY(MODE_H + 1, MODE_H + 2));
-    wr(t, hs + PVDC_HS_PIXEL_CLOCK, CLOCK_1MS);
-    wr(t, hs + PVDC_HS_BACKGROUND, scene->background);
-    wr(t, hs + PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    wr(&t->p, hs + PVDC_HS_HTIMING, PVDC_XY(MODE_W, MODE_HTOTAL));
+    wr(&t->p, hs + PVDC_HS_HSYNC, PVDC_XY(MODE_W + 2, MODE_W + 6));
+    wr(&t->p, hs + PVDC_HS_VTIMING, PVDC_XY(MODE_H, MODE_VTOTAL));
+    wr(&t->p, hs + PVDC_HS_VSYNC, PVDC_XY(MODE_H + 1, MODE_H + 2));
+    wr(&t->p, hs + PVDC_HS_PIXEL_CLOCK, CLOCK_1MS);
+    wr(&t->p, hs + PVDC_HS_BACKGROUND, scene->background);
+    wr(&t->p, hs + PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
     for (i = 0; i < SLOTS; i++) {
-        wr(t, PVDC_PLANE_SHADOW(plane_index(head, i)) + PVDC_PS_CTRL, 0);
+        wr(&t->p, PVDC_PLANE_SHADOW(plane_index(head, i)) + PVDC_PS_CTRL, 0);
     }
     for (i = 0; i < scene->num_planes; i++) {
         write_plane(t, head, &scene->planes[i]);
     }
 
-    wr(t, PVDC_HEAD_CONTROL(head) + PVDC_HEAD_DOORBELL, 1);
-    for (i = 0; i < 4 && head_ctl(t, head, PVDC_HEAD_DOORBELL); i++) {
-        qtest_clock_step_next(t->qts);
+    wr(&t->p, PVDC_HEAD_CONTROL(head) + PVDC_HEAD_DOORBELL, 1);
+    for (i = 0; i < 4 && head_ctl(&t->p, head, PVDC_HEAD_DOORBELL); i++) {
+        qtest_clock_step_next(t->p.qts);
     }
-    result = head_ctl(t, head, PVDC_HEAD_RESULT);
-    g_assert_cmphex(head_ctl(t, head, PVDC_HEAD_DOORBELL), ==, 0);
+    result = head_ctl(&t->p, head, PVDC_HEAD_RESULT);
+    g_assert_cmphex(head_ctl(&t->p, head, PVDC_HEAD_DOORBELL), ==, 0);
     g_assert_cmphex(result, ==, PVDC_RESULT_APPLIED);
     t->head_on[head] = true;
 }
@@ -239,17 +181,17 @@ static void commit(T *t, unsigned int head, const TScene *scene)
 /* The CRC of the frame that starts at the next vblank of @head. */
 static uint32_t next_frame_crc(T *t, unsigned int head)
 {
-    uint32_t count = head_ctl(t, head, PVDC_HEAD_VBLANK_COUNT);
+    uint32_t count = head_ctl(&t->p, head, PVDC_HEAD_VBLANK_COUNT);
     int i;
 
     for (i = 0; i < 4 &&
-         head_ctl(t, head, PVDC_HEAD_VBLANK_COUNT) == count; i++) {
-        qtest_clock_step_next(t->qts);
+         head_ctl(&t->p, head, PVDC_HEAD_VBLANK_COUNT) == count; i++) {
+        qtest_clock_step_next(t->p.qts);
     }
-    g_assert_cmpuint(head_ctl(t, head, PVDC_HEAD_VBLANK_COUNT), ==,
+    g_assert_cmpuint(head_ctl(&t->p, head, PVDC_HEAD_VBLANK_COUNT), ==,
                      count + 1);
-    g_assert_cmpuint(head_ctl(t, head, PVDC_HEAD_CRC_FRAME), ==, count + 1);
-    return head_ctl(t, head, PVDC_HEAD_CRC_VALUE);
+    g_assert_cmpuint(head_ctl(&t->p, head, PVDC_HEAD_CRC_FRAME), ==, count + 1);
+    return head_ctl(&t->p, head, PVDC_HEAD_CRC_VALUE);
 }
 
 /* Head @head as a QMP screendump shows it, 0x00RRGGBB per pixel. */
@@ -266,7 +208,7 @@ static uint32_t *screendump(T *t, unsigned int head, int *width,
 
     g_assert_cmpint(fd, >=, 0);
     close(fd);
-    qtest_qmp_assert_success(t->qts, "{ 'execute': 'screendump', "
+    qtest_qmp_assert_success(t->p.qts, "{ 'execute': 'screendump', "
                              "'arguments': { 'filename': %s, "
                              "'device': 'pvdc0', 'head': %d, "
                              "'format': 'ppm' } }", path, head);
@@ -557,22 +499,6 @@ static void reference(T *t, const TScene *scene, uint32_t *out)
     }
 }
 
-/* CRC-32 (IEEE 802.3, as zlib) of @pixels as little-endian 0x00RRGGBB. */
-static uint32_t crc_of(const uint32_t *pixels, size_t n)
-{
-    uint32_t crc = 0xffffffff;
-
-    for (size_t i = 0; i < n; i++) {
-        for (int byte = 0; byte < 4; byte++) {
-            crc ^= (pixels[i] >> (byte * 8)) & 0xff;
-            for (int bit = 0; bit < 8; bit++) {
-                crc = crc >> 1 ^ (crc & 1 ? 0xedb88320 : 0);
-            }
-        }
-    }
-    return ~crc;
-}
-
 static void assert_pictures_equal(const uint32_t *got, const uint32_t *want,
                                   int tolerance)
 {
@@ -601,7 +527,7 @@ static void check_scene(T *t, const TScene *scene)
     commit(t, 0, scene);
     crc = next_frame_crc(t, 0);
     reference(t, scene, want);
-    if (crc != crc_of(want, MODE_W * MODE_H)) {
+    if (crc != pvdc_frame_crc(want, MODE_W * MODE_H)) {
         g_autofree uint32_t *got = NULL;
         int w, h;
 
@@ -609,7 +535,7 @@ static void check_scene(T *t, const TScene *scene)
         g_assert_cmpint(w, ==, MODE_W);
         g_assert_cmpint(h, ==, MODE_H);
         assert_pictures_equal(got, want, 0);
-        g_assert_cmphex(crc, ==, crc_of(want, MODE_W * MODE_H));
+        g_assert_cmphex(crc, ==, pvdc_frame_crc(want, MODE_W * MODE_H));
     }
 }
 
@@ -994,7 +920,7 @@ static void test_idle_guest_costs_no_composition(void)
     g_assert_cmpuint(n, ==, 1);
 
     for (int i = 0; i < 5; i++) {
-        qtest_clock_step(t.qts, 10 * SCALE_MS);
+        qtest_clock_step(t.p.qts, 10 * SCALE_MS);
         assert_screen_is(&t, 0, &scene);
     }
     g_assert_cmpuint(compositions(&t, 0), ==, n);
@@ -1004,7 +930,7 @@ static void test_idle_guest_costs_no_composition(void)
     assert_screen_is(&t, 0, &scene);
     g_assert_cmpuint(compositions(&t, 0), ==, n);
     g_assert_cmpuint(compositions(&t, 1), ==, 0);
-    g_assert_cmpuint(qom_uint(&t, "compositions"), ==, n);
+    g_assert_cmpuint(pvdc_statistic(t.p.qts, "compositions"), ==, n);
     stop(&t);
 }
 
@@ -1121,22 +1047,22 @@ static void test_crc_frame_follows_vblank_count(void)
     start(&t, NULL, true);
     build_two_planes(&t, &scene);
     reference(&t, &scene, want);
-    crc = crc_of(want, MODE_W * MODE_H);
+    crc = pvdc_frame_crc(want, MODE_W * MODE_H);
     commit(&t, 0, &scene);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_CRC_FRAME), ==,
-                     head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT));
+    g_assert_cmphex(head_ctl(&t.p, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
+    g_assert_cmpuint(head_ctl(&t.p, 0, PVDC_HEAD_CRC_FRAME), ==,
+                     head_ctl(&t.p, 0, PVDC_HEAD_VBLANK_COUNT));
     g_assert_cmphex(next_frame_crc(&t, 0), ==, crc);
     g_assert_cmphex(next_frame_crc(&t, 0), ==, crc);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_CRC, ==,
+    g_assert_cmphex(rd(&t.p, PVDC_REG_FEATURES) & PVDC_FEATURE_CRC, ==,
                     PVDC_FEATURE_CRC);
 
     /* off: the last value stays, nothing more is captured */
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
-    qtest_clock_step(t.qts, 10 * SCALE_MS);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_CRC_FRAME), <,
-                     head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT));
+    wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
+    qtest_clock_step(t.p.qts, 10 * SCALE_MS);
+    g_assert_cmphex(head_ctl(&t.p, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
+    g_assert_cmpuint(head_ctl(&t.p, 0, PVDC_HEAD_CRC_FRAME), <,
+                     head_ctl(&t.p, 0, PVDC_HEAD_VBLANK_COUNT));
     stop(&t);
 }
 
@@ -1156,9 +1082,9 @@ static void test_host_cursor_is_not_composed(void)
     commit(&t, 0, &scene);
     reference(&t, &scene, want);
     g_assert_cmphex(next_frame_crc(&t, 0), ==,
-                    crc_of(want, MODE_W * MODE_H));
+                    pvdc_frame_crc(want, MODE_W * MODE_H));
 
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
+    wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
     without = scene;
     without.num_planes--;
     g_assert_cmpuint(scene.planes[without.num_planes].slot, ==, CURSOR);
@@ -1173,27 +1099,6 @@ static void test_host_cursor_is_not_composed(void)
     stop(&t);
 }
 
-static void migrate(QTestState *from, QTestState *to, const char *uri)
-{
-    QDict *rsp;
-    const char *status;
-
-    qtest_qmp_assert_success(from, "{ 'execute': 'migrate', 'arguments': "
-                             "{ 'uri': %s } }", uri);
-    for (;;) {
-        rsp = qtest_qmp(from, "{ 'execute': 'query-migrate' }");
-        status = qdict_get_try_str(qdict_get_qdict(rsp, "return"), "status");
-        g_assert(!status || strcmp(status, "failed") != 0);
-        if (status && !strcmp(status, "completed")) {
-            qobject_unref(rsp);
-            break;
-        }
-        qobject_unref(rsp);
-        g_usleep(1000);
-    }
-    qtest_qmp_eventwait(to, "RESUME");
-}
-
 /* ------------------------------------------------------------------------ */
 /* Connectors                                                               */
 /* ------------------------------------------------------------------------ */
@@ -1204,7 +1109,7 @@ static void edid_preferred(T *t, unsigned int head, uint32_t *w, uint32_t *h)
     uint8_t edid[PVDC_EDID_SIZE];
 
     for (int i = 0; i < PVDC_EDID_SIZE; i += 4) {
-        stl_le_p(edid + i, rd(t, PVDC_EDID(head) + i));
+        stl_le_p(edid + i, rd(&t->p, PVDC_EDID(head) + i));
     }
     *w = edid[56] | (edid[58] >> 4) << 8;
     *h = edid[59] | (edid[61] >> 4) << 8;
@@ -1212,7 +1117,7 @@ static void edid_preferred(T *t, unsigned int head, uint32_t *w, uint32_t *h)
 
 static void qom_set_uint(T *t, const char *prop, uint64_t value)
 {
-    qtest_qmp_assert_success(t->qts, "{ 'execute': 'qom-set', 'arguments': "
+    qtest_qmp_assert_success(t->p.qts, "{ 'execute': 'qom-set', 'arguments': "
                              "{ 'path': %s, 'property': %s, 'value': %"
                              PRIu64 " } }", PVDC_QOM_PATH, prop, value);
 }
@@ -1224,61 +1129,61 @@ static void test_hotplug_on_property_change(void)
     T t;
 
     start(&t, "xres=800,yres=600", false);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_HOTPLUG, ==,
+    g_assert_cmphex(rd(&t.p, PVDC_REG_FEATURES) & PVDC_FEATURE_HOTPLUG, ==,
                     PVDC_FEATURE_HOTPLUG);
     edid_preferred(&t, 1, &w, &h);
     g_assert_cmpuint(w, ==, 800);
     g_assert_cmpuint(h, ==, 600);
-    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_SUGGESTED_POS), ==,
+    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_SUGGESTED_POS), ==,
                     PVDC_XY(800, 0));
 
     qom_set_uint(&t, "head1-xres", 1280);
     qom_set_uint(&t, "head1-yres", 720);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==,
+    g_assert_cmphex(rd(&t.p, PVDC_REG_INT_STATUS), ==,
                     PVDC_INT(1, PVDC_INT_HOTPLUG));
-    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_PREFERRED), ==,
+    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_PREFERRED), ==,
                     PVDC_XY(1280, 720));
     edid_preferred(&t, 1, &w, &h);
     g_assert_cmpuint(w, ==, 1280);
     g_assert_cmpuint(h, ==, 720);
     /* head 0 did not change */
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_PREFERRED), ==,
+    g_assert_cmphex(head_ctl(&t.p, 0, PVDC_HEAD_PREFERRED), ==,
                     PVDC_XY(800, 600));
     edid_preferred(&t, 0, &w, &h);
     g_assert_cmpuint(w, ==, 800);
 
     /* head 0 narrower: head 1, placed right of it, moves too */
-    wr(&t, PVDC_REG_INT_STATUS, rd(&t, PVDC_REG_INT_STATUS));
+    wr(&t.p, PVDC_REG_INT_STATUS, rd(&t.p, PVDC_REG_INT_STATUS));
     qom_set_uint(&t, "head0-xres", 640);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==,
+    g_assert_cmphex(rd(&t.p, PVDC_REG_INT_STATUS), ==,
                     PVDC_INT(0, PVDC_INT_HOTPLUG) |
                     PVDC_INT(1, PVDC_INT_HOTPLUG));
-    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_SUGGESTED_POS), ==,
+    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_SUGGESTED_POS), ==,
                     PVDC_XY(640, 0));
 
     /* an explicit position */
-    wr(&t, PVDC_REG_INT_STATUS, rd(&t, PVDC_REG_INT_STATUS));
+    wr(&t.p, PVDC_REG_INT_STATUS, rd(&t.p, PVDC_REG_INT_STATUS));
     qom_set_uint(&t, "head1-y", 600);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==,
+    g_assert_cmphex(rd(&t.p, PVDC_REG_INT_STATUS), ==,
                     PVDC_INT(1, PVDC_INT_HOTPLUG));
-    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_SUGGESTED_POS), ==,
+    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_SUGGESTED_POS), ==,
                     PVDC_XY(640, 600));
 
     /* the same value again is no event; out of range is refused */
-    wr(&t, PVDC_REG_INT_STATUS, rd(&t, PVDC_REG_INT_STATUS));
+    wr(&t.p, PVDC_REG_INT_STATUS, rd(&t.p, PVDC_REG_INT_STATUS));
     qom_set_uint(&t, "head1-xres", 1280);
-    rsp = qtest_qmp(t.qts, "{ 'execute': 'qom-set', 'arguments': "
+    rsp = qtest_qmp(t.p.qts, "{ 'execute': 'qom-set', 'arguments': "
                     "{ 'path': %s, 'property': 'head1-xres', "
                     "'value': 100000 } }", PVDC_QOM_PATH);
     g_assert(qdict_haskey(rsp, "error"));
     qobject_unref(rsp);
-    rsp = qtest_qmp(t.qts, "{ 'execute': 'qom-set', 'arguments': "
+    rsp = qtest_qmp(t.p.qts, "{ 'execute': 'qom-set', 'arguments': "
                     "{ 'path': %s, 'property': 'head5-xres', "
                     "'value': 640 } }", PVDC_QOM_PATH);
     g_assert(qdict_haskey(rsp, "error"));
     qobject_unref(rsp);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, 0);
-    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_PREFERRED), ==,
+    g_assert_cmphex(rd(&t.p, PVDC_REG_INT_STATUS), ==, 0);
+    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_PREFERRED), ==,
                     PVDC_XY(1280, 720));
     stop(&t);
 }
@@ -1300,22 +1205,22 @@ static void test_migration_keeps_connectors_and_crc(void)
     build_two_planes(&src, &scene);
     commit(&src, 0, &scene);
     crc = next_frame_crc(&src, 0);
-    frame = head_ctl(&src, 0, PVDC_HEAD_CRC_FRAME);
+    frame = head_ctl(&src.p, 0, PVDC_HEAD_CRC_FRAME);
     qom_set_uint(&src, "head1-xres", 1280);
     qom_set_uint(&src, "head1-y", 100);
-    when = qtest_clock_step(src.qts, 1);
+    when = qtest_clock_step(src.p.qts, 1);
 
     to = spawn(NULL, incoming);
-    migrate(src.qts, to, uri);
+    pvdc_migrate(src.p.qts, to, uri);
     /* The qtest clock is the test's: carry it over as a host would. */
     g_assert_cmpint(qtest_clock_set(to, when), ==, when);
     attach(&dst, to);
 
-    g_assert_cmphex(head_ctl(&dst, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
-    g_assert_cmpuint(head_ctl(&dst, 0, PVDC_HEAD_CRC_FRAME), ==, frame);
-    g_assert_cmphex(head_ctl(&dst, 1, PVDC_HEAD_PREFERRED), ==,
+    g_assert_cmphex(head_ctl(&dst.p, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
+    g_assert_cmpuint(head_ctl(&dst.p, 0, PVDC_HEAD_CRC_FRAME), ==, frame);
+    g_assert_cmphex(head_ctl(&dst.p, 1, PVDC_HEAD_PREFERRED), ==,
                     PVDC_XY(1280, 768));
-    g_assert_cmphex(head_ctl(&dst, 1, PVDC_HEAD_SUGGESTED_POS), ==,
+    g_assert_cmphex(head_ctl(&dst.p, 1, PVDC_HEAD_SUGGESTED_POS), ==,
                     PVDC_XY(1024, 100));
     edid_preferred(&dst, 1, &w, &h);
     g_assert_cmpuint(w, ==, 1280);
@@ -1335,16 +1240,16 @@ static void test_per_head_properties_at_start(void)
     T t;
 
     start(&t, "head0-xres=640,head0-yres=480,head1-x=0,head1-y=480", false);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_PREFERRED), ==,
+    g_assert_cmphex(head_ctl(&t.p, 0, PVDC_HEAD_PREFERRED), ==,
                     PVDC_XY(640, 480));
-    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_PREFERRED), ==,
+    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_PREFERRED), ==,
                     PVDC_XY(1024, 768));
-    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_SUGGESTED_POS), ==,
+    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_SUGGESTED_POS), ==,
                     PVDC_XY(0, 480));
     edid_preferred(&t, 0, &w, &h);
     g_assert_cmpuint(w, ==, 640);
     g_assert_cmpuint(h, ==, 480);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, 0);
+    g_assert_cmphex(rd(&t.p, PVDC_REG_INT_STATUS), ==, 0);
     stop(&t);
 }
 

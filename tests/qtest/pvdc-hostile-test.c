@@ -32,187 +32,21 @@
  */
 
 #include "qemu/osdep.h"
-#include "qemu/units.h"
-#include "qemu/timer.h"
-#include "libqtest.h"
-#include "libqos/pci.h"
-#include "libqos/pci-pc.h"
 #include "hw/pci/pci_regs.h"
-#include "qobject/qdict.h"
-#include "hw/display/pvdc-regs.h"
+#include "pvdc-qtest.h"
 
-#define PVDC_QOM_PATH       "/machine/peripheral/pvdc0"
-
-/* The test mode: 64x48 pixels in an 80x50 frame, 1 ms per frame. */
-#define MODE_W              64
-#define MODE_H              48
-#define MODE_HTOTAL         80
-#define MODE_VTOTAL         50
-#define MODE_CPP            4
-#define MODE_PITCH          (MODE_W * MODE_CPP)
-#define CLOCK_1MS           (MODE_HTOTAL * MODE_VTOTAL)
 #define PERIOD_1MS          ((int64_t)SCALE_MS)
-#define FP16(x)             ((uint32_t)(x) << 16)
 #define S16(x)              ((uint32_t)(uint16_t)(int16_t)(x))
-
-#define PRIMARY             0
-#define OVERLAY(i)          (1 + (i))
 
 /* Where the primary plane of head 0 shows in the "good" state. */
 #define GOOD_OFFSET         0
 #define FLIP_OFFSET         (64 * KiB)
 
-typedef struct PVDCTest {
-    QTestState *qts;
-    QPCIBus *bus;
-    QPCIDevice *dev;
-    QPCIBar mmio;
-    QPCIBar vram;
-    uint32_t heads;
-    uint32_t overlays;
-    uint32_t planes;
-    uint64_t vram_size;
-    uint32_t max_w, max_h;
-    int64_t now;
-} PVDCTest;
-
-typedef struct Snapshot {
-    uint32_t head[PVDC_MAX_HEADS][PVDC_HEAD_STATE_REGS];
-    uint32_t plane[PVDC_MAX_PLANES][PVDC_PLANE_STATE_REGS];
-} Snapshot;
-
 /* ------------------------------------------------------------------------ */
-/* Helpers (the same shape as pvdc-test.c's)                                */
+/* Helpers                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static uint32_t rd(PVDCTest *t, uint64_t reg)
-{
-    return qpci_io_readl(t->dev, t->mmio, reg);
-}
-
-static void wr(PVDCTest *t, uint64_t reg, uint32_t val)
-{
-    qpci_io_writel(t->dev, t->mmio, reg, val);
-}
-
-static void wr_plane(PVDCTest *t, unsigned int plane, uint32_t reg,
-                     uint32_t val)
-{
-    wr(t, PVDC_PLANE_SHADOW(plane) + reg, val);
-}
-
-static void wr_head(PVDCTest *t, unsigned int head, uint32_t reg,
-                    uint32_t val)
-{
-    wr(t, PVDC_HEAD_SHADOW(head) + reg, val);
-}
-
-static uint32_t head_ctl(PVDCTest *t, unsigned int head, uint32_t reg)
-{
-    return rd(t, PVDC_HEAD_CONTROL(head) + reg);
-}
-
-static void pvdc_test_start(PVDCTest *t, const char *props)
-{
-    uint32_t max;
-
-    t->qts = qtest_initf("-machine q35 -nodefaults "
-                         "-device pvdc,addr=04.0,id=pvdc0%s%s",
-                         props ? "," : "", props ? props : "");
-    t->bus = qpci_new_pc(t->qts, NULL);
-    t->dev = qpci_device_find(t->bus, QPCI_DEVFN(4, 0));
-    g_assert_nonnull(t->dev);
-    qpci_device_enable(t->dev);
-    t->mmio = qpci_iomap(t->dev, PVDC_MMIO_BAR, NULL);
-    t->vram = qpci_iomap(t->dev, PVDC_VRAM_BAR, NULL);
-    t->heads = rd(t, PVDC_REG_NUM_HEADS);
-    t->overlays = rd(t, PVDC_REG_NUM_OVERLAYS);
-    t->planes = rd(t, PVDC_REG_NUM_PLANES);
-    t->vram_size = rd(t, PVDC_REG_VRAM_SIZE_LO) |
-                   (uint64_t)rd(t, PVDC_REG_VRAM_SIZE_HI) << 32;
-    max = rd(t, PVDC_REG_MAX_SIZE);
-    t->max_w = PVDC_X(max);
-    t->max_h = PVDC_Y(max);
-    t->now = qtest_clock_step(t->qts, 1);
-}
-
-static void pvdc_test_stop(PVDCTest *t)
-{
-    g_free(t->dev);
-    qpci_free_pc(t->bus);
-    qtest_quit(t->qts);
-}
-
-static void step_to(PVDCTest *t, int64_t when)
-{
-    g_assert_cmpint(when, >=, t->now);
-    if (when > t->now) {
-        t->now = qtest_clock_set(t->qts, when);
-        g_assert_cmpint(t->now, ==, when);
-    }
-}
-
-static void step_next(PVDCTest *t)
-{
-    t->now = qtest_clock_step_next(t->qts);
-}
-
-static unsigned int plane_of(PVDCTest *t, unsigned int head,
-                             unsigned int index)
-{
-    return head * (t->overlays + 2) + index;
-}
-
-static unsigned int cursor_of(PVDCTest *t, unsigned int head)
-{
-    return plane_of(t, head, t->overlays + 1);
-}
-
-static void rd_block(PVDCTest *t, uint64_t reg, uint32_t *val,
-                     unsigned int count)
-{
-    qtest_memread(t->qts, t->mmio.addr + reg, val, count * sizeof(*val));
-    for (unsigned int i = 0; i < count; i++) {
-        val[i] = le32_to_cpu(val[i]);
-    }
-}
-
-static void snapshot_active(PVDCTest *t, Snapshot *snap)
-{
-    memset(snap, 0, sizeof(*snap));
-    for (unsigned int i = 0; i < t->heads; i++) {
-        rd_block(t, PVDC_HEAD_ACTIVE(i), snap->head[i], PVDC_HEAD_STATE_REGS);
-    }
-    for (unsigned int i = 0; i < t->planes; i++) {
-        rd_block(t, PVDC_PLANE_ACTIVE(i), snap->plane[i],
-                 PVDC_PLANE_STATE_REGS);
-    }
-}
-
-static void assert_active_is(PVDCTest *t, const Snapshot *expected)
-{
-    Snapshot now;
-
-    snapshot_active(t, &now);
-    g_assert(memcmp(&now, expected, sizeof(now)) == 0);
-}
-
-static void doorbell(PVDCTest *t, unsigned int head)
-{
-    wr(t, PVDC_HEAD_CONTROL(head) + PVDC_HEAD_DOORBELL, 1);
-}
-
-static uint32_t result_of(uint32_t code, unsigned int plane)
-{
-    return code | plane << PVDC_RESULT_PLANE_SHIFT;
-}
-
-static uint32_t head_result(uint32_t code)
-{
-    return result_of(code, PVDC_RESULT_PLANE_NONE);
-}
-
-/* A mode of @w x @h active pixels in a (@w + 16) x (@h + 2) frame. */
+/* A mode of @w x @h active pixels in an @htotal x @vtotal frame. */
 static void write_mode_sized(PVDCTest *t, unsigned int head, uint32_t w,
                              uint32_t h, uint32_t htotal, uint32_t vtotal,
                              uint32_t clock_khz)
@@ -257,20 +91,6 @@ static void write_plane(PVDCTest *t, unsigned int plane, unsigned int head,
     wr_plane(t, plane, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
 }
 
-/* The outcome of the last doorbell on @head, within @limit ns. */
-static uint32_t wait_outcome(PVDCTest *t, unsigned int head, int64_t limit)
-{
-    int64_t end = t->now + limit;
-
-    while (head_ctl(t, head, PVDC_HEAD_DOORBELL) && t->now < end) {
-        step_next(t);
-    }
-    g_assert_cmpuint(head_ctl(t, head, PVDC_HEAD_DOORBELL), ==, 0);
-    g_assert_cmpuint(head_ctl(t, head, PVDC_HEAD_DONE_SEQ), ==,
-                     head_ctl(t, head, PVDC_HEAD_ARMED_SEQ));
-    return head_ctl(t, head, PVDC_HEAD_RESULT);
-}
-
 static uint32_t commit(PVDCTest *t, unsigned int head)
 {
     doorbell(t, head);
@@ -283,47 +103,6 @@ static void enable_head0(PVDCTest *t)
     write_mode(t, 0);
     write_plane(t, plane_of(t, 0, PRIMARY), 0, GOOD_OFFSET, 0);
     g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
-}
-
-static uint64_t timer_callbacks(PVDCTest *t)
-{
-    QDict *rsp = qtest_qmp(t->qts, "{ 'execute': 'qom-get', 'arguments': "
-                           "{ 'path': %s, 'property': 'timer-callbacks' } }",
-                           PVDC_QOM_PATH);
-    uint64_t val;
-
-    g_assert(qdict_haskey(rsp, "return"));
-    val = qdict_get_int(rsp, "return");
-    qobject_unref(rsp);
-    return val;
-}
-
-/* IEEE 802.3 CRC-32, as zlib's crc32(), continued from @crc. */
-static uint32_t crc32_le(uint32_t crc, const void *buf, size_t len)
-{
-    const uint8_t *p = buf;
-
-    crc = ~crc;
-    while (len--) {
-        crc ^= *p++;
-        for (int bit = 0; bit < 8; bit++) {
-            crc = (crc >> 1) ^ (0xedb88320 & -(crc & 1));
-        }
-    }
-    return ~crc;
-}
-
-/* CRC of a MODE_W x MODE_H frame of 0x00RRGGBB @pixels, as the device's. */
-static uint32_t frame_crc(const uint32_t *pixels)
-{
-    uint32_t crc = 0;
-
-    for (int i = 0; i < MODE_W * MODE_H; i++) {
-        uint32_t le = cpu_to_le32(pixels[i] & 0x00ffffff);
-
-        crc = crc32_le(crc, &le, sizeof(le));
-    }
-    return crc;
 }
 
 /* The CRC of the frame that started at the last vblank of head 0. */
@@ -434,7 +213,8 @@ static void show_fb_at_vram_end(PVDCTest *t, unsigned int plane,
                 px[y * MODE_W + x] = ldl_le_p(data + y * pitch + x * 4);
             }
         }
-        g_assert_cmphex(current_crc(t), ==, frame_crc(px));
+        g_assert_cmphex(current_crc(t), ==,
+                        pvdc_frame_crc(px, MODE_W * MODE_H));
     } else {
         (void)current_crc(t);
     }
@@ -871,7 +651,8 @@ static void test_huge_and_negative_rectangles(void)
                         background;
                 }
             }
-            g_assert_cmphex(current_crc(&t), ==, frame_crc(px));
+            g_assert_cmphex(current_crc(&t), ==,
+                            pvdc_frame_crc(px, MODE_W * MODE_H));
         } else {
             (void)current_crc(&t);
         }

@@ -12,209 +12,15 @@
  */
 
 #include "qemu/osdep.h"
-#include "qemu/units.h"
-#include "qemu/timer.h"
-#include "libqtest.h"
-#include "libqos/pci.h"
-#include "libqos/pci-pc.h"
 #include "hw/pci/pci_regs.h"
-#include "qobject/qdict.h"
-#include "hw/display/pvdc-regs.h"
+#include "pvdc-qtest.h"
 
-#define PVDC_QOM_PATH       "/machine/peripheral/pvdc0"
-
-/* The test mode: 64x48 pixels in an 80x50 frame. */
-#define MODE_W              64
-#define MODE_H              48
-#define MODE_HTOTAL         80
-#define MODE_VTOTAL         50
-#define MODE_CPP            4           /* XRGB8888 */
-#define MODE_PITCH          (MODE_W * MODE_CPP)
-/* kHz is pixels per ms: frames of exactly 1 ms and 2 ms. */
-#define CLOCK_1MS           (MODE_HTOTAL * MODE_VTOTAL)
+/* A frame of exactly 2 ms. */
 #define CLOCK_2MS           (CLOCK_1MS / 2)
-#define FP16(x)             ((uint32_t)(x) << 16)
-
-/* The plane layout of a head, in the order PLANE_CAPS numbers them. */
-#define PRIMARY             0
-#define OVERLAY(i)          (1 + (i))
-
-typedef struct PVDCTest {
-    QTestState *qts;
-    QPCIBus *bus;
-    QPCIDevice *dev;
-    QPCIBar mmio;
-    QPCIBar vram;
-    uint32_t heads;
-    uint32_t overlays;
-    uint32_t planes;
-    uint64_t vram_size;
-    int64_t now;            /* QEMU_CLOCK_VIRTUAL, as last set */
-} PVDCTest;
-
-/* The active windows of every head and plane, as read through BAR0. */
-typedef struct Snapshot {
-    uint32_t head[PVDC_MAX_HEADS][PVDC_HEAD_STATE_REGS];
-    uint32_t plane[PVDC_MAX_PLANES][PVDC_PLANE_STATE_REGS];
-} Snapshot;
 
 static uint64_t period_ns(uint32_t clock_khz)
 {
     return (uint64_t)MODE_HTOTAL * MODE_VTOTAL * SCALE_MS / clock_khz;
-}
-
-static uint32_t rd(PVDCTest *t, uint64_t reg)
-{
-    return qpci_io_readl(t->dev, t->mmio, reg);
-}
-
-static void wr(PVDCTest *t, uint64_t reg, uint32_t val)
-{
-    qpci_io_writel(t->dev, t->mmio, reg, val);
-}
-
-static void pvdc_test_map(PVDCTest *t)
-{
-    qpci_device_enable(t->dev);
-    t->mmio = qpci_iomap(t->dev, PVDC_MMIO_BAR, NULL);
-    t->vram = qpci_iomap(t->dev, PVDC_VRAM_BAR, NULL);
-    t->heads = rd(t, PVDC_REG_NUM_HEADS);
-    t->overlays = rd(t, PVDC_REG_NUM_OVERLAYS);
-    t->planes = rd(t, PVDC_REG_NUM_PLANES);
-    t->vram_size = rd(t, PVDC_REG_VRAM_SIZE_LO) |
-                   (uint64_t)rd(t, PVDC_REG_VRAM_SIZE_HI) << 32;
-}
-
-static void pvdc_test_attach(PVDCTest *t, QTestState *qts)
-{
-    t->qts = qts;
-    t->bus = qpci_new_pc(t->qts, NULL);
-    t->dev = qpci_device_find(t->bus, QPCI_DEVFN(4, 0));
-    g_assert_nonnull(t->dev);
-    pvdc_test_map(t);
-}
-
-static QTestState *pvdc_test_spawn(const char *props, const char *extra)
-{
-    return qtest_initf("-machine q35 -nodefaults "
-                       "-device pvdc,addr=04.0,id=pvdc0%s%s %s",
-                       props ? "," : "", props ? props : "",
-                       extra ? extra : "");
-}
-
-static void pvdc_test_start(PVDCTest *t, const char *props)
-{
-    pvdc_test_attach(t, pvdc_test_spawn(props, NULL));
-    t->now = qtest_clock_step(t->qts, 1);
-}
-
-static void pvdc_test_detach(PVDCTest *t)
-{
-    g_free(t->dev);
-    qpci_free_pc(t->bus);
-}
-
-static void pvdc_test_stop(PVDCTest *t)
-{
-    pvdc_test_detach(t);
-    qtest_quit(t->qts);
-}
-
-static int64_t now_ns(PVDCTest *t)
-{
-    return t->now;
-}
-
-static void step_to(PVDCTest *t, int64_t when)
-{
-    g_assert_cmpint(when, >=, t->now);
-    if (when > t->now) {
-        t->now = qtest_clock_set(t->qts, when);
-        g_assert_cmpint(t->now, ==, when);
-    }
-}
-
-/* Up to the next timer deadline of the machine. */
-static void step_next(PVDCTest *t)
-{
-    t->now = qtest_clock_step_next(t->qts);
-}
-
-static unsigned int plane_of(PVDCTest *t, unsigned int head,
-                             unsigned int index)
-{
-    return head * (t->overlays + 2) + index;
-}
-
-static unsigned int cursor_of(PVDCTest *t, unsigned int head)
-{
-    return plane_of(t, head, t->overlays + 1);
-}
-
-/* Registers @reg.. into @val, in one qtest round trip. */
-static void rd_block(PVDCTest *t, uint64_t reg, uint32_t *val,
-                     unsigned int count)
-{
-    qtest_memread(t->qts, t->mmio.addr + reg, val, count * sizeof(*val));
-    for (unsigned int i = 0; i < count; i++) {
-        val[i] = le32_to_cpu(val[i]);
-    }
-}
-
-static void snapshot_active(PVDCTest *t, Snapshot *snap)
-{
-    unsigned int i;
-
-    memset(snap, 0, sizeof(*snap));
-    for (i = 0; i < t->heads; i++) {
-        rd_block(t, PVDC_HEAD_ACTIVE(i), snap->head[i], PVDC_HEAD_STATE_REGS);
-    }
-    for (i = 0; i < t->planes; i++) {
-        rd_block(t, PVDC_PLANE_ACTIVE(i), snap->plane[i],
-                 PVDC_PLANE_STATE_REGS);
-    }
-}
-
-static void snapshot_shadow(PVDCTest *t, Snapshot *snap)
-{
-    unsigned int i;
-
-    memset(snap, 0, sizeof(*snap));
-    for (i = 0; i < t->heads; i++) {
-        rd_block(t, PVDC_HEAD_SHADOW(i), snap->head[i], PVDC_HEAD_STATE_REGS);
-    }
-    for (i = 0; i < t->planes; i++) {
-        rd_block(t, PVDC_PLANE_SHADOW(i), snap->plane[i],
-                 PVDC_PLANE_STATE_REGS);
-    }
-}
-
-static void assert_active_is(PVDCTest *t, const Snapshot *expected)
-{
-    Snapshot now;
-
-    snapshot_active(t, &now);
-    g_assert(memcmp(&now, expected, sizeof(now)) == 0);
-}
-
-static uint32_t head_ctl(PVDCTest *t, unsigned int head, uint32_t reg)
-{
-    return rd(t, PVDC_HEAD_CONTROL(head) + reg);
-}
-
-static void doorbell(PVDCTest *t, unsigned int head)
-{
-    wr(t, PVDC_HEAD_CONTROL(head) + PVDC_HEAD_DOORBELL, 1);
-}
-
-static uint32_t result_of(uint32_t code, unsigned int plane)
-{
-    return code | plane << PVDC_RESULT_PLANE_SHIFT;
-}
-
-static uint32_t head_result(uint32_t code)
-{
-    return result_of(code, PVDC_RESULT_PLANE_NONE);
 }
 
 /* The shadow state of a 64x48 mode on @head, enabled. */
@@ -251,20 +57,6 @@ static void write_plane(PVDCTest *t, unsigned int plane, unsigned int head,
     wr(t, base + PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
 }
 
-/* Wait for the outcome of the last doorbell on @head, at most @limit_ns. */
-static uint32_t wait_outcome(PVDCTest *t, unsigned int head, int64_t limit)
-{
-    int64_t end = now_ns(t) + limit;
-
-    while (head_ctl(t, head, PVDC_HEAD_DOORBELL) && now_ns(t) < end) {
-        step_next(t);
-    }
-    g_assert_cmpuint(head_ctl(t, head, PVDC_HEAD_DOORBELL), ==, 0);
-    g_assert_cmpuint(head_ctl(t, head, PVDC_HEAD_DONE_SEQ), ==,
-                     head_ctl(t, head, PVDC_HEAD_ARMED_SEQ));
-    return head_ctl(t, head, PVDC_HEAD_RESULT);
-}
-
 /*
  * Enable @head with the test mode and its primary plane, from a disabled
  * head and no link-up delay, so it latches at once.  Returns the enable
@@ -280,24 +72,6 @@ static int64_t enable_head(PVDCTest *t, unsigned int head, uint32_t clock_khz)
     g_assert_cmphex(wait_outcome(t, head, 0), ==, PVDC_RESULT_APPLIED);
     g_assert_cmpint(now_ns(t), ==, t0);
     return t0;
-}
-
-static uint64_t statistic(PVDCTest *t, const char *name)
-{
-    QDict *rsp = qtest_qmp(t->qts, "{ 'execute': 'qom-get', 'arguments': "
-                           "{ 'path': %s, 'property': %s } }",
-                           PVDC_QOM_PATH, name);
-    uint64_t val;
-
-    g_assert(qdict_haskey(rsp, "return"));
-    val = qdict_get_int(rsp, "return");
-    qobject_unref(rsp);
-    return val;
-}
-
-static uint64_t timer_callbacks(PVDCTest *t)
-{
-    return statistic(t, "timer-callbacks");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -705,12 +479,6 @@ static unsigned int cursor0(PVDCTest *t)
 static unsigned int primary1(PVDCTest *t)
 {
     return plane_of(t, 1, PRIMARY);
-}
-
-static void wr_plane(PVDCTest *t, unsigned int plane, uint32_t reg,
-                     uint32_t val)
-{
-    wr(t, PVDC_PLANE_SHADOW(plane) + reg, val);
 }
 
 static unsigned int break_head_reserved(PVDCTest *t)
@@ -1363,27 +1131,27 @@ static void test_statistics_count_writes_and_commit_outcomes(void)
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    g_assert_cmpuint(statistic(&t, "mmio-writes"), ==, 0);
-    g_assert_cmpuint(statistic(&t, "commits-applied"), ==, 0);
-    g_assert_cmpuint(statistic(&t, "commits-rejected"), ==, 0);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "mmio-writes"), ==, 0);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "commits-applied"), ==, 0);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "commits-rejected"), ==, 0);
 
     enable_head(&t, 0, CLOCK_1MS);
-    writes = statistic(&t, "mmio-writes");
+    writes = pvdc_statistic(t.qts, "mmio-writes");
     g_assert_cmpuint(writes, >, 0);
-    g_assert_cmpuint(statistic(&t, "commits-applied"), ==, 1);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "commits-applied"), ==, 1);
 
     /* Reads, the interrupt acknowledge included, are not writes. */
     rd(&t, PVDC_REG_INT_ACK);
     head_ctl(&t, 0, PVDC_HEAD_RESULT);
-    g_assert_cmpuint(statistic(&t, "mmio-writes"), ==, writes);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "mmio-writes"), ==, writes);
 
     wr(&t, PVDC_PLANE_SHADOW(plane_of(&t, 0, PRIMARY)) + PVDC_PS_FORMAT, 0);
     doorbell(&t, 0);
     g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     result_of(PVDC_ERR_FORMAT, plane_of(&t, 0, PRIMARY)));
-    g_assert_cmpuint(statistic(&t, "mmio-writes"), ==, writes + 2);
-    g_assert_cmpuint(statistic(&t, "commits-applied"), ==, 1);
-    g_assert_cmpuint(statistic(&t, "commits-rejected"), ==, 1);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "mmio-writes"), ==, writes + 2);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "commits-applied"), ==, 1);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "commits-rejected"), ==, 1);
     pvdc_test_stop(&t);
 }
 
@@ -1625,34 +1393,6 @@ static void test_msi_into_own_registers_is_harmless(void)
 /* Frame CRCs and connectors                                                */
 /* ------------------------------------------------------------------------ */
 
-/* IEEE 802.3 CRC-32, as zlib's crc32(), continued from @crc. */
-static uint32_t crc32_le(uint32_t crc, const void *buf, size_t len)
-{
-    const uint8_t *p = buf;
-
-    crc = ~crc;
-    while (len--) {
-        crc ^= *p++;
-        for (int bit = 0; bit < 8; bit++) {
-            crc = (crc >> 1) ^ (0xedb88320 & -(crc & 1));
-        }
-    }
-    return ~crc;
-}
-
-/* The CRC of a MODE_W x MODE_H frame of XRGB8888 @pixels (X ignored). */
-static uint32_t frame_crc(const uint32_t *pixels)
-{
-    uint32_t crc = 0;
-
-    for (int i = 0; i < MODE_W * MODE_H; i++) {
-        uint32_t le = cpu_to_le32(pixels[i] & 0x00ffffff);
-
-        crc = crc32_le(crc, &le, sizeof(le));
-    }
-    return crc;
-}
-
 static void test_crc_follows_the_active_frame(void)
 {
     const uint64_t p0 = period_ns(CLOCK_1MS);
@@ -1674,7 +1414,8 @@ static void test_crc_follows_the_active_frame(void)
     t0 = enable_head(&t, 0, CLOCK_1MS);
     wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
     step_to(&t, t0 + 2 * p0);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==, frame_crc(fb));
+    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==,
+                    pvdc_frame_crc(fb, MODE_W * MODE_H));
     g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_CRC_FRAME), ==, 2);
 
     /* Primary off: the frame after the commit is the background alone. */
@@ -1682,12 +1423,14 @@ static void test_crc_follows_the_active_frame(void)
     wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x00123456);
     doorbell(&t, 0);
     step_to(&t, t0 + 3 * p0 - 1);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==, frame_crc(fb));
+    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==,
+                    pvdc_frame_crc(fb, MODE_W * MODE_H));
     step_to(&t, t0 + 3 * p0);
     for (i = 0; i < MODE_W * MODE_H; i++) {
         fb[i] = 0x00123456;
     }
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==, frame_crc(fb));
+    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==,
+                    pvdc_frame_crc(fb, MODE_W * MODE_H));
     g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_CRC_FRAME), ==, 3);
     pvdc_test_stop(&t);
 }
@@ -1816,27 +1559,6 @@ static void test_reset_during_armed_commit(void)
     pvdc_test_stop(&t);
 }
 
-static void migrate(QTestState *from, QTestState *to, const char *uri)
-{
-    QDict *rsp;
-    const char *status;
-
-    qtest_qmp_assert_success(from, "{ 'execute': 'migrate', 'arguments': "
-                             "{ 'uri': %s } }", uri);
-    do {
-        rsp = qtest_qmp(from, "{ 'execute': 'query-migrate' }");
-        status = qdict_get_try_str(qdict_get_qdict(rsp, "return"), "status");
-        g_assert(!status || strcmp(status, "failed") != 0);
-        if (status && !strcmp(status, "completed")) {
-            qobject_unref(rsp);
-            break;
-        }
-        qobject_unref(rsp);
-        g_usleep(1000);
-    } while (true);
-    qtest_qmp_eventwait(to, "RESUME");
-}
-
 static void test_migration_with_armed_commit(void)
 {
     const uint64_t p0 = period_ns(CLOCK_1MS);
@@ -1859,7 +1581,7 @@ static void test_migration_with_armed_commit(void)
     when = now_ns(&src);
 
     dst.qts = pvdc_test_spawn(NULL, incoming);
-    migrate(src.qts, dst.qts, uri);
+    pvdc_migrate(src.qts, dst.qts, uri);
     /* The qtest clock is the test's: carry it over as a host would. */
     g_assert_cmpint(qtest_clock_set(dst.qts, when), ==, when);
     pvdc_test_attach(&dst, dst.qts);
