@@ -246,24 +246,39 @@ class GuestVM:
             raise GuestError(f"guest command {cmd!r} exited {rc}:\n{out}")
         return out
 
+    def poll(self, condition, timeout=STEP_TIMEOUT):
+        """Wait in the guest until the shell CONDITION holds, checking every
+        0.1 s for at most TIMEOUT seconds; return whether it did."""
+        tenths = int(timeout * 10)
+        rc, _ = self.run(f"i=0; until {condition}; do "
+                         f"[ $i -ge {tenths} ] && exit 1; i=$((i+1)); "
+                         f"sleep 0.1; done", timeout + 10)
+        return rc == 0
+
+    def wait_for_output(self, log, regex, timeout=STEP_TIMEOUT):
+        """Wait until the guest file LOG shows the extended regex REGEX;
+        return its content."""
+        if not self.poll(f"grep -Eq '{regex}' {log}", timeout):
+            raise GuestError(f"{regex!r} not in {log} within {timeout:.0f} "
+                             f"s:\n{self.run('cat ' + log)[1][-3000:]}")
+        return self.run(f"cat {log}")[1]
+
     def start_background(self, cmd, ready, timeout=STEP_TIMEOUT):
         """Start CMD in the guest's background and wait until its output
         shows the extended regex READY; return the log path in the guest."""
         log = f"/tmp/bg{self.next_id}.log"
         self.check(f"{cmd} >{log} 2>&1 & echo $! >{log}.pid")
-        # Bounded in-guest wait on the program's own ready line.
-        tenths = int(timeout * 10)
-        rc, out = self.run(f"i=0; until grep -Eq '{ready}' {log}; do "
-                           f"[ $i -ge {tenths} ] && exit 1; i=$((i+1)); "
-                           f"sleep 0.1; done", timeout + 10)
-        if rc != 0:
-            raise GuestError(f"{cmd!r} did not print {ready!r} within "
-                             f"{timeout:.0f} s:\n{self.run('cat ' + log)[1]}")
+        self.wait_for_output(log, ready, timeout)
         return log
 
-    def stop_background(self, log):
-        return self.run(f"kill $(cat {log}.pid) 2>/dev/null; "
-                        f"wait $(cat {log}.pid) 2>/dev/null; cat {log}")[1]
+    def stop_background(self, log, timeout=30):
+        """Stop a program started by start_background, wait until it has
+        really exited (its file descriptors closed), return its output."""
+        pid = f"$(cat {log}.pid)"
+        self.run(f"kill {pid} 2>/dev/null")
+        if not self.poll(f"! kill -0 {pid} 2>/dev/null", timeout):
+            raise GuestError(f"background program of {log} did not exit")
+        return self.run(f"cat {log}")[1]
 
     def dmesg(self):
         return self.check("dmesg")

@@ -86,37 +86,12 @@ def modeset_scene(tap, vm, when=""):
         return
     tap.case("screendump shows the colour bars on every head" + suffix,
              colour_bars_on_every_head, vm)
-    out = stop_and_reap(vm, log)
+    out = vm.stop_background(log)
 
     def modeset_ok():
         if "not ok" in out:
             raise AssertionError(out)
     tap.case("pvdc-modeset lights every head" + suffix, modeset_ok)
-
-
-def wait_for_line(vm, log, regex, timeout=60):
-    """Bounded in-guest wait until LOG shows the extended regex REGEX."""
-    tenths = int(timeout * 10)
-    rc, out = vm.run(f"i=0; until grep -Eq '{regex}' {log}; do "
-                     f"[ $i -ge {tenths} ] && exit 1; i=$((i+1)); "
-                     f"sleep 0.1; done; cat {log}", timeout + 10)
-    if rc != 0:
-        raise GuestError(f"{regex!r} not in {log} within {timeout} s:\n"
-                         f"{vm.run('cat ' + log)[1][-3000:]}")
-    return out
-
-
-def stop_and_reap(vm, log, timeout=30):
-    """Stop a background program and wait until it has really exited
-    (its file descriptors closed), then return its output."""
-    tenths = int(timeout * 10)
-    rc, out = vm.run(f"p=$(cat {log}.pid); kill $p 2>/dev/null; i=0; "
-                     f"while kill -0 $p 2>/dev/null; do "
-                     f"[ $i -ge {tenths} ] && exit 1; i=$((i+1)); "
-                     f"sleep 0.1; done; cat {log}", timeout + 10)
-    if rc != 0:
-        raise GuestError(f"background program of {log} did not exit")
-    return out
 
 
 def test_only_writes_no_register(tap, vm):
@@ -133,10 +108,10 @@ def test_only_writes_no_register(tap, vm):
         try:
             before = vm.qom_get("mmio-writes")
             vm.check(f"kill -USR1 $(cat {log}.pid)")
-            out = wait_for_line(vm, log, r"^# done")
+            out = vm.wait_for_output(log, r"^# done")
             after = vm.qom_get("mmio-writes")
         finally:
-            state["out"] = stop_and_reap(vm, log)
+            state["out"] = vm.stop_background(log)
         print(f"# mmio-writes {before} -> {after} over the burst")
         if after != before:
             raise AssertionError(f"mmio-writes went from {before} to "
@@ -208,9 +183,9 @@ def connector_ids(vm):
 def modetest_picture(vm, width, height):
     # modetest prints nothing once its commit is done: wait (bounded) for
     # the CRTC to report the mode, then for the device to latch it.
-    vm.check(f"i=0; until modetest -M pvdc -p | grep -q '({width}x{height})'"
-             f"; do [ $i -ge 100 ] && exit 1; i=$((i+1)); sleep 0.1; done",
-             30)
+    if not vm.poll(f"modetest -M pvdc -p | grep -q '({width}x{height})'",
+                   10):
+        raise GuestError(f"the CRTC never reported {width}x{height}")
     deadline = time.monotonic() + 10
     pic = vm.screen(0)
     while (pic.width, pic.height) != (width, height) and \
@@ -237,39 +212,17 @@ def modetest_sets_modes(tap, vm):
         vm.check(f"sleep 60 | {cmd} >{log} 2>&1 & echo $! >{log}.pid")
         return log
 
-    def legacy():
+    def mode_and_overlay(flags, width, height, overlay_geometry):
         conn = connector_ids(vm)[0]
         out = vm.check("modetest -M pvdc -p")
         crtc = int(re.search(r"^CRTCs:\nid.*\n(\d+)", out, re.M).group(1))
         overlay = overlay_plane(out)
         if overlay is None:
             raise AssertionError(f"no overlay plane found:\n{out[-3000:]}")
-        # SETCRTC for the mode, SETPLANE for the overlay.
-        log = run(f"modetest -M pvdc -s {conn}@{crtc}:640x480 "
-                  f"-P {overlay}@{crtc}:160x120+40+40")
+        log = run(f"modetest -M pvdc {flags} -s {conn}@{crtc}:"
+                  f"{width}x{height} -P {overlay}@{crtc}:{overlay_geometry}")
         try:
-            modetest_picture(vm, 640, 480)
-            vm.check(f"modetest -M pvdc -p | grep -Eq "
-                     f"'^{overlay}[[:space:]]+{crtc}[[:space:]]'")
-        except GuestError as e:
-            raise AssertionError(f"{e}\n{reap_modetest(vm, log)}")
-        out = reap_modetest(vm, log)
-        if re.search(r"can't|failed (?!to set gamma)", out):
-            raise AssertionError(out[-3000:])
-    tap.case("modetest sets a mode and an overlay through the legacy uAPI",
-             legacy)
-
-    def atomic():
-        conn = connector_ids(vm)[0]
-        out = vm.check("modetest -M pvdc -p")
-        crtc = int(re.search(r"^CRTCs:\nid.*\n(\d+)", out, re.M).group(1))
-        overlay = overlay_plane(out)
-        if overlay is None:
-            raise AssertionError(f"no overlay plane found:\n{out[-3000:]}")
-        log = run(f"modetest -M pvdc -a -s {conn}@{crtc}:800x600 "
-                  f"-P {overlay}@{crtc}:200x150+100+100")
-        try:
-            modetest_picture(vm, 800, 600)
+            modetest_picture(vm, width, height)
             vm.check(f"modetest -M pvdc -p | grep -Eq "
                      f"'^{overlay}[[:space:]]+{crtc}[[:space:]]'")
         except GuestError as e:
@@ -278,8 +231,12 @@ def modetest_sets_modes(tap, vm):
         # Our gamma-less CRTC makes modetest say "failed to set gamma".
         if re.search(r"can't|failed (?!to set gamma)", out):
             raise AssertionError(out[-3000:])
+
+    # Without -a: SETCRTC for the mode, SETPLANE for the overlay.
+    tap.case("modetest sets a mode and an overlay through the legacy uAPI",
+             mode_and_overlay, "", 640, 480, "160x120+40+40")
     tap.case("modetest sets a mode and an overlay through the atomic uAPI",
-             atomic)
+             mode_and_overlay, "-a", 800, 600, "200x150+100+100")
 
 
 def overlay_plane(planes):
@@ -294,11 +251,11 @@ def overlay_plane(planes):
 
 
 def reap_modetest(vm, log):
-    out = stop_and_reap(vm, log)
+    out = vm.stop_background(log)
     # Killing the pipeline's last process may leave sleep; modetest itself
     # must be gone before anything else opens the device.
-    vm.check("i=0; while pidof modetest >/dev/null; do "
-             "[ $i -ge 300 ] && exit 1; i=$((i+1)); sleep 0.1; done", 40)
+    if not vm.poll("! pidof modetest >/dev/null", 30):
+        raise GuestError("modetest did not exit")
     return out
 
 
@@ -309,8 +266,8 @@ def hotplug_reaches_userspace(tap, vm):
         log = vm.start_background("pvdc-hotplug 30", r"^# ready")
         vm.qom_set("head1-xres", width)
         vm.qom_set("head1-yres", height)
-        out = wait_for_line(vm, log, r"^connector [0-9]+ 1: ")
-        stop_and_reap(vm, log)
+        out = vm.wait_for_output(log, r"^connector [0-9]+ 1: ")
+        vm.stop_background(log)
         if "ok hotplug-uevent" not in out:
             raise AssertionError(out)
         m = re.search(r"^connector \d+ 1: (\d+)x(\d+)", out, re.M)
@@ -335,13 +292,13 @@ def unload_and_reload(tap, vm):
         rc, out = vm.run("rmmod pvdc")
         if rc == 0:
             raise AssertionError("rmmod pvdc succeeded with a client")
-        stop_and_reap(vm, log)
+        vm.stop_background(log)
         vm.check("rmmod pvdc")
         if "pvdc" in vm.check("cat /proc/modules"):
             raise AssertionError("pvdc still loaded")
         vm.check("insmod /lib/modules/pvdc.ko")
-        vm.check("i=0; until [ -e /dev/dri/card0 ]; do "
-                 "[ $i -ge 100 ] && exit 1; i=$((i+1)); sleep 0.1; done")
+        if not vm.poll("[ -e /dev/dri/card0 ]", 10):
+            raise AssertionError("no /dev/dri/card0 after insmod")
     tap.case("pvdc unloads once its client exits and loads again", cycle)
     modeset_scene(tap, vm, "after the reload")
 
