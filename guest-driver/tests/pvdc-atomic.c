@@ -744,12 +744,7 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		path = argv[optind];
 
-	fd = kms_open(path);
-	if (drmSetClientCap(fd, DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1) ||
-	    drmSetClientCap(fd, DRM_CLIENT_CAP_ATOMIC, 1)) {
-		printf("not ok atomic-cap: %s\n", strerror(errno));
-		return 1;
-	}
+	fd = kms_open_atomic(path);
 	kms_result(!drmSetClientCap(fd, DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT, 1),
 		   "cursor-plane-hotspot-cap");
 	discover();

@@ -55,6 +55,19 @@ static KMS_UNUSED int kms_open(const char *path)
 	return fd;
 }
 
+/* kms_open(), for a client of the atomic uAPI with universal planes. */
+static KMS_UNUSED int kms_open_atomic(const char *path)
+{
+	int fd = kms_open(path);
+
+	if (drmSetClientCap(fd, DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1) ||
+	    drmSetClientCap(fd, DRM_CLIENT_CAP_ATOMIC, 1)) {
+		printf("not ok atomic-cap: %s\n", strerror(errno));
+		exit(1);
+	}
+	return fd;
+}
+
 struct kms_buffer {
 	uint32_t width, height, pitch, format, cpp;
 	uint32_t handle, fb_id;

@@ -612,12 +612,7 @@ int main(int argc, char **argv)
 	if (optind < argc)
 		path = argv[optind];
 
-	fd = kms_open(path);
-	if (drmSetClientCap(fd, DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1) ||
-	    drmSetClientCap(fd, DRM_CLIENT_CAP_ATOMIC, 1)) {
-		printf("not ok atomic-cap: %s\n", strerror(errno));
-		return 1;
-	}
+	fd = kms_open_atomic(path);
 	discover();
 	if (!num_objects || !num_fbs || !num_blobs) {
 		printf("not ok nothing to commit\n");
