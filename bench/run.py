@@ -250,13 +250,13 @@ def bench_idle(res, args):
                 return
             try:
                 time.sleep(settle)
-                cb0 = vm.qom_get("timer-callbacks") if name == "pvdc" \
+                cb0 = vm.qom_get("x-timer-callbacks") if name == "pvdc" \
                     else None
                 c0, w0 = cpu_ns(vm.proc.pid), time.monotonic()
                 time.sleep(interval)
                 c1, w1 = cpu_ns(vm.proc.pid), time.monotonic()
                 if cb0 is not None:
-                    callbacks.append((vm.qom_get("timer-callbacks") - cb0)
+                    callbacks.append((vm.qom_get("x-timer-callbacks") - cb0)
                                      / (w1 - w0))
                 load[name].append((c1 - c0) / 1e9 / (w1 - w0))
             finally:
@@ -363,14 +363,14 @@ def set_trace(vm, on):
 def traced(vm, path, cmd, timeout):
     """Run @cmd in the guest with the MMIO trace events on; the counts."""
     start = os.path.getsize(path)
-    cb0 = vm.qom_get("timer-callbacks") if "pvdc0" in " ".join(vm.devices) \
+    cb0 = vm.qom_get("x-timer-callbacks") if "pvdc0" in " ".join(vm.devices) \
         else 0
     set_trace(vm, True)
     try:
         vm.check(cmd, timeout=timeout)
     finally:
         set_trace(vm, False)
-    cb = vm.qom_get("timer-callbacks") - cb0 \
+    cb = vm.qom_get("x-timer-callbacks") - cb0 \
         if "pvdc0" in " ".join(vm.devices) else 0
     return start, cb
 

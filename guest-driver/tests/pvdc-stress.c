@@ -9,7 +9,7 @@
  *	values, TEST_ONLY, NONBLOCK and ALLOW_MODESET mixed.  The kernel may
  *	refuse a request only with the errors of the atomic uAPI; enough of
  *	them must reach the device that the host can check it never refused
- *	one (QOM statistic commits-rejected).  At the end every head is off
+ *	one (QOM statistic x-commits-rejected).  At the end every head is off
  *	and the other properties are back to what they were.
  *
  *   pvdc-stress test-only [-n COUNT] [-s SEED] [DEVICE]
@@ -17,7 +17,7 @@
  *	interrupt is switched off meanwhile), prints "# ready", waits for
  *	SIGUSR1, sends COUNT random TEST_ONLY requests, accepted and refused
  *	ones, prints "# done" and waits for SIGTERM.  The host compares the
- *	device's mmio-writes statistic around the TEST_ONLY burst.
+ *	device's x-mmio-writes statistic around the TEST_ONLY burst.
  */
 #include <getopt.h>
 #include <pthread.h>

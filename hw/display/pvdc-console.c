@@ -536,13 +536,13 @@ void pvdc_console_instance_init(PVDCState *s)
 {
     unsigned int h;
 
-    object_property_add_uint64_ptr(OBJECT(s), "compositions",
+    object_property_add_uint64_ptr(OBJECT(s), "x-compositions",
                                    &s->compositions, OBJ_PROP_FLAG_READ);
-    object_property_set_description(OBJECT(s), "compositions",
+    object_property_set_description(OBJECT(s), "x-compositions",
                                     "pictures composed so far, all heads, "
                                     "CRC captures included (statistic)");
     for (h = 0; h < PVDC_MAX_HEADS; h++) {
-        g_autofree char *name = g_strdup_printf("head%u-compositions", h);
+        g_autofree char *name = g_strdup_printf("x-head%u-compositions", h);
 
         object_property_add(OBJECT(s), name, "uint64",
                             pvdc_head_compositions, NULL, NULL,

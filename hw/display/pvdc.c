@@ -93,7 +93,7 @@ static bool pvdc_check_properties(PVDCState *s, Error **errp)
         return false;
     }
     if (s->link_up_delay_ms > PVDC_MAX_LINK_UP_DELAY_MS) {
-        error_setg(errp, "pvdc: link-up-delay-ms must be at most %d",
+        error_setg(errp, "pvdc: x-link-up-delay-ms must be at most %d",
                    PVDC_MAX_LINK_UP_DELAY_MS);
         return false;
     }
@@ -386,7 +386,7 @@ static const Property pvdc_properties[] = {
     DEFINE_PROP_UINT32("max-height", PVDCState, max_height, 4096),
     /* 0: PVDC_DEFAULT_BANDWIDTH_PER_HEAD for each head */
     DEFINE_PROP_UINT32("bandwidth-kib", PVDCState, bandwidth_kib, 0),
-    DEFINE_PROP_UINT32("link-up-delay-ms", PVDCState, link_up_delay_ms, 0),
+    DEFINE_PROP_UINT32("x-link-up-delay-ms", PVDCState, link_up_delay_ms, 0),
     /* 0: PVDC_DEFAULT_XRES x PVDC_DEFAULT_YRES, within the maximum */
     DEFINE_PROP_UINT32("xres", PVDCState, xres, 0),
     DEFINE_PROP_UINT32("yres", PVDCState, yres, 0),
@@ -397,24 +397,24 @@ static void pvdc_instance_init(Object *obj)
 {
     PVDCState *s = PVDC(obj);
 
-    object_property_add_uint64_ptr(obj, "timer-callbacks",
+    object_property_add_uint64_ptr(obj, "x-timer-callbacks",
                                    &s->timer_callbacks, OBJ_PROP_FLAG_READ);
-    object_property_set_description(obj, "timer-callbacks",
+    object_property_set_description(obj, "x-timer-callbacks",
                                     "times the device timer has run "
                                     "(statistic)");
-    object_property_add_uint64_ptr(obj, "mmio-writes", &s->mmio_writes,
+    object_property_add_uint64_ptr(obj, "x-mmio-writes", &s->mmio_writes,
                                    OBJ_PROP_FLAG_READ);
-    object_property_set_description(obj, "mmio-writes",
+    object_property_set_description(obj, "x-mmio-writes",
                                     "register writes the guest has made, "
                                     "ignored ones included (statistic)");
-    object_property_add_uint64_ptr(obj, "commits-applied",
+    object_property_add_uint64_ptr(obj, "x-commits-applied",
                                    &s->commits_applied, OBJ_PROP_FLAG_READ);
-    object_property_set_description(obj, "commits-applied",
+    object_property_set_description(obj, "x-commits-applied",
                                     "head commits that became active "
                                     "(statistic)");
-    object_property_add_uint64_ptr(obj, "commits-rejected",
+    object_property_add_uint64_ptr(obj, "x-commits-rejected",
                                    &s->commits_rejected, OBJ_PROP_FLAG_READ);
-    object_property_set_description(obj, "commits-rejected",
+    object_property_set_description(obj, "x-commits-rejected",
                                     "head commits refused at their latch "
                                     "point, group members included "
                                     "(statistic)");
@@ -457,7 +457,7 @@ static void pvdc_class_init(ObjectClass *klass, void *data)
     object_class_property_set_description(klass, "bandwidth-kib",
         "memory bandwidth of all heads, KiB per frame "
         "(0: three 1920x1080 XRGB8888 planes per head)");
-    object_class_property_set_description(klass, "link-up-delay-ms",
+    object_class_property_set_description(klass, "x-link-up-delay-ms",
         "time a disabled head takes to show a mode, ms, up to 60000");
     object_class_property_set_description(klass, "xres",
         "preferred width of every head's connector (0: 1024)");

@@ -106,19 +106,19 @@ def test_only_writes_no_register(tap, vm):
         log = vm.start_background("pvdc-stress test-only -n 1000 -s 7",
                                   r"^# ready")
         try:
-            before = vm.qom_get("mmio-writes")
+            before = vm.qom_get("x-mmio-writes")
             vm.check(f"kill -USR1 $(cat {log}.pid)")
             out = vm.wait_for_output(log, r"^# done")
-            after = vm.qom_get("mmio-writes")
+            after = vm.qom_get("x-mmio-writes")
         finally:
             state["out"] = vm.stop_background(log)
-        print(f"# mmio-writes {before} -> {after} over the burst")
+        print(f"# x-mmio-writes {before} -> {after} over the burst")
         if after != before:
-            raise AssertionError(f"mmio-writes went from {before} to "
+            raise AssertionError(f"x-mmio-writes went from {before} to "
                                  f"{after} during TEST_ONLY commits:\n{out}")
         # Enough writes around it that the counter is known to count.
-        if vm.qom_get("mmio-writes") <= after:
-            raise AssertionError("mmio-writes did not move when the "
+        if vm.qom_get("x-mmio-writes") <= after:
+            raise AssertionError("x-mmio-writes did not move when the "
                                  "program exited")
     tap.case("TEST_ONLY commits write no device register", burst)
     result_cases(tap, "pvdc-stress test-only", state.get("out", ""))
@@ -154,8 +154,8 @@ def heads_flip_independently(tap, vm):
 
 def random_stress(tap, vm):
     """Threads sending random atomic requests, then a known scene."""
-    start = {p: vm.qom_get(p) for p in ("commits-applied",
-                                        "commits-rejected")}
+    start = {p: vm.qom_get(p) for p in ("x-commits-applied",
+                                        "x-commits-rejected")}
     out = program_cases(tap, vm, "pvdc-stress random",
                         "pvdc-stress random -j 4 -n 12000 -s 1", 300)
     for line in out.splitlines():
@@ -163,8 +163,8 @@ def random_stress(tap, vm):
             print(line)
 
     def never_rejected():
-        applied = vm.qom_get("commits-applied") - start["commits-applied"]
-        rejected = vm.qom_get("commits-rejected") - start["commits-rejected"]
+        applied = vm.qom_get("x-commits-applied") - start["x-commits-applied"]
+        rejected = vm.qom_get("x-commits-rejected") - start["x-commits-rejected"]
         print(f"# device: {applied} head commits applied, {rejected} "
               "rejected during the stress run")
         if rejected or applied < 200:

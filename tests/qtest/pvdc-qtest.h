@@ -259,7 +259,7 @@ static inline uint64_t pvdc_statistic(QTestState *qts, const char *name)
 
 static inline uint64_t timer_callbacks(PVDCTest *t)
 {
-    return pvdc_statistic(t->qts, "timer-callbacks");
+    return pvdc_statistic(t->qts, "x-timer-callbacks");
 }
 
 /*

@@ -196,7 +196,7 @@ static const InvalidProp invalid_props[] = {
     { "max-width", "0" },
     { "max-height", "16385" },
     { "xres", "5000" },
-    { "link-up-delay-ms", "60001" },
+    { "x-link-up-delay-ms", "60001" },
 };
 
 /* Runs in a subprocess: QEMU is expected to exit before qtest connects. */
@@ -1020,7 +1020,7 @@ static void test_link_up_delay_is_respected(void)
     int64_t arm, t0;
     PVDCTest t;
 
-    pvdc_test_start(&t, "link-up-delay-ms=5");
+    pvdc_test_start(&t, "x-link-up-delay-ms=5");
     step_to(&t, 123456);
     arm = now_ns(&t);
     write_mode(&t, 0, CLOCK_1MS);
@@ -1061,7 +1061,7 @@ static void test_disabled_head_commit_latches_at_once(void)
     PVDCTest t;
     int64_t arm;
 
-    pvdc_test_start(&t, "link-up-delay-ms=5");
+    pvdc_test_start(&t, "x-link-up-delay-ms=5");
     step_to(&t, 1000);
     arm = now_ns(&t);
     wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_BACKGROUND, 0x123456);
@@ -1131,27 +1131,27 @@ static void test_statistics_count_writes_and_commit_outcomes(void)
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    g_assert_cmpuint(pvdc_statistic(t.qts, "mmio-writes"), ==, 0);
-    g_assert_cmpuint(pvdc_statistic(t.qts, "commits-applied"), ==, 0);
-    g_assert_cmpuint(pvdc_statistic(t.qts, "commits-rejected"), ==, 0);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "x-mmio-writes"), ==, 0);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "x-commits-applied"), ==, 0);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "x-commits-rejected"), ==, 0);
 
     enable_head(&t, 0, CLOCK_1MS);
-    writes = pvdc_statistic(t.qts, "mmio-writes");
+    writes = pvdc_statistic(t.qts, "x-mmio-writes");
     g_assert_cmpuint(writes, >, 0);
-    g_assert_cmpuint(pvdc_statistic(t.qts, "commits-applied"), ==, 1);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "x-commits-applied"), ==, 1);
 
     /* Reads, the interrupt acknowledge included, are not writes. */
     rd(&t, PVDC_REG_INT_ACK);
     head_ctl(&t, 0, PVDC_HEAD_RESULT);
-    g_assert_cmpuint(pvdc_statistic(t.qts, "mmio-writes"), ==, writes);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "x-mmio-writes"), ==, writes);
 
     wr(&t, PVDC_PLANE_SHADOW(plane_of(&t, 0, PRIMARY)) + PVDC_PS_FORMAT, 0);
     doorbell(&t, 0);
     g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     result_of(PVDC_ERR_FORMAT, plane_of(&t, 0, PRIMARY)));
-    g_assert_cmpuint(pvdc_statistic(t.qts, "mmio-writes"), ==, writes + 2);
-    g_assert_cmpuint(pvdc_statistic(t.qts, "commits-applied"), ==, 1);
-    g_assert_cmpuint(pvdc_statistic(t.qts, "commits-rejected"), ==, 1);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "x-mmio-writes"), ==, writes + 2);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "x-commits-applied"), ==, 1);
+    g_assert_cmpuint(pvdc_statistic(t.qts, "x-commits-rejected"), ==, 1);
     pvdc_test_stop(&t);
 }
 
