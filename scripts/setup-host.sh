@@ -3,8 +3,11 @@
 # driver, the guest image and to run the tests.  Idempotent: a second run
 # installs nothing and makes no network access beyond "apt-get update" when
 # a package is actually missing.
+#
+#   scripts/setup-host.sh
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+help_and_exit_if_asked "$@"
 
 SOURCES=/etc/apt/sources.list.d/pvdc.sources
 # bookworm-backports for meson >= 1.5 (QEMU 10 needs it), trixie as deb-src
@@ -63,7 +66,7 @@ kernel_version() {
 
 if [ ${#missing[@]} -gt 0 ] || [ $need_update -eq 1 ] || [ -z "$(kernel_version)" ]; then
     stage "apt-get update"
-    as_root apt-get update -q
+    as_root apt-get -o DPkg::Lock::Timeout=600 update -q
 fi
 
 KVER=$(kernel_version)
@@ -73,9 +76,11 @@ dpkg-query -W -f='${Status}\n' "linux-headers-$KVER" 2>/dev/null | grep -q '^ins
 
 if [ ${#missing[@]} -gt 0 ]; then
     stage "installing ${#missing[@]} packages: ${missing[*]}"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 \
+        install -y -q --no-install-recommends "${missing[@]}"
 else
     stage "host packages already installed"
 fi
+mkdir -p "$PVDC_BUILD"
 echo "$KVER" > "$PVDC_BUILD/kernel-version"
 stage "guest kernel version: $KVER"
