@@ -105,6 +105,8 @@ for blob in /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
 done
 mkdir -p "$PVDC_BUILD"
 ln -sfn "$work/build" "$PVDC_BUILD/$variant"
+# The tree it was built from: the guest harness uses its python/qemu.
+ln -sfn "$work/src" "$PVDC_BUILD/$variant-src"
 echo "$qemu_version" > "$PVDC_BUILD/$variant-version"
 [ -z "$stamp" ] || echo "$qemu_version" > "$stamp"
 stage "QEMU $qemu_version ($variant) ready: $PVDC_BUILD/$variant/${targets[0]}"

@@ -14,9 +14,10 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from pvdc_paths import BUILD, ROOT
+
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
-from pvdc_harness import BUILD, GuestError, GuestVM  # noqa: E402
+from pvdc_harness import GuestError, GuestVM  # noqa: E402
 
 # Preferred in-guest programs, best first: the full demo, else a modeset.
 DEMO_PROGRAMS = ["pvdc-demo", "pvdc-modeset"]

@@ -19,7 +19,7 @@ import os
 import shutil
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from pvdc_paths import ROOT
 
 # Files copied as they are: patterns relative to the repository root.
 COPIED = [

@@ -12,7 +12,11 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from pvdc_paths import ROOT  # noqa: E402
+from pvdc_tap import Tap  # noqa: E402
+
 QEMU_FILES = ["hw/display/meson.build", "hw/display/Kconfig",
               "hw/display/trace-events", "tests/qtest/meson.build",
               "tests/qtest/fuzz/generic_fuzz_configs.h"]
@@ -45,16 +49,10 @@ def fake_qemu_tree(tmp):
 
 
 def main():
-    n = failed = 0
+    tap = Tap()
 
     def case(name, ok, why=""):
-        nonlocal n, failed
-        n += 1
-        if not ok:
-            failed += 1
-        print(f"{'ok' if ok else 'not ok'} {n} - {name}")
-        if not ok:
-            print(f"# {why}")
+        tap.result(ok, name, why)
 
     with tempfile.TemporaryDirectory() as tmp:
         repo = os.path.join(tmp, "repo")
@@ -92,8 +90,7 @@ def main():
             text = f.read()
         case("the qtest fragment sits before its anchor",
              text.index("pvdc-test") < text.index("qtests_cxl = "), text)
-    print(f"1..{n}")
-    return 1 if failed else 0
+    return tap.done()
 
 
 if __name__ == "__main__":

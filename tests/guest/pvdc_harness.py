@@ -7,20 +7,35 @@ timeout: a hung or panicked guest raises GuestError with the end of the
 serial log, and QEMU is killed; nothing here can hang a test run.
 """
 
-import json
+import asyncio
 import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("PVDC_BUILD", os.path.join(ROOT, "build"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from pvdc_paths import BUILD, qemu_python  # noqa: E402
+from pvdc_tap import Tap  # noqa: E402
+
+sys.path.insert(0, qemu_python())
+try:
+    from qemu.qmp import QMPError
+    from qemu.qmp.legacy import QEMUMonitorProtocol
+except ImportError as e:  # no QEMU tree yet: GuestVM.start() says so
+    QEMU_QMP_MISSING = e
+    QMPError = OSError
+    QEMUMonitorProtocol = None
+else:
+    QEMU_QMP_MISSING = None
+
+__all__ = ["BOOT_TIMEOUT", "BUILD", "GuestError", "GuestVM", "Picture",
+           "STEP_TIMEOUT", "Tap", "artefact", "read_ppm"]
 
 BOOT_TIMEOUT = float(os.environ.get("PVDC_BOOT_TIMEOUT", "120"))
 STEP_TIMEOUT = float(os.environ.get("PVDC_STEP_TIMEOUT", "60"))
@@ -40,69 +55,64 @@ def artefact(name):
     return path
 
 
-class QMP:
-    """A minimal QMP client: commands and the events seen meanwhile."""
+class Monitor:
+    """QEMU's own QMP client (python/qemu/qmp of the QEMU tree the project
+    builds), with every wait bounded and every failure a GuestError."""
 
-    def __init__(self, path, timeout):
+    def __init__(self, path, proc, timeout):
+        if QEMU_QMP_MISSING:
+            raise GuestError(f"no python/qemu in {qemu_python()}: build "
+                             f"QEMU first ({QEMU_QMP_MISSING})")
+        self.qmp = QEMUMonitorProtocol(path)
+        self.qmp.settimeout(timeout)
         deadline = time.monotonic() + timeout
+        # QEMU creates the socket (server=on,wait=off) before the guest
+        # starts; connect as soon as it is there, unless QEMU died first.
         while True:
             try:
-                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                self.sock.connect(path)
-                break
-            except OSError:
-                self.sock.close()
+                self.qmp.connect()
+                return
+            except (QMPError, OSError) as e:
+                if proc.poll() is not None:
+                    raise GuestError(f"QEMU exited with status "
+                                     f"{proc.returncode} before QMP "
+                                     "answered") from e
                 if time.monotonic() > deadline:
-                    raise GuestError(f"QMP socket {path} did not appear")
+                    raise GuestError(f"QMP socket {path} did not answer "
+                                     f"within {timeout:.0f} s: {e}") from e
                 time.sleep(0.05)
-        self.sock.settimeout(timeout)
-        self.file = self.sock.makefile("rb")
-        self.events = []
-        self._recv()  # greeting
-        self.command("qmp_capabilities")
 
-    def _recv(self):
+    def command(self, command, /, **args):
+        """COMMAND's return value; ARGS are its arguments, by name."""
         try:
-            line = self.file.readline()
-        except socket.timeout:
-            raise GuestError("QMP did not answer in time")
-        if not line:
-            raise GuestError("QMP connection closed (QEMU exited)")
-        return json.loads(line)
-
-    def command(self, name, **args):
-        msg = {"execute": name}
-        if args:
-            msg["arguments"] = args
-        self.sock.sendall(json.dumps(msg).encode() + b"\n")
-        while True:
-            resp = self._recv()
-            if "event" in resp:
-                self.events.append(resp)
-                continue
-            if "error" in resp:
-                raise GuestError(f"QMP {name}: {resp['error']['desc']}")
-            return resp.get("return")
+            return self.qmp.cmd(command, **args)
+        except asyncio.TimeoutError:
+            raise GuestError(f"QMP {command} did not answer in time") \
+                from None
+        except (QMPError, OSError, EOFError) as e:
+            raise GuestError(f"QMP {command}: {e}") from e
 
     def wait_event(self, name, timeout):
+        """The next event NAME (earlier events of other names are
+        dropped), within TIMEOUT seconds."""
         deadline = time.monotonic() + timeout
         while True:
-            for i, ev in enumerate(self.events):
-                if ev["event"] == name:
-                    return self.events.pop(i)
             left = deadline - time.monotonic()
-            if left <= 0:
-                raise GuestError(f"QMP event {name} did not come in time")
-            self.sock.settimeout(left)
             try:
-                resp = self._recv()
-            finally:
-                self.sock.settimeout(STEP_TIMEOUT)
-            if "event" in resp:
-                self.events.append(resp)
+                event = self.qmp.pull_event(wait=max(left, 0.001))
+            except asyncio.TimeoutError:
+                event = None
+            if event and event.get("event") == name:
+                return event
+            if time.monotonic() >= deadline:
+                raise GuestError(f"QMP event {name} did not come within "
+                                 f"{timeout:.0f} s")
 
     def close(self):
-        self.sock.close()
+        try:
+            self.qmp.close()
+        except (QMPError, OSError, EOFError):
+            pass
 
 
 class GuestVM:
@@ -152,7 +162,7 @@ class GuestVM:
                                      stderr=subprocess.STDOUT,
                                      start_new_session=True)
         threading.Thread(target=self._reader, daemon=True).start()
-        self.qmp = QMP(f"{self.tmp}/qmp.sock", STEP_TIMEOUT)
+        self.qmp = Monitor(f"{self.tmp}/qmp.sock", self.proc, STEP_TIMEOUT)
         m = self._wait_for(READY, self.boot_timeout, "boot")
         self.kernel_version = m.group(1).decode()
         return self
@@ -206,7 +216,7 @@ class GuestVM:
             if self.proc and self.proc.poll() is None:
                 try:
                     self.qmp.command("quit")
-                except (GuestError, OSError):
+                except GuestError:
                     pass
             self.qmp.close()
             self.qmp = None
@@ -335,41 +345,3 @@ class Picture:
     def xrgb(self, x, y):
         r, g, b = self.pixel(x, y)
         return (r << 16) | (g << 8) | b
-
-
-def _raise(error):
-    raise error
-
-
-class Tap:
-    """Prints TAP for a group of cases; every case reports, whatever fails."""
-
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def case(self, name, fn, *args):
-        self.n += 1
-        try:
-            fn(*args)
-        except Exception as e:  # noqa: BLE001 - report every failure
-            self.failed += 1
-            print(f"not ok {self.n} - {name}")
-            for line in str(e).splitlines() or [type(e).__name__]:
-                print(f"# {line}")
-        else:
-            print(f"ok {self.n} - {name}")
-        sys.stdout.flush()
-
-    def fail(self, name, error):
-        """Report a case that could not even run (the guest did not boot)."""
-        self.case(name, _raise, error)
-
-    def skip(self, name, why):
-        self.n += 1
-        print(f"ok {self.n} - {name} # SKIP {why}")
-        sys.stdout.flush()
-
-    def done(self):
-        print(f"1..{self.n}")
-        return 1 if self.failed else 0

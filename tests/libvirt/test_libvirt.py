@@ -26,7 +26,10 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from pvdc_paths import ROOT  # noqa: E402
+
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
 from pvdc_harness import Tap, artefact  # noqa: E402
 
