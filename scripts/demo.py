@@ -19,8 +19,10 @@ from pvdc_paths import BUILD, ROOT
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
 from pvdc_harness import GuestError, GuestVM  # noqa: E402
 
-# Preferred in-guest programs, best first: the full demo, else a modeset.
-DEMO_PROGRAMS = ["pvdc-demo", "pvdc-modeset"]
+# Preferred in-guest programs, best first: the full demo, else a modeset;
+# each with what it prints once its picture is on every head.
+DEMO_PROGRAMS = [("pvdc-demo", r"^pvdc-demo: head [0-9]"),
+                 ("pvdc-modeset 0", r"^# holding")]
 
 
 def qemu_has_gtk(qemu):
@@ -82,11 +84,12 @@ def main():
     print("demo: booting the guest (about 10 s under TCG)...", flush=True)
     try:
         vm.start()
-        have = vm.run("for p in %s; do command -v $p && break; done"
-                      % " ".join(DEMO_PROGRAMS))[1].split()
-        program = os.path.basename(have[0]) if have else None
-        if program:
-            vm.run(f"{program} </dev/null >/tmp/demo.log 2>&1 &")
+        program = None
+        for cmd, ready in DEMO_PROGRAMS:
+            if vm.run(f"command -v {cmd.split()[0]}")[0] == 0:
+                program = cmd
+                vm.start_background(cmd, ready)
+                break
         print(f"demo: guest {vm.kernel_version} running "
               f"{program or 'the console only'} on {args.heads} heads",
               flush=True)

@@ -35,7 +35,7 @@ else:
     QEMU_QMP_MISSING = None
 
 __all__ = ["BOOT_TIMEOUT", "BUILD", "GuestError", "GuestVM", "Picture",
-           "STEP_TIMEOUT", "Tap", "artefact", "read_ppm"]
+           "STEP_TIMEOUT", "Tap", "artefact", "parse_kms_state", "read_ppm"]
 
 BOOT_TIMEOUT = float(os.environ.get("PVDC_BOOT_TIMEOUT", "120"))
 STEP_TIMEOUT = float(os.environ.get("PVDC_STEP_TIMEOUT", "60"))
@@ -273,12 +273,21 @@ class GuestVM:
                              f"s:\n{self.run('cat ' + log)[1][-3000:]}")
         return self.run(f"cat {log}")[1]
 
-    def start_background(self, cmd, ready, timeout=STEP_TIMEOUT):
-        """Start CMD in the guest's background and wait until its output
-        shows the extended regex READY; return the log path in the guest."""
+    def start_background(self, cmd, ready=None, timeout=STEP_TIMEOUT,
+                         hold_stdin=False):
+        """Start CMD in the guest's background; with READY, wait until its
+        output shows that extended regex.  HOLD_STDIN gives it a stdin that
+        stays open and empty (a FIFO it holds both ends of), for programs
+        that stop at the first key or at end of file.  Return the log path
+        in the guest."""
         log = f"/tmp/bg{self.next_id}.log"
-        self.check(f"{cmd} >{log} 2>&1 & echo $! >{log}.pid")
-        self.wait_for_output(log, ready, timeout)
+        stdin = "</dev/null"
+        if hold_stdin:
+            self.check(f"mkfifo {log}.in")
+            stdin = f"<>{log}.in"
+        self.check(f"{cmd} {stdin} >{log} 2>&1 & echo $! >{log}.pid")
+        if ready:
+            self.wait_for_output(log, ready, timeout)
         return log
 
     def stop_background(self, log, timeout=30):
@@ -292,6 +301,46 @@ class GuestVM:
 
     def dmesg(self):
         return self.check("dmesg")
+
+    def kms_state(self):
+        """The DRM core's atomic state of the pvdc device, from debugfs:
+        {object id: {"type", "name", key: value..., "size": (w, h)}}.
+        Reading it takes the modeset locks but opens no DRM file, so it
+        never competes with a client under test for DRM master."""
+        out = self.check("for d in /sys/kernel/debug/dri/*; do "
+                         "read -r name rest <$d/name; "
+                         "[ \"$name\" = pvdc ] && exec cat $d/state; "
+                         "done; echo 'no pvdc in debugfs' >&2; exit 1")
+        return parse_kms_state(out)
+
+    def wait_until(self, what, probe, timeout=STEP_TIMEOUT, interval=0.05):
+        """Call PROBE until it returns a true value and return that; PROBE
+        may raise AssertionError to say what it sees meanwhile.  After
+        TIMEOUT seconds raise GuestError with WHAT and the last reason."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                result = probe()
+                why = "the condition never held"
+            except AssertionError as e:
+                result, why = None, str(e)
+            if result:
+                return result
+            if time.monotonic() > deadline:
+                raise GuestError(f"{what}: not within {timeout:.0f} s: "
+                                 f"{why}")
+            time.sleep(interval)
+
+    def wait_screen(self, what, check, head=0, timeout=STEP_TIMEOUT):
+        """Take screendumps of HEAD until CHECK(picture) stops raising
+        AssertionError; return the picture.  The device latches a commit
+        at the head's next vblank, so what a client has just done reaches
+        the screen a little later, however loaded the host is."""
+        def probe():
+            pic = self.screen(head)
+            check(pic)
+            return pic
+        return self.wait_until(what, probe, timeout)
 
     # -- host side ----------------------------------------------------------
 
@@ -311,6 +360,35 @@ class GuestVM:
         path = self.screendump(os.path.join(self.tmp, f"head{head}.ppm"),
                                device, head, "ppm")
         return read_ppm(path)
+
+
+KMS_OBJECT = re.compile(r"^(plane|crtc|connector)\[(\d+)\]: (.*)$")
+KMS_MODE = re.compile(r'^mode: "[^"]*":((?: -?\d+){10})')
+
+
+def parse_kms_state(text):
+    """The objects of drm_state_info()'s output (debugfs dri/N/state)."""
+    objects, current = {}, None
+    for line in text.splitlines():
+        m = KMS_OBJECT.match(line)
+        if m:
+            current = {"type": m.group(1), "name": m.group(3)}
+            objects[int(m.group(2))] = current
+            continue
+        if current is None or not line.startswith("\t") or \
+                line.startswith("\t\t"):
+            continue
+        field = line.strip()
+        m = KMS_MODE.match(field)
+        if m:
+            # vrefresh clock hdisplay ... vdisplay ...
+            numbers = [int(n) for n in m.group(1).split()]
+            current["size"] = (numbers[2], numbers[6])
+            continue
+        key, sep, value = field.partition("=")
+        if sep:
+            current[key] = value
+    return objects
 
 
 def read_ppm(path):
