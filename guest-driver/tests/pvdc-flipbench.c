@@ -3,9 +3,11 @@
  * pvdc-flipbench: page-flip pacing and atomic check cost, in the guest.
  *
  *   pvdc-flipbench [-d CARD] [-k HEADS] [-t SECONDS] [-n FLIPS] [-c CHECKS]
+ *                  [-r HZ]
  *
  * Sets the preferred mode on up to HEADS connected outputs (two dumb
- * buffers each), then flips every head from its own thread with legacy
+ * buffers each; with -r, every head but the first runs the same size at
+ * HZ, its pixel clock lowered to match), then flips every head from its own thread with legacy
  * nonblocking page flips (drmModePageFlip with an event), each thread
  * waiting for its event before the next flip, for SECONDS seconds or
  * FLIPS flips per head (-t 0: set the modes, flip nothing; bench/run.py
@@ -106,7 +108,14 @@ static void *event_thread(void *arg)
 static struct {
 	double seconds;
 	unsigned int max_flips;
+	unsigned int slow_hz;
 } run = { .seconds = 5 };
+
+/*
+ * A flip is done at the latest one frame after it is queued; the kernel
+ * itself gives up on a flip after 10 s.
+ */
+#define FLIP_TIMEOUT_S 10
 
 static void *flip_thread(void *arg)
 {
@@ -133,7 +142,7 @@ static void *flip_thread(void *arg)
 			struct timespec ts;
 
 			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += 2;
+			ts.tv_sec += FLIP_TIMEOUT_S;
 			if (pthread_cond_timedwait(&h->cond, &h->lock, &ts)) {
 				h->error = ETIMEDOUT;
 				break;
@@ -156,6 +165,18 @@ static double mode_refresh(const drmModeModeInfo *m)
 	return m->clock * 1000.0 / ((double)m->htotal * m->vtotal);
 }
 
+/* @m with its pixel clock lowered so that it refreshes at @hz. */
+static void slow_mode(drmModeModeInfo *m, unsigned int hz)
+{
+	m->clock = (uint32_t)((uint64_t)m->htotal * m->vtotal * hz / 1000);
+	if (!m->clock)
+		m->clock = 1;
+	m->vrefresh = hz;
+	m->type &= ~DRM_MODE_TYPE_PREFERRED;
+	snprintf(m->name, sizeof(m->name), "%ux%u@%u", m->hdisplay,
+		 m->vdisplay, hz);
+}
+
 static int setup_heads(unsigned int want)
 {
 	drmModeRes *res = drmModeGetResources(fd);
@@ -175,6 +196,8 @@ static int setup_heads(unsigned int want)
 			drmModeFreeConnector(conn);
 			continue;
 		}
+		if (num_heads && run.slow_hz)
+			slow_mode(&h->mode, run.slow_hz);
 		/* The first free CRTC this connector's encoders can drive. */
 		h->crtc_id = 0;
 		for (j = 0; j < conn->count_encoders && !h->crtc_id; j++) {
@@ -311,7 +334,7 @@ int main(int argc, char **argv)
 	int opt, status = 0;
 	unsigned int i;
 
-	while ((opt = getopt(argc, argv, "d:k:t:n:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:k:t:n:c:r:")) != -1) {
 		switch (opt) {
 		case 'd':
 			card = optarg;
@@ -328,9 +351,12 @@ int main(int argc, char **argv)
 		case 'c':
 			checks = atoi(optarg);
 			break;
+		case 'r':
+			run.slow_hz = atoi(optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-d CARD] [-k HEADS] "
-				"[-t SECONDS] [-n FLIPS] [-c CHECKS]\n",
+				"[-t SECONDS] [-n FLIPS] [-c CHECKS] [-r HZ]\n",
 				argv[0]);
 			return 2;
 		}
