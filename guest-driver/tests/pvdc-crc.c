@@ -87,28 +87,18 @@ static void report(bool ok, const char *name, uint32_t crc)
 	kms_result(ok, "%s%s%08x", name, ok ? " # " : ": crc ", crc);
 }
 
-int main(int argc, char **argv)
+/* The first connected connector, its mode, and the first CRTC it can use. */
+static int find_head(int fd, drmModeRes *res, uint32_t *conn_id,
+		     uint32_t *crtc_id, drmModeModeInfo *mode)
 {
-	const char *path = argc > 1 ? argv[1] : "/dev/dri/card0";
-	const char *dbg = argc > 2 ? argv[2] : "/sys/kernel/debug/dri/0";
-	struct kms_buffer a, b;
-	drmModeModeInfo mode;
-	drmModeConnector *conn = NULL;
-	drmModeEncoder *enc = NULL;
-	uint32_t crc_a = 0, crc_b = 0, crc_a2 = 0, conn_id = 0, crtc_id = 0;
-	uint32_t since;
-	bool ok;
-	char file[256];
-	drmModeRes *res;
-	int fd, i, pipe = -1;
+	int i, j, pipe = -1;
 
-	fd = kms_open(path);
-	res = drmModeGetResources(fd);
 	for (i = 0; res && i < res->count_connectors && pipe < 0; i++) {
-		int j;
+		drmModeConnector *conn;
+		drmModeEncoder *enc;
 
 		conn = drmModeGetConnector(fd, res->connectors[i]);
-		if (!conn || kms_connector_mode(conn, &mode) ||
+		if (!conn || kms_connector_mode(conn, mode) ||
 		    !conn->count_encoders) {
 			drmModeFreeConnector(conn);
 			continue;
@@ -117,14 +107,53 @@ int main(int argc, char **argv)
 		for (j = 0; enc && j < res->count_crtcs; j++) {
 			if (enc->possible_crtcs & (1u << j)) {
 				pipe = j;
-				crtc_id = res->crtcs[j];
-				conn_id = conn->connector_id;
+				*crtc_id = res->crtcs[j];
+				*conn_id = conn->connector_id;
 				break;
 			}
 		}
 		drmModeFreeEncoder(enc);
 		drmModeFreeConnector(conn);
 	}
+	return pipe;
+}
+
+/* Select the "auto" CRC source of CRTC @pipe and open its data file. */
+static bool open_crc_capture(const char *dbg, int pipe)
+{
+	char file[256];
+
+	snprintf(file, sizeof(file), "%s/crtc-%d/crc/control", dbg, pipe);
+	crc_fd = open(file, O_WRONLY);
+	if (crc_fd < 0 || write(crc_fd, "auto", 4) != 4) {
+		printf("not ok crc-source-auto: %s: %s\n", file,
+		       strerror(errno));
+		return false;
+	}
+	close(crc_fd);
+	snprintf(file, sizeof(file), "%s/crtc-%d/crc/data", dbg, pipe);
+	crc_data = open(file, O_RDONLY);
+	kms_result(crc_data >= 0, "crc-capture-opens%s%s",
+		   crc_data >= 0 ? "" : ": ",
+		   crc_data >= 0 ? "" : strerror(errno));
+	return crc_data >= 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = argc > 1 ? argv[1] : "/dev/dri/card0";
+	const char *dbg = argc > 2 ? argv[2] : "/sys/kernel/debug/dri/0";
+	struct kms_buffer a, b;
+	drmModeModeInfo mode;
+	uint32_t crc_a = 0, crc_b = 0, crc_a2 = 0, conn_id = 0, crtc_id = 0;
+	uint32_t since;
+	bool ok;
+	drmModeRes *res;
+	int fd, pipe;
+
+	fd = kms_open(path);
+	res = drmModeGetResources(fd);
+	pipe = find_head(fd, res, &conn_id, &crtc_id, &mode);
 	if (pipe < 0) {
 		printf("not ok crc-setup: no connected head\n");
 		return 1;
@@ -143,21 +172,7 @@ int main(int argc, char **argv)
 		printf("not ok crc-setup: modeset: %s\n", strerror(errno));
 		return 1;
 	}
-
-	snprintf(file, sizeof(file), "%s/crtc-%d/crc/control", dbg, pipe);
-	crc_fd = open(file, O_WRONLY);
-	if (crc_fd < 0 || write(crc_fd, "auto", 4) != 4) {
-		printf("not ok crc-source-auto: %s: %s\n", file,
-		       strerror(errno));
-		return 1;
-	}
-	close(crc_fd);
-	snprintf(file, sizeof(file), "%s/crtc-%d/crc/data", dbg, pipe);
-	crc_data = open(file, O_RDONLY);
-	kms_result(crc_data >= 0, "crc-capture-opens%s%s",
-		   crc_data >= 0 ? "" : ": ",
-		   crc_data >= 0 ? "" : strerror(errno));
-	if (crc_data < 0)
+	if (!open_crc_capture(dbg, pipe))
 		return 1;
 
 	since = show(fd, crtc_id, pipe, NULL);

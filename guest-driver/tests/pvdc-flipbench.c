@@ -59,14 +59,6 @@ static struct head heads[MAX_HEADS];
 static unsigned int num_heads;
 static volatile bool stop_events;
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void flip_done(int drm_fd, unsigned int seq, unsigned int sec,
 		      unsigned int usec, unsigned int crtc_id, void *data)
 {
@@ -120,9 +112,9 @@ static struct {
 static void *flip_thread(void *arg)
 {
 	struct head *h = arg;
-	double t0 = now_s(), end = t0 + run.seconds;
+	double t0 = kms_now(), end = t0 + run.seconds;
 
-	while (run.max_flips ? h->flips < run.max_flips : now_s() < end) {
+	while (run.max_flips ? h->flips < run.max_flips : kms_now() < end) {
 		unsigned int next = h->front ^ 1;
 		int ret;
 
@@ -154,7 +146,7 @@ static void *flip_thread(void *arg)
 		h->front = next;
 		h->flips++;
 	}
-	h->seconds = now_s() - t0;
+	h->seconds = kms_now() - t0;
 	return NULL;
 }
 
@@ -293,7 +285,7 @@ static int check_bench(unsigned int checks)
 	}
 
 	for (int round = 0; round < 2; round++) {	/* first one warms up */
-		t0 = now_s();
+		t0 = kms_now();
 		for (i = 0; i < checks; i++) {
 			drmModeAtomicReq *req = drmModeAtomicAlloc();
 			int ret;
@@ -310,15 +302,15 @@ static int check_bench(unsigned int checks)
 				return -1;
 			}
 		}
-		t_check = now_s() - t0;
+		t_check = kms_now() - t0;
 
-		t0 = now_s();
+		t0 = kms_now();
 		for (i = 0; i < checks; i++) {
 			drmVersionPtr v = drmGetVersion(fd);
 
 			drmFreeVersion(v);
 		}
-		t_version = now_s() - t0;
+		t_version = kms_now() - t0;
 	}
 	printf("checkbench test_only_ns=%.0f version_ns=%.0f checks=%u\n",
 	       t_check * 1e9 / checks, t_version * 1e9 / checks, checks);
