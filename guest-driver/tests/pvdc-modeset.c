@@ -187,7 +187,8 @@ static bool flip_with_cursor(int fd, struct head *heads, int n)
 			}
 			h->pending = true;
 		}
-		if (!wait_flips(fd, heads, n, 2000))
+		/* The kernel itself gives up on a flip after 10 s. */
+		if (!wait_flips(fd, heads, n, 10000))
 			break;
 	}
 	for (i = 0; cursor_ok && i < n; i++)
