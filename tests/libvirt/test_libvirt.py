@@ -35,7 +35,6 @@ from pvdc_harness import Tap, artefact  # noqa: E402
 
 EXAMPLE = os.path.join(ROOT, "docs", "examples", "pvdc-domain.xml")
 QEMU_NS = "http://libvirt.org/schemas/domain/qemu/1.0"
-PACKAGES = ["libvirt-daemon", "libvirt-daemon-driver-qemu", "libvirt-clients"]
 # The daemon's private view of the system folders it uses.
 PRIVATE_DIRS = ["/etc/libvirt", "/var/lib/libvirt", "/run/libvirt",
                 "/var/log/libvirt", "/var/cache/libvirt"]
@@ -76,33 +75,6 @@ def run(cmd, timeout, check=True, **kw):
     return p
 
 
-def install_packages():
-    """The test command runs as root: install libvirt when it is missing."""
-    missing = [p for p in PACKAGES if subprocess.run(
-        ["dpkg-query", "-W", "-f=${Status}", p], capture_output=True,
-        text=True).stdout != "install ok installed"]
-    if not missing:
-        return
-    if os.geteuid() != 0:
-        raise Skip(f"{' '.join(missing)} not installed and not root "
-                   "(run scripts/setup-host.sh)")
-    print(f"# installing {' '.join(missing)}", flush=True)
-    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    cmd = ["apt-get", "install", "-y", "-q", "--no-install-recommends"] + \
-        missing
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                       timeout=600)
-    if p.returncode != 0:
-        # A stale package list is the usual reason: refresh it once.
-        subprocess.run(["apt-get", "update", "-q"], capture_output=True,
-                       timeout=300)
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env,
-                           timeout=600)
-    if p.returncode != 0:
-        raise Skip("apt-get install " + " ".join(missing) + " failed: " +
-                   (p.stderr.strip().splitlines() or ["?"])[-1])
-
-
 class Libvirtd:
     """A libvirtd of the test's own, in a private mount namespace."""
 
@@ -126,7 +98,8 @@ class Libvirtd:
         for exe in ["/usr/sbin/libvirtd", "/usr/bin/virsh",
                     "/usr/bin/unshare"]:
             if not os.access(exe, os.X_OK):
-                raise Skip(f"{exe} is missing")
+                raise Skip(f"{exe} is missing (scripts/setup-host.sh "
+                           "installs it)")
         if os.geteuid() != 0:
             raise Skip("libvirtd's qemu:///system driver needs root")
         os.makedirs(os.path.join(self.tmp, "sock"))
@@ -408,7 +381,6 @@ def main():
                     screenshot_shows_pvdc_head0, dom, tmp)]
     try:
         try:
-            install_packages()
             daemon.start()
         except (Skip, subprocess.TimeoutExpired) as e:
             print(f"# libvirtd cannot run here: {e}", flush=True)
