@@ -19,10 +19,18 @@ from pvdc_tap import Tap  # noqa: E402
 
 QEMU_FILES = ["hw/display/meson.build", "hw/display/Kconfig",
               "hw/display/trace-events", "tests/qtest/meson.build",
-              "tests/qtest/fuzz/generic_fuzz_configs.h"]
+              "tests/qtest/fuzz/generic_fuzz_configs.h",
+              "docs/specs/index.rst", "docs/system/device-emulation.rst",
+              "MAINTAINERS"]
 # What each fake file holds: the anchor its fragment needs.
 FAKE_CONTENT = {
-    "tests/qtest/meson.build": "qtests_cxl = []\n",
+    "tests/qtest/meson.build": "qtests_x86_64 = qtests_i386\n\n"
+                               "qtests_alpha = []\n",
+    "docs/specs/index.rst": ".. toctree::\n\n   pci-ids\n   pvpanic\n",
+    "docs/system/device-emulation.rst":
+        ".. toctree::\n\n   devices/virtio-gpu.rst\n"
+        "   devices/virtio-pmem.rst\n",
+    "MAINTAINERS": "ramfb\nM: A <a@b>\n\nvirtio-gpu\nS: Orphan\n",
     "tests/qtest/fuzz/generic_fuzz_configs.h":
         "const generic_fuzz_config predefined_configs[] = {\n"
         "    {\n        .name = \"a\",\n    },{\n        .name = \"b\",\n"
@@ -88,8 +96,16 @@ def main():
 
         with open(os.path.join(tree, "tests/qtest/meson.build")) as f:
             text = f.read()
-        case("the qtest fragment sits before its anchor",
-             text.index("pvdc-test") < text.index("qtests_cxl = "), text)
+        case("the qtests are added for x86_64 only, after its list",
+             text.index("qtests_x86_64 = qtests_i386") <
+             text.index("qtests_x86_64 += ") < text.index("pvdc-test") <
+             text.index("qtests_alpha = "), text)
+
+        with open(os.path.join(tree, "docs/specs/index.rst")) as f:
+            text = f.read()
+        case("a toctree entry is inserted once, unmarked, before its anchor",
+             text.count("   pvdc\n") == 1 and "graft" not in text and
+             text.index("   pvdc\n") < text.index("   pvpanic"), text)
     return tap.done()
 
 
