@@ -35,8 +35,9 @@ PACKAGES=(
     seabios qemu-system-data
     # guest image
     busybox-static cpio kmod libdrm-dev libdrm-tests
-    # docs check
-    python3-docutils
+    # the upstream series check: git am, QEMU's manual (Sphinx and the
+    # theme QEMU's docs/conf.py uses); checkpatch (perl)
+    git python3-sphinx python3-sphinx-rtd-theme perl
     # libvirt test (tests/libvirt: the test starts its own daemon)
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 )
