@@ -78,6 +78,18 @@ def report(tap, tool, name, found, accepted):
     return counts
 
 
+def sources(pattern):
+    """The files of the checkout that PATTERN matches (not build output
+    such as Kbuild's pvdc.mod.c), or of the folder outside a checkout."""
+    p = subprocess.run(["git", "-C", ROOT, "ls-files", "--",
+                        ":(glob)" + pattern],
+                       capture_output=True, text=True)
+    if p.returncode == 0:
+        return sorted(p.stdout.split())
+    return sorted(os.path.relpath(f, ROOT)
+                  for f in glob.glob(os.path.join(ROOT, pattern)))
+
+
 def tool_path(script):
     p = subprocess.run([os.path.join(ROOT, "scripts", script)],
                        capture_output=True, text=True, timeout=1800)
@@ -101,8 +113,7 @@ def main():
     qemu_cp = ["perl", os.path.join(qemu, "scripts", "checkpatch.pl"),
                "--no-tree", "--terse", "--color=never"]
     for pattern in QEMU_FILES:
-        for path in sorted(glob.glob(os.path.join(ROOT, pattern))):
-            rel = os.path.relpath(path, ROOT)
+        for rel in sources(pattern):
             add("qemu", report(tap, "qemu", rel,
                                findings(qemu_cp + ["-f", rel]), accepted))
 
@@ -123,8 +134,7 @@ def main():
                  "--strict", "--no-tree", "--terse", "--show-types",
                  "--color=never"]
     for pattern in KERNEL_FILES:
-        for path in sorted(glob.glob(os.path.join(ROOT, pattern))):
-            rel = os.path.relpath(path, ROOT)
+        for rel in sources(pattern):
             add("kernel", report(tap, "kernel", rel,
                                  findings(kernel_cp + ["-f", rel]),
                                  accepted))
