@@ -50,8 +50,15 @@ cfg=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
      --enable-tcg --enable-kvm --enable-pixman --enable-vnc --enable-png
      --disable-docs --disable-install-blobs --disable-werror
      "${extra_cfg[@]}")
-if [ "$variant" != qemu-fuzz ] && pkg-config --exists gtk+-3.0 2>/dev/null; then
-    cfg+=(--enable-gtk)
+# The user interfaces people run pvdc with: a GTK or SDL window (with
+# OpenGL), SPICE (virt-manager's default), VNC, and the D-Bus display
+# (GNOME Boxes, qemu-display).  Their development packages come from
+# scripts/setup-host.sh; configure fails if one is missing rather than
+# quietly building a QEMU without it.  The fuzzer needs none of them.
+if [ "$variant" != qemu-fuzz ]; then
+    cfg+=(--enable-gtk --enable-opengl --enable-sdl
+          --enable-spice --enable-spice-protocol
+          --enable-gio --enable-dbus-display)
 fi
 
 key=$(printf '%s\n' "$qemu_version" "${cfg[@]}" | sha256sum | cut -c1-12)

@@ -9,6 +9,8 @@ set -euo pipefail
 SOURCES=/etc/apt/sources.list.d/pvdc.sources
 # bookworm-backports for meson >= 1.5 (QEMU 10 needs it), trixie as deb-src
 # only: the qemu source package.  trixie is never a binary suite here.
+# bookworm's own deb-src: the libvirt source package (9.0.0, the version
+# Debian 12 runs) that scripts/build-libvirt.sh grafts the pvdc model into.
 SOURCES_CONTENT='# Added by pvdc scripts/setup-host.sh
 Types: deb
 URIs: http://deb.debian.org/debian
@@ -21,6 +23,12 @@ URIs: http://deb.debian.org/debian
 Suites: trixie
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 '
 
 PACKAGES=(
@@ -28,6 +36,18 @@ PACKAGES=(
     build-essential pkg-config ninja-build flex bison python3-venv
     libglib2.0-dev libpixman-1-dev libfdt-dev libpng-dev zlib1g-dev
     dpkg-dev xz-utils
+    # QEMU's user interfaces: GTK and SDL windows with OpenGL, SPICE, the
+    # D-Bus display (VNC needs nothing more)
+    libgtk-3-dev libepoxy-dev libgbm-dev libsdl2-dev
+    libspice-server-dev libspice-protocol-dev
+    # libvirt with the pvdc video model (scripts/build-libvirt.sh)
+    libxml2-dev libxml2-utils xsltproc libgnutls28-dev libtirpc-dev
+    libyajl-dev libreadline-dev
+    # back-end tests: a private bus, SPICE's client library, an X server
+    dbus-daemon python3-gi gir1.2-spiceclientglib-2.0
+    xvfb x11-utils xdotool libgl1-mesa-dri libegl-mesa0
+    # Debian's own QEMU: the libvirt test's QEMU without pvdc
+    qemu-system-x86
     # firmware for the q35 guest (the +ds source tree has none)
     seabios qemu-system-data
     # guest image
@@ -63,7 +83,7 @@ kernel_version() {
 
 if [ ${#missing[@]} -gt 0 ] || [ $need_update -eq 1 ] || [ -z "$(kernel_version)" ]; then
     stage "apt-get update"
-    as_root apt-get update -q
+    as_root apt-get -o DPkg::Lock::Timeout=600 update -q
 fi
 
 KVER=$(kernel_version)
@@ -73,7 +93,7 @@ dpkg-query -W -f='${Status}\n' "linux-headers-$KVER" 2>/dev/null | grep -q '^ins
 
 if [ ${#missing[@]} -gt 0 ]; then
     stage "installing ${#missing[@]} packages: ${missing[*]}"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
 else
     stage "host packages already installed"
 fi
