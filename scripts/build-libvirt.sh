@@ -78,17 +78,7 @@ if [ ! -f "$work/build/build.ninja" ]; then
     }
 fi
 
-steps=$(ninja -C "$work/build" -n 2>/dev/null | grep -c '^\[' || true)
-stage "building libvirt: $steps step(s) to do"
-set +e
-ninja -C "$work/build" 2>&1 | awk '
-    /^\[[0-9]+\/[0-9]+\]/ { n++; split($1, a, "[/\\[\\]]");
-                            if (n % 100 == 0 || a[2] == a[3]) { print "  " $1 " steps"; fflush() }
-                            next }
-    { print; fflush() }'
-rc=${PIPESTATUS[0]}
-set -e
-[ "$rc" -eq 0 ] || die "libvirt build failed"
+run_ninja "libvirt" "$work/build"
 
 ln -sfn "$work/build" "$PVDC_BUILD/libvirt"
 echo "$version" > "$PVDC_BUILD/libvirt-version"

@@ -87,19 +87,7 @@ if [ ! -f "$work/build/build.ninja" ]; then
     }
 fi
 
-steps=$(ninja -C "$work/build" -n "${targets[@]}" 2>/dev/null | grep -c '^\[' || true)
-stage "building QEMU ($variant): $steps step(s) to do"
-# ninja prints one line per step; show every 100th so a cold build of a few
-# minutes visibly progresses without flooding the log.  Errors are kept.
-set +e
-ninja -C "$work/build" "${targets[@]}" 2>&1 | awk '
-    /^\[[0-9]+\/[0-9]+\]/ { n++; split($1, a, "[/\\[\\]]");
-                            if (n % 100 == 0 || a[2] == a[3]) { print "  " $1 " steps"; fflush() }
-                            next }
-    { print; fflush() }'
-rc=${PIPESTATUS[0]}
-set -e
-[ "$rc" -eq 0 ] || die "QEMU build failed"
+run_ninja "QEMU ($variant)" "$work/build" "${targets[@]}"
 
 # The +ds source has no firmware blobs: QEMU run from its build directory
 # finds Debian's SeaBIOS and option ROMs here instead of needing -L.

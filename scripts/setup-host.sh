@@ -9,8 +9,6 @@ set -euo pipefail
 SOURCES=/etc/apt/sources.list.d/pvdc.sources
 # bookworm-backports for meson >= 1.5 (QEMU 10 needs it), trixie as deb-src
 # only: the qemu source package.  trixie is never a binary suite here.
-# bookworm's own deb-src: the libvirt source package (9.0.0, the version
-# Debian 12 runs) that scripts/build-libvirt.sh grafts the pvdc model into.
 SOURCES_CONTENT='# Added by pvdc scripts/setup-host.sh
 Types: deb
 URIs: http://deb.debian.org/debian
@@ -21,12 +19,6 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 Types: deb-src
 URIs: http://deb.debian.org/debian
 Suites: trixie
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb-src
-URIs: http://deb.debian.org/debian
-Suites: bookworm
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 '

@@ -25,6 +25,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
 from pvdc_harness import Picture  # noqa: E402
 
 TIMEOUT = 60
+# pixman's x8r8g8b8 and a8r8g8b8: B, G, R, X/A bytes in memory.
+PIXMAN_XRGB = (0x20020888, 0x20028888)
 
 
 # -- VNC ----------------------------------------------------------------------
@@ -267,7 +269,10 @@ class DBusDisplay:
         def method_call(conn, sender, path, iface, method, params, inv):
             state["calls"].append(method)
             args = params.unpack()
-            if method == "Scanout":
+            if method in ("Scanout", "Update") and \
+                    args[-2] not in PIXMAN_XRGB:
+                state["calls"].append(f"{method} in format {args[-2]:#x}")
+            elif method == "Scanout":
                 width, height, stride, fmt, data = args
                 state["fb"] = [width, height, stride, bytearray(data)]
             elif method == "Update" and state["fb"]:
@@ -396,9 +401,12 @@ class Xvfb:
         return bgrx_picture(width, height, stride,
                             data[start:start + stride * height])
 
-    def key(self, keys):
-        subprocess.run(["xdotool", "key", keys], env=self.env(), timeout=30,
-                       check=True)
+    def key(self, keys, window="QEMU"):
+        """Type KEYS (xdotool's syntax) into the window named WINDOW: it
+        gets the input focus first (there is no window manager)."""
+        subprocess.run(["xdotool", "search", "--onlyvisible", "--name",
+                        window, "windowfocus", "--sync", "key", keys],
+                       env=self.env(), timeout=30, check=True)
 
     def stop(self):
         if self.proc and self.proc.poll() is None:
