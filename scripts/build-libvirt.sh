@@ -40,8 +40,9 @@ version=$(basename "$src" | sed 's/^libvirt-//')
 # (QEMU's QMP is JSON).  No docs and no unit tests: they are most of
 # libvirt's build time and test libvirt, not pvdc's model (the project's
 # tests/libvirt suite tests that against the real daemon).  Built without
-# optimisation or debug info: it is the test suite's daemon, and that halves
-# its cold build on the 2 cores CI has.
+# optimisation or debug info: it is the test suite's daemon, and its cold
+# build must fit in CI's time beside QEMU's two builds (about 4 CPU-minutes,
+# 2 to 3 minutes on 2 idle cores).
 cfg=(--buildtype=plain -Doptimization=0 -Ddebug=false
      --prefix=/usr --sysconfdir=/etc --localstatedir=/var
      -Drunstatedir=/run --libdir=lib/x86_64-linux-gnu
