@@ -217,6 +217,10 @@ def gtk_shows_both_heads(x, vm):
 
 
 def sdl_shows_both_heads(x, vm):
+    deadline = time.monotonic() + SETTLE_TIMEOUT
+    while len(qemu_windows(x)) < HEADS and time.monotonic() < deadline:
+        time.sleep(0.5)
+    x.spread_windows()
     wins = wait_windows(x, vm, HEADS, set(range(HEADS)))
     if len(wins) != HEADS:
         raise AssertionError(f"SDL windows: {wins}")

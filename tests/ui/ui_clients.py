@@ -25,6 +25,8 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
 from pvdc_harness import Picture  # noqa: E402
 
 TIMEOUT = 60
+# SPICE's SPICE_SURFACE_FMT_32_xRGB: B, G, R, X bytes in memory.
+SPICE_SURFACE_FMT_32_XRGB = 32
 # pixman's x8r8g8b8 and a8r8g8b8: B, G, R, X/A bytes in memory.
 PIXMAN_XRGB = (0x20020888, 0x20028888)
 
@@ -136,21 +138,35 @@ def spice_displays(host, port, count, timeout=TIMEOUT, settle=None):
     """
     import gi
     gi.require_version("SpiceClientGLib", "2.0")
-    from gi.repository import GLib, SpiceClientGLib
+    from gi.repository import GLib, GObject, SpiceClientGLib
 
     session = SpiceClientGLib.Session()
     session.set_property("host", host)
     session.set_property("port", str(port))
-    displays = {}
+    # channel id -> (width, height, stride, address) of its primary surface,
+    # from the primary-create signal (spice-gtk's DisplayPrimary struct does
+    # not come through GObject introspection intact).
+    primaries = {}
+    channels = []
 
     def channel_new(sess, channel):
-        if isinstance(channel, SpiceClientGLib.DisplayChannel):
-            displays[channel.get_property("channel-id")] = channel
-            channel.connect_channel()
-        elif isinstance(channel, SpiceClientGLib.MainChannel):
-            pass
+        if not isinstance(channel, SpiceClientGLib.DisplayChannel):
+            return
+        cid = channel.get_property("channel-id")
 
-    session.connect("channel-new", channel_new)
+        def created(ch, fmt, width, height, stride, shmid, data):
+            primaries[cid] = (fmt, width, height, stride, data)
+
+        def destroyed(ch):
+            primaries.pop(cid, None)
+
+        GObject.Object.connect(channel, "display-primary-create", created)
+        GObject.Object.connect(channel, "display-primary-destroy", destroyed)
+        channels.append(channel)
+        # SpiceChannel's connect(), not GObject's signal connect().
+        SpiceClientGLib.Channel.connect(channel)
+
+    GObject.Object.connect(session, "channel-new", channel_new)
     if not session.connect():
         raise AssertionError(f"SPICE: cannot connect to {host}:{port}")
     ctx = GLib.MainContext.default()
@@ -158,34 +174,34 @@ def spice_displays(host, port, count, timeout=TIMEOUT, settle=None):
     pictures = None
     try:
         while True:
-            ctx.iteration(False)
-            pictures = _spice_pictures(SpiceClientGLib, displays, count)
+            while ctx.pending():
+                ctx.iteration(False)
+            pictures = _spice_pictures(primaries, count)
             if pictures and (settle is None or settle(pictures)):
                 return pictures
             if time.monotonic() > deadline:
                 break
-            time.sleep(0.02)
+            time.sleep(0.05)
     finally:
         session.disconnect()
         while ctx.pending():
             ctx.iteration(False)
-    raise AssertionError(f"SPICE: display channels {sorted(displays)}, "
-                         f"{'pictures did not settle' if pictures else 'no primary surface on every one'}"
+    raise AssertionError(f"SPICE: primary surfaces {primaries}, "
+                         f"{'pictures did not settle' if pictures else 'not one on every channel'}"
                          f" within {timeout} s")
 
 
-def _spice_pictures(SpiceClientGLib, displays, count):
+def _spice_pictures(primaries, count):
     pictures = []
     for i in range(count):
-        channel = displays.get(i)
-        if channel is None:
+        if i not in primaries:
             return None
-        ok, primary = SpiceClientGLib.display_get_primary(channel, 0)
-        if not ok or not primary.data or not primary.width:
-            return None
-        data = ctypes.string_at(primary.data, primary.stride * primary.height)
-        pictures.append(bgrx_picture(primary.width, primary.height,
-                                     primary.stride, data))
+        fmt, width, height, stride, data = primaries[i]
+        if fmt != SPICE_SURFACE_FMT_32_XRGB or stride < width * 4 or not data:
+            raise AssertionError(f"SPICE display {i}: format {fmt}, "
+                                 f"{width}x{height}, stride {stride}")
+        pictures.append(bgrx_picture(width, height, stride,
+                                     ctypes.string_at(data, stride * height)))
     return pictures
 
 
@@ -206,10 +222,13 @@ class DBusDisplay:
         self.bus = subprocess.Popen(
             ["dbus-daemon", "--session", "--nofork", "--nopidfile",
              f"--address=unix:path={path}", "--print-address"],
-            stdout=subprocess.PIPE, text=True, start_new_session=True)
-        self.address = self.bus.stdout.readline().strip()
-        if not self.address:
+            stdout=subprocess.PIPE, text=True, start_new_session=True,
+            stderr=open(os.path.join(self.tmp, "dbus-daemon.log"), "w"))
+        if not self.bus.stdout.readline().strip():
             raise AssertionError("dbus-daemon did not start")
+        # The path alone: the printed address has a comma (guid=), which
+        # QEMU's option syntax would split.
+        self.address = f"unix:path={path}"
         return self.address
 
     def connect(self):
@@ -301,8 +320,8 @@ class DBusDisplay:
             "RegisterListener", GLib.Variant("(h)", (theirs_index,)),
             None, 0, 5000, fd_list, None)
         theirs.close()
-        stream = Gio.SocketConnection.factory_create_connection(
-            Gio.Socket.new_from_fd(ours.detach()))
+        stream = Gio.Socket.new_from_fd(
+            ours.detach()).connection_factory_create_connection()
         conn = Gio.DBusConnection.new_sync(
             stream, None, Gio.DBusConnectionFlags.AUTHENTICATION_CLIENT,
             None, None)
@@ -400,6 +419,21 @@ class Xvfb:
         start = header_size + ncolors * 12
         return bgrx_picture(width, height, stride,
                             data[start:start + stride * height])
+
+    def spread_windows(self, window="QEMU", gap=16):
+        """Place the windows named WINDOW side by side (they open on top of
+        each other, and there is no window manager)."""
+        ids = subprocess.run(["xdotool", "search", "--onlyvisible", "--name",
+                              window], capture_output=True, text=True,
+                             env=self.env(), timeout=30).stdout.split()
+        x = 0
+        for wid in ids:
+            subprocess.run(["xdotool", "windowmove", "--sync", wid, str(x),
+                            "0"], env=self.env(), timeout=30, check=True)
+            x += int(re.search(r"Width: (\d+)", subprocess.run(
+                ["xwininfo", "-id", wid], capture_output=True, text=True,
+                env=self.env(), timeout=30).stdout).group(1)) + gap
+        return len(ids)
 
     def key(self, keys, window="QEMU"):
         """Type KEYS (xdotool's syntax) into the window named WINDOW: it
