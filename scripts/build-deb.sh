@@ -21,8 +21,8 @@ project_version=$(sed -n "s/^ *version: '\([^']*\)',.*/\1/p" "$PVDC_ROOT/meson.b
 
 # Sources by name: the in-tree module build leaves pvdc.mod.c beside them.
 mapfile -t sources < <(cd "$src" && printf '%s\n' Kbuild pvdc_*.c pvdc_*.h dkms.conf)
-key=$(cd "$PVDC_ROOT" &&
-      hash_files "${sources[@]/#/guest-driver/}" $(find guest-driver/debian -type f | LC_ALL=C sort) \
+mapfile -t packaging < <(cd "$PVDC_ROOT" && find guest-driver/debian -type f | LC_ALL=C sort)
+key=$(hash_files "${sources[@]/#/guest-driver/}" "${packaging[@]}" \
           include/hw/display/pvdc-regs.h scripts/build-deb.sh)
 stage_dir=$PVDC_BUILD/deb
 if [ -f "$out" ] && [ "$(cat "$stage_dir/key" 2>/dev/null)" = "$key" ]; then

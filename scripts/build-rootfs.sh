@@ -27,7 +27,8 @@ usage() {
     exit "${1:-0}"
 }
 
-deb= output=
+deb=
+output=
 while [ $# -gt 0 ]; do
     case $1 in
     --deb) deb=$(realpath "$2"); shift 2 ;;
@@ -36,7 +37,7 @@ while [ $# -gt 0 ]; do
     *) usage 1 >&2 ;;
     esac
 done
-[ -n "$deb" ] && [ -n "$output" ] || usage 1 >&2
+if [ -z "$deb" ] || [ -z "$output" ]; then usage 1 >&2; fi
 [ "$(id -u)" -eq 0 ] || die "building a root filesystem needs root (debootstrap, chroot)"
 
 MIRROR=${PVDC_DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -192,7 +193,7 @@ build_image() {
     mb=$(du -sm --one-file-system "$root" | cut -f1)
     rm -f "$work/disk.img"
     # Room for the in-guest reinstall of the package and the logs.
-    truncate -s $(( (mb * 13 / 10 + 512) ))M "$work/disk.img"
+    truncate -s $((mb * 13 / 10 + 512))M "$work/disk.img"
     mke2fs -q -t ext4 -L pvdc-root -d "$root" "$work/disk.img"
     rm -rf --one-file-system "$root"
     mv "$work" "$image"
@@ -221,8 +222,9 @@ fi
 
 # Keep the cache from growing without bound: the two newest of each layer.
 for layer in base image; do
-    # shellcheck disable=SC2012 # names are ours, without spaces
-    ls -dt "$cache/$layer"-* 2>/dev/null | grep -v '\.tmp$' | tail -n +3 |
+    # shellcheck disable=SC2012 # names are ours, without spaces; *[!p]
+    # leaves out the .tmp of a build in progress
+    ls -dt "$cache/$layer"-*[!p] 2>/dev/null | tail -n +3 |
         while read -r old; do rm -rf --one-file-system "$old"; done
 done
 
