@@ -20,7 +20,7 @@ project_version=$(sed -n "s/^ *version: '\([^']*\)',.*/\1/p" "$PVDC_ROOT/meson.b
     die "guest-driver/debian/changelog is at $version, meson.build at $project_version: add a changelog entry"
 
 # Sources by name: the in-tree module build leaves pvdc.mod.c beside them.
-mapfile -t sources < <(cd "$src" && printf '%s\n' Kbuild pvdc_*.c pvdc_*.h dkms.conf)
+mapfile -t sources < <(cd "$src" && printf '%s\n' Kbuild pvdc_*.c ./*.h dkms.conf)
 mapfile -t packaging < <(cd "$PVDC_ROOT" && find guest-driver/debian -type f | LC_ALL=C sort)
 key=$(hash_files "${sources[@]/#/guest-driver/}" "${packaging[@]}" \
           include/hw/display/pvdc-regs.h scripts/build-deb.sh)
@@ -34,8 +34,9 @@ tree=$stage_dir/pvdc-$version
 mkdir -p "$tree"
 (cd "$src" && cp -a "${sources[@]}" debian "$tree"/)
 # The package must build without the QEMU tree around it, so it carries the
-# register map: copied, never retyped, so the numbers stay the one header's.
-cp "$PVDC_ROOT/include/hw/display/pvdc-regs.h" "$tree"/
+# register map: copied, never retyped, so the numbers stay the one header's
+# (unless guest-driver/ carries its own generated copy).
+[ -e "$tree/pvdc-regs.h" ] || cp "$PVDC_ROOT/include/hw/display/pvdc-regs.h" "$tree"/
 
 log=$stage_dir/dpkg-buildpackage.log
 if ! (cd "$tree" && dpkg-buildpackage -b -us -uc) >"$log" 2>&1; then
