@@ -46,6 +46,9 @@ PACKAGES=(
     busybox-static cpio kmod libdrm-dev libdrm-tests
     # docs check
     python3-docutils
+    # the DKMS package (scripts/build-deb.sh) and the stock Debian guest's
+    # root filesystem (scripts/build-rootfs.sh)
+    debhelper dh-dkms debootstrap e2fsprogs
     # libvirt test (tests/libvirt: the test starts its own daemon)
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 )
