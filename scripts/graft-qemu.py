@@ -40,7 +40,9 @@ FRAGMENTS = [
     ("hw/display/meson.build", "hw/display/meson.build", None),
     ("hw/display/Kconfig", "hw/display/Kconfig", None),
     ("hw/display/trace-events", "hw/display/trace-events", None),
-    ("tests/qtest/meson.build", "tests/qtest/meson.build", "qtests_cxl = "),
+    # After the per-target lists and the extra sources are defined.
+    ("tests/qtest/meson.build", "tests/qtest/meson.build",
+     "qtest_executables = {}"),
     # A generic-fuzz entry, inside predefined_configs[]: before the line
     # that closes its first entry and opens the second.
     ("tests/qtest/fuzz/generic_fuzz_configs.h",

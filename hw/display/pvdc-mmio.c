@@ -3,7 +3,13 @@
  *
  * Decodes an offset into its window and dispatches.  Nothing here acts on
  * a latched value: shadow registers are stored as written and checked only
- * when a commit latches (pvdc-commit.c).
+ * when a commit latches (pvdc-commit.c).  Every access first brings the
+ * device up to the current time (pvdc_catch_up()).
+ *
+ * Registers are 32 bits wide.  An 8-byte access is split by the memory
+ * core into two 4-byte ones, lower address first, whatever the
+ * accelerator (KVM splits it before QEMU sees it, TCG does not): the
+ * spec promises that behaviour, not one that depends on the host.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -13,6 +19,7 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "hw/pci/msi.h"
+#include "pvdc-compose.h"
 #include "pvdc-internal.h"
 #include "trace.h"
 
@@ -115,7 +122,8 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
         *val = PVDC_ID;
         return true;
     case PVDC_REG_VERSION:
-        *val = deposit32(PVDC_VERSION_MINOR, 16, 16, PVDC_VERSION_MAJOR);
+        *val = FIELD_DP32(0, VERSION, MINOR, PVDC_VERSION_MINOR);
+        *val = FIELD_DP32(*val, VERSION, MAJOR, PVDC_VERSION_MAJOR);
         return true;
     case PVDC_REG_FEATURES:
         *val = pvdc_features(s);
@@ -145,8 +153,8 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
         *val = PVDC_XY(PVDC_CURSOR_MAX_SIZE, PVDC_CURSOR_MAX_SIZE);
         return true;
     case PVDC_REG_SCALE_LIMITS:
-        *val = PVDC_MAX_DOWNSCALE << PVDC_SCALE_MAX_DOWNSCALE_SHIFT |
-               PVDC_MAX_UPSCALE << PVDC_SCALE_MAX_UPSCALE_SHIFT;
+        *val = FIELD_DP32(0, SCALE_LIMITS, MAX_DOWNSCALE, PVDC_MAX_DOWNSCALE);
+        *val = FIELD_DP32(*val, SCALE_LIMITS, MAX_UPSCALE, PVDC_MAX_UPSCALE);
         return true;
     case PVDC_REG_PITCH_ALIGN:
         *val = PVDC_PITCH_ALIGNMENT;
@@ -169,6 +177,8 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
         *val = s->int_status;
         s->int_status = 0;
         pvdc_irq_update(s, was_pending);
+        /* Vblanks interrupt again. */
+        pvdc_timer_update(s);
         return true;
     }
     case PVDC_REG_MULTI_DOORBELL:
@@ -188,17 +198,17 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
         addr < PVDC_REG_FORMAT_TABLE(PVDC_MAX_FORMATS)) {
         unsigned int i = (addr - PVDC_REG_FORMAT_TABLE(0)) / 4;
 
-        *val = i < pvdc_num_formats ? pvdc_formats[i].fourcc : 0;
+        *val = i < PVDC_COMPOSE_NUM_FORMATS ?
+               pvdc_compose_formats[i].fourcc : 0;
         return true;
     }
     return false;
 }
 
 static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
-                                   hwaddr offset, uint32_t *val)
+                                   hwaddr offset, int64_t now, uint32_t *val)
 {
     PVDCHead *head = &s->heads[h];
-    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 
     switch (offset) {
     case PVDC_HEAD_DOORBELL:
@@ -214,7 +224,8 @@ static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
         *val = head->result;
         return true;
     case PVDC_HEAD_VBLANK_COUNT:
-        *val = pvdc_vblank_count(head, now);
+        /* modulo 2^32: the register is the low half of the count */
+        *val = extract64(pvdc_vblank_count(head, now), 0, 32);
         return true;
     case PVDC_HEAD_VBLANK_TIME_LO: {
         uint64_t t = pvdc_vblank_time(head, now);
@@ -240,7 +251,7 @@ static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
         *val = head->crc_ctrl;
         return true;
     case PVDC_HEAD_CRC_VALUE:
-        *val = head->crc_value;
+        *val = pvdc_crc_read(head, now);
         return true;
     case PVDC_HEAD_CRC_FRAME:
         *val = head->crc_frame;
@@ -259,12 +270,17 @@ static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
 static uint64_t pvdc_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     PVDCState *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     unsigned int i;
     hwaddr offset;
     uint32_t *reg;
     uint32_t val = 0;
     bool known = false;
 
+    if (!pvdc_alive(s)) {
+        return 0;
+    }
+    pvdc_catch_up(s, now);
     if (addr < PVDC_GLOBAL_END) {
         known = pvdc_global_read(s, addr, &val);
     } else if (pvdc_window(addr, PVDC_REG_PLANE_CAPS(0), 4, s->num_planes,
@@ -273,7 +289,7 @@ static uint64_t pvdc_mmio_read(void *opaque, hwaddr addr, unsigned size)
         known = true;
     } else if (pvdc_window(addr, PVDC_HEAD_CONTROL_BASE, PVDC_HEAD_STRIDE,
                            s->num_heads, &i, &offset)) {
-        known = pvdc_head_control_read(s, i, offset, &val);
+        known = pvdc_head_control_read(s, i, offset, now, &val);
     } else if (pvdc_window(addr, PVDC_HEAD_SHADOW_BASE, PVDC_HEAD_STRIDE,
                            s->num_heads, &i, &offset)) {
         reg = pvdc_head_reg(&s->heads[i].shadow, offset);
@@ -320,6 +336,7 @@ static void pvdc_global_write(PVDCState *s, hwaddr addr, uint32_t val)
         was_pending = s->int_status & s->int_enable;
         s->int_status &= ~val;
         pvdc_irq_update(s, was_pending);
+        pvdc_timer_update(s);
         break;
     case PVDC_REG_INT_ENABLE:
         if (val & ~all_ints) {
@@ -370,7 +387,6 @@ static void pvdc_head_control_write(PVDCState *s, unsigned int h,
             break;
         }
         head->crc_ctrl = val;
-        pvdc_timer_update(s);
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "pvdc: head %u: write 0x%x to "
@@ -390,7 +406,11 @@ static void pvdc_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
     uint32_t *reg = NULL;
 
     trace_pvdc_mmio_write(addr, val);
+    if (!pvdc_alive(s)) {
+        return;
+    }
     s->mmio_writes++;
+    pvdc_catch_up(s, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
 
     if (addr < PVDC_GLOBAL_END) {
         pvdc_global_write(s, addr, val);
@@ -422,7 +442,7 @@ const MemoryRegionOps pvdc_mmio_ops = {
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = {
         .min_access_size = 4,
-        .max_access_size = 4,
+        .max_access_size = 8,
     },
     .impl = {
         .min_access_size = 4,

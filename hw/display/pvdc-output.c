@@ -84,6 +84,8 @@ static void pvdc_output_update_edid(PVDCHead *head, const QemuUIInfo *ui)
     }
     /* distinct serials keep the guest from taking two heads for one */
     snprintf(serial, sizeof(serial), "pvdc-%u", head->index);
+    /* The generator only adds to the buffer: extensions, mode bits. */
+    memset(s->edid[head->index], 0, sizeof(s->edid[head->index]));
     qemu_edid_generate(s->edid[head->index], sizeof(s->edid[head->index]),
                        &info);
 }
@@ -179,10 +181,10 @@ static void pvdc_output_prop_get(Object *obj, Visitor *v, const char *name,
 
     switch (prop->field) {
     case PVDC_OUTPUT_X:
-        value = PVDC_X(pvdc_output_pos(prop->s, prop->head));
+        value = FIELD_EX32(pvdc_output_pos(prop->s, prop->head), XY, X);
         break;
     case PVDC_OUTPUT_Y:
-        value = PVDC_Y(pvdc_output_pos(prop->s, prop->head));
+        value = FIELD_EX32(pvdc_output_pos(prop->s, prop->head), XY, Y);
         break;
     default:
         value = *pvdc_output_field(head, prop->field);
@@ -234,8 +236,8 @@ static void pvdc_output_prop_set(Object *obj, Visitor *v, const char *name,
     if (is_pos && !head->pos_set) {
         uint32_t pos = pvdc_output_pos(s, prop->head);
 
-        head->pos_x = PVDC_X(pos);
-        head->pos_y = PVDC_Y(pos);
+        head->pos_x = FIELD_EX32(pos, XY, X);
+        head->pos_y = FIELD_EX32(pos, XY, Y);
         head->pos_set = true;
     }
     if (*field == value) {

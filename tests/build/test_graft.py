@@ -18,7 +18,7 @@ QEMU_FILES = ["hw/display/meson.build", "hw/display/Kconfig",
               "tests/qtest/fuzz/generic_fuzz_configs.h"]
 # What each fake file holds: the anchor its fragment needs.
 FAKE_CONTENT = {
-    "tests/qtest/meson.build": "qtests_cxl = []\n",
+    "tests/qtest/meson.build": "qtest_executables = {}\n",
     "tests/qtest/fuzz/generic_fuzz_configs.h":
         "const generic_fuzz_config predefined_configs[] = {\n"
         "    {\n        .name = \"a\",\n    },{\n        .name = \"b\",\n"
