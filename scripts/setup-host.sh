@@ -34,14 +34,14 @@ PACKAGES=(
     busybox-static cpio kmod libdrm-dev libdrm-tests
     # docs check
     python3-docutils
+    # the DKMS package (scripts/build-deb.sh) and the stock Debian guest's
+    # root filesystem (scripts/build-rootfs.sh)
+    debhelper dh-dkms debootstrap e2fsprogs
     # libvirt test (tests/libvirt: the test starts its own daemon)
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
     # scripts/fuzz.sh: QEMU's generic-fuzz needs clang and libFuzzer
     clang-14 libclang-rt-14-dev
 )
-
-# Other helpers and CI jobs may run apt at the same time: wait for the lock.
-APT=(apt-get -o DPkg::Lock::Timeout=600)
 
 need_update=0
 if ! printf '%s' "$SOURCES_CONTENT" | cmp -s - "$SOURCES"; then
@@ -68,7 +68,7 @@ kernel_version() {
 
 if [ ${#missing[@]} -gt 0 ] || [ $need_update -eq 1 ] || [ -z "$(kernel_version)" ]; then
     stage "apt-get update"
-    as_root "${APT[@]}" update -q
+    as_root apt-get -o DPkg::Lock::Timeout=600 update -q
 fi
 
 KVER=$(kernel_version)
@@ -78,7 +78,7 @@ dpkg-query -W -f='${Status}\n' "linux-headers-$KVER" 2>/dev/null | grep -q '^ins
 
 if [ ${#missing[@]} -gt 0 ]; then
     stage "installing ${#missing[@]} packages: ${missing[*]}"
-    as_root env DEBIAN_FRONTEND=noninteractive "${APT[@]}" install -y -q --no-install-recommends "${missing[@]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
 else
     stage "host packages already installed"
 fi
