@@ -81,14 +81,14 @@ static void pvdc_commit_view_init(PVDCCommitView *v, PVDCState *s,
 
     v->s = s;
     v->group = group;
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         v->head[h] = (group & BIT(h)) ? &s->heads[h].armed
                                       : &s->heads[h].active;
     }
     for (p = 0; p < s->num_planes; p++) {
         v->plane[p] = &s->planes[p].active;
         v->owner[p] = -1;
-        for (h = 0; h < s->num_heads; h++) {
+        for (h = 0; h < s->conf.num_heads; h++) {
             if ((group & BIT(h)) && s->heads[h].plane_armed[p]) {
                 v->plane[p] = &s->heads[h].armed_planes[p];
                 v->owner[p] = h;
@@ -184,8 +184,8 @@ static bool pvdc_axis_valid(uint32_t timing, uint32_t sync, uint32_t max)
 
 static bool pvdc_mode_valid(PVDCState *s, const PVDCHeadRegs *r)
 {
-    return pvdc_axis_valid(r->htiming, r->hsync, s->max_width) &&
-           pvdc_axis_valid(r->vtiming, r->vsync, s->max_height) &&
+    return pvdc_axis_valid(r->htiming, r->hsync, s->conf.max_width) &&
+           pvdc_axis_valid(r->vtiming, r->vsync, s->conf.max_height) &&
            r->pixel_clock >= 1 && r->pixel_clock <= PVDC_MAX_PIXEL_CLOCK_KHZ &&
            pvdc_mode_period_ns(r) >= PVDC_MIN_FRAME_PERIOD_NS;
 }
@@ -221,12 +221,12 @@ static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
     if (was_on && armed->bandwidth != active->bandwidth) {
         return pvdc_head_error(PVDC_ERR_BANDWIDTH_CHANGE);
     }
-    for (k = 0; k < s->num_heads; k++) {
+    for (k = 0; k < s->conf.num_heads; k++) {
         if (FIELD_EX32(v->head[k]->ctrl, HS_CTRL, ENABLE)) {
             allocated += v->head[k]->bandwidth;
         }
     }
-    if (allocated > s->bandwidth_total) {
+    if (allocated > s->conf.bandwidth_total) {
         return pvdc_head_error(PVDC_ERR_BANDWIDTH_ALLOC);
     }
     return 0;
@@ -286,7 +286,7 @@ static uint32_t pvdc_check_plane_fb(PVDCCommitView *v, unsigned int p)
     if (fmt < 0 || !(pvdc_format_mask(pvdc_plane_type(s, p)) & BIT(fmt))) {
         return pvdc_error(PVDC_ERR_FORMAT, p);
     }
-    if (!fb_w || !fb_h || fb_w > s->max_width || fb_h > s->max_height ||
+    if (!fb_w || !fb_h || fb_w > s->conf.max_width || fb_h > s->conf.max_height ||
         (r->format == PVDC_FMT_YUYV && (fb_w & 1))) {
         return pvdc_error(PVDC_ERR_FB_SIZE, p);
     }
@@ -298,7 +298,7 @@ static uint32_t pvdc_check_plane_fb(PVDCCommitView *v, unsigned int p)
         return pvdc_error(PVDC_ERR_OFFSET_ALIGN, p);
     }
     if ((uint64_t)r->fb_offset + (uint64_t)r->fb_pitch * (fb_h - 1) + line >
-        s->vram_size) {
+        s->conf.vram_size) {
         return pvdc_error(PVDC_ERR_FB_BOUNDS, p);
     }
     return 0;
@@ -322,9 +322,9 @@ static uint32_t pvdc_check_plane_geometry(PVDCCommitView *v, unsigned int p)
         (uint64_t)r->src_y + r->src_h > fb_h << 16) {
         return pvdc_error(PVDC_ERR_SRC_RECT, p);
     }
-    if (!dst_w || !dst_h || dst_w > s->max_width || dst_h > s->max_height ||
-        dst_x < -(int32_t)s->max_width || dst_x > (int32_t)s->max_width ||
-        dst_y < -(int32_t)s->max_height || dst_y > (int32_t)s->max_height) {
+    if (!dst_w || !dst_h || dst_w > s->conf.max_width || dst_h > s->conf.max_height ||
+        dst_x < -(int32_t)s->conf.max_width || dst_x > (int32_t)s->conf.max_width ||
+        dst_y < -(int32_t)s->conf.max_height || dst_y > (int32_t)s->conf.max_height) {
         return pvdc_error(PVDC_ERR_DST_RECT, p);
     }
     if (pvdc_plane_type(s, p) == PVDC_PLANE_TYPE_CURSOR &&
@@ -349,7 +349,7 @@ static uint32_t pvdc_check_plane_zpos(PVDCCommitView *v, unsigned int h,
     const PVDCPlaneRegs *r = v->plane[p];
     unsigned int q;
 
-    if (r->zpos >= s->num_overlays + 2) {
+    if (r->zpos >= s->conf.num_overlays + 2) {
         return pvdc_error(PVDC_ERR_ZPOS, p);
     }
     for (q = 0; q < s->num_planes; q++) {
@@ -423,7 +423,7 @@ static uint32_t pvdc_check_sums(PVDCCommitView *v, unsigned int h)
         const PVDCPlaneRegs *r = v->plane[p];
 
         if (pvdc_plane_on(r) && pvdc_plane_scaled(r) &&
-            ++scaled > s->num_scalers) {
+            ++scaled > s->conf.num_scalers) {
             return pvdc_error(PVDC_ERR_SCALERS, p);
         }
     }
@@ -448,7 +448,7 @@ static uint32_t pvdc_check_commit(PVDCCommitView *v, unsigned int *failed)
     unsigned int h;
     uint32_t err;
 
-    for (h = 0; h < v->s->num_heads; h++) {
+    for (h = 0; h < v->s->conf.num_heads; h++) {
         if (!(v->group & BIT(h))) {
             continue;
         }
@@ -478,7 +478,7 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
             s->planes[p].active = *v->plane[p];
         }
     }
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
         bool was_on = pvdc_head_on(head);
         bool on = FIELD_EX32(head->armed.ctrl, HS_CTRL, ENABLE);
@@ -517,7 +517,7 @@ static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
                       pvdc_error_name(err), where);
     }
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
         if (!(group & BIT(h))) {
@@ -539,7 +539,7 @@ static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
         trace_pvdc_commit_latched(h, head->done_seq, head->result, when);
     }
     /* Interrupts last, once the outcome is complete for every member. */
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         if (group & BIT(h)) {
             pvdc_irq_raise(s, h, err ? PVDC_INT_COMMIT_REJECTED
                                      : PVDC_INT_COMMIT_DONE);
@@ -559,7 +559,7 @@ void pvdc_latch_due_commits(PVDCState *s, int64_t now)
     while (pvdc_alive(s) && pvdc_next_latch(s, &when) && when <= now) {
         unsigned int h;
 
-        for (h = 0; h < s->num_heads; h++) {
+        for (h = 0; h < s->conf.num_heads; h++) {
             if (s->heads[h].is_armed && s->heads[h].latch_ns == when) {
                 pvdc_latch_group(s, s->heads[h].group, when);
                 break;
@@ -573,7 +573,7 @@ bool pvdc_next_latch(PVDCState *s, int64_t *when)
     bool found = false;
     unsigned int h;
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         if (s->heads[h].is_armed &&
             (!found || s->heads[h].latch_ns < *when)) {
             *when = s->heads[h].latch_ns;
@@ -588,7 +588,7 @@ uint32_t pvdc_armed_mask(PVDCState *s)
     uint32_t mask = 0;
     unsigned int h;
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         if (s->heads[h].is_armed) {
             mask |= BIT(h);
         }
@@ -629,7 +629,7 @@ void pvdc_doorbell(PVDCState *s, uint32_t mask)
     unsigned int h;
 
     if (busy) {
-        for (h = 0; h < s->num_heads; h++) {
+        for (h = 0; h < s->conf.num_heads; h++) {
             if (busy & BIT(h)) {
                 s->heads[h].status |= PVDC_HEAD_STATUS_DOORBELL_OVERRUN;
             }
@@ -641,12 +641,12 @@ void pvdc_doorbell(PVDCState *s, uint32_t mask)
         return;
     }
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         if (mask & BIT(h)) {
             latch = MAX(latch, pvdc_arm_head(s, h, now));
         }
     }
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         if (mask & BIT(h)) {
             s->heads[h].group = mask;
             s->heads[h].latch_ns = latch;
@@ -660,7 +660,7 @@ void pvdc_doorbell(PVDCState *s, uint32_t mask)
 static bool pvdc_armed_valid(PVDCState *s, unsigned int h, Error **errp)
 {
     PVDCHead *head = &s->heads[h];
-    uint32_t all = MAKE_64BIT_MASK(0, s->num_heads);
+    uint32_t all = MAKE_64BIT_MASK(0, s->conf.num_heads);
     unsigned int k, p;
 
     if (!head->is_armed) {
@@ -673,7 +673,7 @@ static bool pvdc_armed_valid(PVDCState *s, unsigned int h, Error **errp)
                    head->latch_ns);
         return false;
     }
-    for (k = 0; k < s->num_heads; k++) {
+    for (k = 0; k < s->conf.num_heads; k++) {
         if ((head->group & BIT(k)) &&
             (!s->heads[k].is_armed || s->heads[k].group != head->group ||
              s->heads[k].latch_ns != head->latch_ns)) {
@@ -705,8 +705,8 @@ bool pvdc_loaded_state_valid(PVDCState *s, Error **errp)
      * planes it shows and nothing changing: every rule applies.
      */
     view.s = s;
-    view.group = MAKE_64BIT_MASK(0, s->num_heads);
-    for (h = 0; h < s->num_heads; h++) {
+    view.group = MAKE_64BIT_MASK(0, s->conf.num_heads);
+    for (h = 0; h < s->conf.num_heads; h++) {
         view.head[h] = &s->heads[h].active;
     }
     for (p = 0; p < s->num_planes; p++) {
@@ -717,7 +717,7 @@ bool pvdc_loaded_state_valid(PVDCState *s, Error **errp)
         if (!pvdc_plane_on(r)) {
             continue;
         }
-        if (r->head >= s->num_heads) {
+        if (r->head >= s->conf.num_heads) {
             error_setg(errp, "pvdc: plane %u is shown on head %u, which "
                        "does not exist", p, r->head);
             return false;
@@ -734,7 +734,7 @@ bool pvdc_loaded_state_valid(PVDCState *s, Error **errp)
         return false;
     }
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         if (!pvdc_armed_valid(s, h, errp)) {
             return false;
         }

@@ -90,7 +90,7 @@ typedef struct PVDCDisplay {
  */
 static uint8_t *pvdc_vram_span(PVDCState *s, uint64_t offset, uint64_t len)
 {
-    if (offset > s->vram_size || len > s->vram_size - offset) {
+    if (offset > s->conf.vram_size || len > s->conf.vram_size - offset) {
         return NULL;
     }
     return (uint8_t *)memory_region_get_ram_ptr(&s->vram) + offset;
@@ -98,7 +98,7 @@ static uint8_t *pvdc_vram_span(PVDCState *s, uint64_t offset, uint64_t len)
 
 static unsigned int pvdc_cursor_plane(PVDCHead *head)
 {
-    uint32_t per_head = head->dev->num_overlays + 2;
+    uint32_t per_head = head->dev->conf.num_overlays + 2;
 
     return head->index * per_head + per_head - 1;
 }
@@ -207,7 +207,7 @@ static bool pvdc_plane_dirty(PVDCState *s, DirtyBitmapSnapshot *snap,
     }
     for (y = 0; y < rows; y++) {
         uint64_t start = base + (uint64_t)y * plane->pitch;
-        uint64_t end = MIN(start + row_bytes, s->vram_size);
+        uint64_t end = MIN(start + row_bytes, s->conf.vram_size);
 
         /* Lines closer than a page share pages: look each up once. */
         for (addr = MAX(ROUND_DOWN(start, page), next); addr < end;
@@ -241,9 +241,9 @@ static void pvdc_console_collect_damage(PVDCState *s)
     DirtyBitmapSnapshot *snap;
     unsigned int h, i;
 
-    snap = memory_region_snapshot_and_clear_dirty(&s->vram, 0, s->vram_size,
+    snap = memory_region_snapshot_and_clear_dirty(&s->vram, 0, s->conf.vram_size,
                                                   DIRTY_MEMORY_VGA);
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
         PVDCDisplay *d = head->display;
         unsigned int ids[PVDC_MAX_PLANES_PER_HEAD];
@@ -280,7 +280,7 @@ static bool pvdc_console_compose(PVDCHead *head,
     PVDCState *s = head->dev;
     const uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
 
-    if (!pvdc_compose(scene, vram, s->vram_size, image, damage)) {
+    if (!pvdc_compose(scene, vram, s->conf.vram_size, image, damage)) {
         return false;
     }
     head->display->compositions++;
@@ -321,7 +321,7 @@ static bool pvdc_console_show_direct(PVDCHead *head,
 
     /* The CRC and the console must show the same: keep them composed. */
     if (FIELD_EX32(head->crc_ctrl, CRC_CTRL, ENABLE) ||
-        !pvdc_compose_direct(scene, s->vram_size, &direct) ||
+        !pvdc_compose_direct(scene, s->conf.vram_size, &direct) ||
         !dpy_gfx_check_format(head->con, direct.format)) {
         return false;
     }
@@ -643,7 +643,7 @@ void pvdc_console_init(PVDCState *s)
     unsigned int h;
 
     memory_region_set_log(&s->vram, true, DIRTY_MEMORY_VGA);
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
         head->display = g_new0(PVDCDisplay, 1);
@@ -655,7 +655,7 @@ void pvdc_console_unrealize(PVDCState *s)
 {
     unsigned int h;
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         graphic_console_close(s->heads[h].con);
     }
     memory_region_set_log(&s->vram, false, DIRTY_MEMORY_VGA);

@@ -129,25 +129,25 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
         *val = pvdc_features(s);
         return true;
     case PVDC_REG_NUM_HEADS:
-        *val = s->num_heads;
+        *val = s->conf.num_heads;
         return true;
     case PVDC_REG_NUM_OVERLAYS:
-        *val = s->num_overlays;
+        *val = s->conf.num_overlays;
         return true;
     case PVDC_REG_NUM_PLANES:
         *val = s->num_planes;
         return true;
     case PVDC_REG_NUM_SCALERS:
-        *val = s->num_scalers;
+        *val = s->conf.num_scalers;
         return true;
     case PVDC_REG_VRAM_SIZE_LO:
-        *val = extract64(s->vram_size, 0, 32);
+        *val = extract64(s->conf.vram_size, 0, 32);
         return true;
     case PVDC_REG_VRAM_SIZE_HI:
-        *val = extract64(s->vram_size, 32, 32);
+        *val = extract64(s->conf.vram_size, 32, 32);
         return true;
     case PVDC_REG_MAX_SIZE:
-        *val = PVDC_XY(s->max_width, s->max_height);
+        *val = PVDC_XY(s->conf.max_width, s->conf.max_height);
         return true;
     case PVDC_REG_CURSOR_MAX:
         *val = PVDC_XY(PVDC_CURSOR_MAX_SIZE, PVDC_CURSOR_MAX_SIZE);
@@ -163,7 +163,7 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
         *val = PVDC_OFFSET_ALIGNMENT;
         return true;
     case PVDC_REG_BANDWIDTH_TOTAL:
-        *val = s->bandwidth_total;
+        *val = s->conf.bandwidth_total;
         return true;
     case PVDC_REG_INT_STATUS:
         *val = s->int_status;
@@ -288,15 +288,15 @@ static uint64_t pvdc_mmio_read(void *opaque, hwaddr addr, unsigned size)
         val = pvdc_plane_caps(s, i);
         known = true;
     } else if (pvdc_window(addr, PVDC_HEAD_CONTROL_BASE, PVDC_HEAD_STRIDE,
-                           s->num_heads, &i, &offset)) {
+                           s->conf.num_heads, &i, &offset)) {
         known = pvdc_head_control_read(s, i, offset, now, &val);
     } else if (pvdc_window(addr, PVDC_HEAD_SHADOW_BASE, PVDC_HEAD_STRIDE,
-                           s->num_heads, &i, &offset)) {
+                           s->conf.num_heads, &i, &offset)) {
         reg = pvdc_head_reg(&s->heads[i].shadow, offset);
         known = reg;
         val = reg ? *reg : 0;
     } else if (pvdc_window(addr, PVDC_HEAD_ACTIVE_BASE, PVDC_HEAD_STRIDE,
-                           s->num_heads, &i, &offset)) {
+                           s->conf.num_heads, &i, &offset)) {
         reg = pvdc_head_reg(&s->heads[i].active, offset);
         known = reg;
         val = reg ? *reg : 0;
@@ -311,7 +311,7 @@ static uint64_t pvdc_mmio_read(void *opaque, hwaddr addr, unsigned size)
         known = reg;
         val = reg ? *reg : 0;
     } else if (pvdc_window(addr, PVDC_EDID_BASE, PVDC_EDID_SIZE,
-                           s->num_heads, &i, &offset)) {
+                           s->conf.num_heads, &i, &offset)) {
         val = ldl_le_p(&s->edid[i][offset]);
         known = true;
     }
@@ -326,8 +326,8 @@ static uint64_t pvdc_mmio_read(void *opaque, hwaddr addr, unsigned size)
 
 static void pvdc_global_write(PVDCState *s, hwaddr addr, uint32_t val)
 {
-    uint32_t all_heads = MAKE_64BIT_MASK(0, s->num_heads);
-    uint32_t all_ints = MAKE_64BIT_MASK(0, s->num_heads *
+    uint32_t all_heads = MAKE_64BIT_MASK(0, s->conf.num_heads);
+    uint32_t all_ints = MAKE_64BIT_MASK(0, s->conf.num_heads *
                                            PVDC_INT_BITS_PER_HEAD);
     uint32_t was_pending;
 
@@ -417,12 +417,12 @@ static void pvdc_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
         return;
     }
     if (pvdc_window(addr, PVDC_HEAD_CONTROL_BASE, PVDC_HEAD_STRIDE,
-                    s->num_heads, &i, &offset)) {
+                    s->conf.num_heads, &i, &offset)) {
         pvdc_head_control_write(s, i, offset, val);
         return;
     }
     if (pvdc_window(addr, PVDC_HEAD_SHADOW_BASE, PVDC_HEAD_STRIDE,
-                    s->num_heads, &i, &offset)) {
+                    s->conf.num_heads, &i, &offset)) {
         reg = pvdc_head_reg(&s->heads[i].shadow, offset);
     } else if (pvdc_window(addr, PVDC_PLANE_SHADOW_BASE, PVDC_PLANE_STRIDE,
                            s->num_planes, &i, &offset)) {

@@ -72,8 +72,8 @@ static void pvdc_output_update_edid(PVDCHead *head, const QemuUIInfo *ui)
     qemu_edid_info info = {
         .prefx = head->pref_width,
         .prefy = head->pref_height,
-        .maxx = s->max_width,
-        .maxy = s->max_height,
+        .maxx = s->conf.max_width,
+        .maxy = s->conf.max_height,
         .serial = serial,
     };
 
@@ -128,7 +128,7 @@ static void pvdc_output_changed(PVDCHead *head, const QemuUIInfo *ui,
     trace_pvdc_hotplug(head->index, head->pref_width, head->pref_height,
                        pvdc_output_position(head));
     pvdc_irq_raise(s, head->index, PVDC_INT_HOTPLUG);
-    for (h = head->index + 1; width_changed && h < s->num_heads; h++) {
+    for (h = head->index + 1; width_changed && h < s->conf.num_heads; h++) {
         if (!s->heads[h].pos_set) {
             pvdc_irq_raise(s, h, PVDC_INT_HOTPLUG);
         }
@@ -142,8 +142,8 @@ static void pvdc_output_changed(PVDCHead *head, const QemuUIInfo *ui,
 void pvdc_output_ui_info(PVDCHead *head, const QemuUIInfo *info)
 {
     PVDCState *s = head->dev;
-    uint32_t width = MIN(info->width, s->max_width);
-    uint32_t height = MIN(info->height, s->max_height);
+    uint32_t width = MIN(info->width, s->conf.max_width);
+    uint32_t height = MIN(info->height, s->conf.max_height);
     bool width_changed = width != head->pref_width;
 
     /* A window being closed or minimised keeps the last mode. */
@@ -213,16 +213,16 @@ static void pvdc_output_prop_set(Object *obj, Visitor *v, const char *name,
         head->pos_set |= is_pos;
         return;
     }
-    if (prop->head >= s->num_heads) {
+    if (prop->head >= s->conf.num_heads) {
         error_setg(errp, "pvdc: there is no head %u", prop->head);
         return;
     }
     switch (prop->field) {
     case PVDC_OUTPUT_XRES:
-        limit = s->max_width;
+        limit = s->conf.max_width;
         break;
     case PVDC_OUTPUT_YRES:
-        limit = s->max_height;
+        limit = s->conf.max_height;
         break;
     default:
         limit = UINT16_MAX;
@@ -280,7 +280,7 @@ bool pvdc_output_realize(PVDCState *s, Error **errp)
 {
     unsigned int h;
 
-    for (h = s->num_heads; h < PVDC_MAX_HEADS; h++) {
+    for (h = s->conf.num_heads; h < PVDC_MAX_HEADS; h++) {
         if (s->heads[h].pref_width || s->heads[h].pref_height ||
             s->heads[h].pos_set) {
             error_setg(errp, "pvdc: head%u-* set but there is no head %u",
@@ -288,7 +288,7 @@ bool pvdc_output_realize(PVDCState *s, Error **errp)
             return false;
         }
     }
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
         if (!head->pref_width) {
@@ -297,8 +297,8 @@ bool pvdc_output_realize(PVDCState *s, Error **errp)
         if (!head->pref_height) {
             head->pref_height = s->yres;
         }
-        if (head->pref_width > s->max_width ||
-            head->pref_height > s->max_height) {
+        if (head->pref_width > s->conf.max_width ||
+            head->pref_height > s->conf.max_height) {
             error_setg(errp, "pvdc: head%u-xres and head%u-yres must be at "
                        "most max-width and max-height", h, h);
             return false;
@@ -318,7 +318,7 @@ static bool pvdc_output_needed(void *opaque)
     PVDCState *s = opaque;
     unsigned int h;
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
         if (head->pref_width != s->xres || head->pref_height != s->yres ||
@@ -334,11 +334,11 @@ static int pvdc_output_post_load(void *opaque, int version_id)
     PVDCState *s = opaque;
     unsigned int h;
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
-        if (!head->pref_width || head->pref_width > s->max_width ||
-            !head->pref_height || head->pref_height > s->max_height ||
+        if (!head->pref_width || head->pref_width > s->conf.max_width ||
+            !head->pref_height || head->pref_height > s->conf.max_height ||
             head->pos_x > UINT16_MAX || head->pos_y > UINT16_MAX) {
             return -EINVAL;
         }

@@ -106,7 +106,7 @@ static bool pvdc_vblank_irqs(PVDCState *s, int64_t now)
     bool any = false;
     unsigned int h;
 
-    for (h = 0; h < s->num_heads && pvdc_alive(s); h++) {
+    for (h = 0; h < s->conf.num_heads && pvdc_alive(s); h++) {
         PVDCHead *head = &s->heads[h];
         uint64_t count = pvdc_vblank_count(head, now);
 
@@ -165,7 +165,7 @@ void pvdc_timer_update(PVDCState *s)
     if (pvdc_next_latch(s, &latch)) {
         deadline = latch;
     }
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
         if (pvdc_vblank_irq_due(s, h)) {
@@ -240,7 +240,7 @@ void pvdc_set_int_enable(PVDCState *s, uint32_t val)
     uint32_t was_pending = s->int_status & s->int_enable;
     unsigned int h;
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         uint32_t bit = PVDC_INT(h, PVDC_INT_VBLANK);
 
         /* Only vblanks from now on are reported. */

@@ -26,7 +26,7 @@
 
 static uint32_t pvdc_planes_per_head(PVDCState *s)
 {
-    return s->num_overlays + 2;
+    return s->conf.num_overlays + 2;
 }
 
 uint32_t pvdc_plane_home(PVDCState *s, unsigned int plane)
@@ -52,7 +52,7 @@ uint32_t pvdc_plane_caps(PVDCState *s, unsigned int plane)
     uint32_t type = pvdc_plane_type(s, plane);
     uint32_t home = pvdc_plane_home(s, plane);
     uint32_t heads = type == PVDC_PLANE_TYPE_OVERLAY ?
-                     MAKE_64BIT_MASK(0, s->num_heads) : BIT(home);
+                     MAKE_64BIT_MASK(0, s->conf.num_heads) : BIT(home);
 
     uint32_t caps = FIELD_DP32(0, PLANE_CAPS, TYPE, type);
 
@@ -62,35 +62,35 @@ uint32_t pvdc_plane_caps(PVDCState *s, unsigned int plane)
 
 static bool pvdc_check_properties(PVDCState *s, Error **errp)
 {
-    if (s->num_heads < 1 || s->num_heads > PVDC_MAX_HEADS) {
+    if (s->conf.num_heads < 1 || s->conf.num_heads > PVDC_MAX_HEADS) {
         error_setg(errp, "pvdc: heads must be between 1 and %d",
                    PVDC_MAX_HEADS);
         return false;
     }
-    if (s->num_overlays > PVDC_MAX_OVERLAYS) {
+    if (s->conf.num_overlays > PVDC_MAX_OVERLAYS) {
         error_setg(errp, "pvdc: overlays must be at most %d",
                    PVDC_MAX_OVERLAYS);
         return false;
     }
-    if (s->num_scalers > PVDC_MAX_SCALERS) {
+    if (s->conf.num_scalers > PVDC_MAX_SCALERS) {
         error_setg(errp, "pvdc: scalers must be at most %d",
                    PVDC_MAX_SCALERS);
         return false;
     }
-    if (s->vram_size < PVDC_MIN_VRAM_SIZE ||
-        s->vram_size > PVDC_MAX_VRAM_SIZE || !is_power_of_2(s->vram_size)) {
+    if (s->conf.vram_size < PVDC_MIN_VRAM_SIZE ||
+        s->conf.vram_size > PVDC_MAX_VRAM_SIZE || !is_power_of_2(s->conf.vram_size)) {
         error_setg(errp, "pvdc: vram-size must be a power of two between "
                    "%" PRIu64 " MiB and %" PRIu64 " MiB",
                    PVDC_MIN_VRAM_SIZE / MiB, PVDC_MAX_VRAM_SIZE / MiB);
         return false;
     }
-    if (s->max_width < 1 || s->max_width > PVDC_MAX_SIZE_LIMIT ||
-        s->max_height < 1 || s->max_height > PVDC_MAX_SIZE_LIMIT) {
+    if (s->conf.max_width < 1 || s->conf.max_width > PVDC_MAX_SIZE_LIMIT ||
+        s->conf.max_height < 1 || s->conf.max_height > PVDC_MAX_SIZE_LIMIT) {
         error_setg(errp, "pvdc: max-width and max-height must be between "
                    "1 and %d", PVDC_MAX_SIZE_LIMIT);
         return false;
     }
-    if (s->xres > s->max_width || s->yres > s->max_height) {
+    if (s->xres > s->conf.max_width || s->yres > s->conf.max_height) {
         error_setg(errp, "pvdc: xres and yres must be at most max-width "
                    "and max-height");
         return false;
@@ -123,15 +123,15 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
     if (!pvdc_check_properties(s, errp)) {
         return;
     }
-    s->num_planes = s->num_heads * pvdc_planes_per_head(s);
+    s->num_planes = s->conf.num_heads * pvdc_planes_per_head(s);
     if (!s->xres) {
-        s->xres = MIN(PVDC_DEFAULT_XRES, s->max_width);
+        s->xres = MIN(PVDC_DEFAULT_XRES, s->conf.max_width);
     }
     if (!s->yres) {
-        s->yres = MIN(PVDC_DEFAULT_YRES, s->max_height);
+        s->yres = MIN(PVDC_DEFAULT_YRES, s->conf.max_height);
     }
-    s->bandwidth_total = s->bandwidth_kib ? s->bandwidth_kib :
-                         s->num_heads * PVDC_DEFAULT_BANDWIDTH_PER_HEAD;
+    s->conf.bandwidth_total = s->bandwidth_kib ? s->bandwidth_kib :
+                         s->conf.num_heads * PVDC_DEFAULT_BANDWIDTH_PER_HEAD;
 
     pci_config_set_interrupt_pin(pci->config, 1);
     /* Without MSI on this machine the device still works with INTx. */
@@ -148,14 +148,14 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
                      &s->mmio);
 
     if (!memory_region_init_ram(&s->vram, OBJECT(s), "pvdc.vram",
-                                s->vram_size, errp)) {
+                                s->conf.vram_size, errp)) {
         msi_uninit(pci);
         return;
     }
     pci_register_bar(pci, PVDC_VRAM_BAR, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_PREFETCH, &s->vram);
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         s->heads[h].dev = s;
         s->heads[h].index = h;
     }
@@ -196,10 +196,10 @@ static void pvdc_reset_enter(Object *obj, ResetType type)
     PVDCState *s = PVDC(obj);
     unsigned int h, p;
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
         PVDCHeadRegs regs = {
-            .bandwidth = s->bandwidth_total / s->num_heads,
+            .bandwidth = s->conf.bandwidth_total / s->conf.num_heads,
         };
 
         head->shadow = head->armed = head->active = regs;
@@ -240,19 +240,6 @@ static void pvdc_reset_hold(Object *obj, ResetType type)
     pvdc_crc_budget_reset(s, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
 }
 
-static void pvdc_config_get(PVDCState *s, PVDCConfig *conf)
-{
-    *conf = (PVDCConfig) {
-        .num_heads = s->num_heads,
-        .num_overlays = s->num_overlays,
-        .num_scalers = s->num_scalers,
-        .vram_size = s->vram_size,
-        .max_width = s->max_width,
-        .max_height = s->max_height,
-        .bandwidth_total = s->bandwidth_total,
-    };
-}
-
 static bool pvdc_config_same(const char *prop, uint64_t src, uint64_t dst,
                              Error **errp)
 {
@@ -268,29 +255,28 @@ static bool pvdc_config_same(const char *prop, uint64_t src, uint64_t dst,
 static bool pvdc_config_matches(PVDCState *s, Error **errp)
 {
     const PVDCConfig *src = &s->migrated_conf;
-    PVDCConfig dst;
+    const PVDCConfig *dst = &s->conf;
 
-    pvdc_config_get(s, &dst);
-    return pvdc_config_same("heads", src->num_heads, dst.num_heads, errp) &&
-           pvdc_config_same("overlays", src->num_overlays, dst.num_overlays,
+    return pvdc_config_same("heads", src->num_heads, dst->num_heads, errp) &&
+           pvdc_config_same("overlays", src->num_overlays, dst->num_overlays,
                             errp) &&
-           pvdc_config_same("scalers", src->num_scalers, dst.num_scalers,
+           pvdc_config_same("scalers", src->num_scalers, dst->num_scalers,
                             errp) &&
-           pvdc_config_same("vram-size", src->vram_size, dst.vram_size,
+           pvdc_config_same("vram-size", src->vram_size, dst->vram_size,
                             errp) &&
-           pvdc_config_same("max-width", src->max_width, dst.max_width,
+           pvdc_config_same("max-width", src->max_width, dst->max_width,
                             errp) &&
-           pvdc_config_same("max-height", src->max_height, dst.max_height,
+           pvdc_config_same("max-height", src->max_height, dst->max_height,
                             errp) &&
            pvdc_config_same("bandwidth (KiB, all heads)",
-                            src->bandwidth_total, dst.bandwidth_total, errp);
+                            src->bandwidth_total, dst->bandwidth_total, errp);
 }
 
 static int pvdc_pre_save(void *opaque)
 {
     PVDCState *s = opaque;
 
-    pvdc_config_get(s, &s->migrated_conf);
+    s->migrated_conf = s->conf;
     return 0;
 }
 
@@ -300,7 +286,7 @@ static int pvdc_pre_save(void *opaque)
  */
 static bool pvdc_loaded_registers_valid(PVDCState *s, Error **errp)
 {
-    uint32_t all_ints = MAKE_64BIT_MASK(0, s->num_heads *
+    uint32_t all_ints = MAKE_64BIT_MASK(0, s->conf.num_heads *
                                            PVDC_INT_BITS_PER_HEAD);
     unsigned int h;
 
@@ -309,7 +295,7 @@ static bool pvdc_loaded_registers_valid(PVDCState *s, Error **errp)
                    "exist", (s->int_status | s->int_enable) & ~all_ints);
         return false;
     }
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
         if ((head->crc_ctrl & ~PVDC_CRC_CTRL_ENABLE) ||
@@ -344,7 +330,7 @@ static int pvdc_post_load(void *opaque, int version_id)
         error_report_err(err);
         return -EINVAL;
     }
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
         head->period_ns = pvdc_head_on(head) ?
@@ -487,12 +473,12 @@ static const VMStateDescription vmstate_pvdc = {
 };
 
 static const Property pvdc_properties[] = {
-    DEFINE_PROP_UINT32("heads", PVDCState, num_heads, 2),
-    DEFINE_PROP_UINT32("overlays", PVDCState, num_overlays, 3),
-    DEFINE_PROP_UINT32("scalers", PVDCState, num_scalers, 2),
-    DEFINE_PROP_SIZE("vram-size", PVDCState, vram_size, 64 * MiB),
-    DEFINE_PROP_UINT32("max-width", PVDCState, max_width, 4096),
-    DEFINE_PROP_UINT32("max-height", PVDCState, max_height, 4096),
+    DEFINE_PROP_UINT32("heads", PVDCState, conf.num_heads, 2),
+    DEFINE_PROP_UINT32("overlays", PVDCState, conf.num_overlays, 3),
+    DEFINE_PROP_UINT32("scalers", PVDCState, conf.num_scalers, 2),
+    DEFINE_PROP_SIZE("vram-size", PVDCState, conf.vram_size, 64 * MiB),
+    DEFINE_PROP_UINT32("max-width", PVDCState, conf.max_width, 4096),
+    DEFINE_PROP_UINT32("max-height", PVDCState, conf.max_height, 4096),
     /* 0: PVDC_DEFAULT_BANDWIDTH_PER_HEAD for each head */
     DEFINE_PROP_UINT32("bandwidth-kib", PVDCState, bandwidth_kib, 0),
     DEFINE_PROP_UINT32("x-link-up-delay-ms", PVDCState, link_up_delay_ms, 0),

@@ -69,25 +69,20 @@ static unsigned int plane_index(unsigned int head, unsigned int slot)
     return head * SLOTS + slot;
 }
 
-static QTestState *spawn(const char *props, const char *extra)
+/* Every machine: two heads of OVERLAYS overlays, scalers to spare. */
+static char *props_with(const char *props)
 {
-    return qtest_initf("-machine q35 -nodefaults -device pvdc,addr=04.0,"
-                       "id=pvdc0,heads=2,overlays=%d,scalers=8%s%s %s",
-                       OVERLAYS, props ? "," : "", props ? props : "",
-                       extra ? extra : "");
-}
-
-static void attach(T *t, QTestState *qts)
-{
-    memset(t, 0, sizeof(*t));
-    pvdc_test_attach(&t->p, qts);
-    t->shadow = g_malloc0(SHADOW_VRAM);
+    return g_strdup_printf("heads=2,overlays=%d,scalers=8%s%s", OVERLAYS,
+                           props ? "," : "", props ? props : "");
 }
 
 static void start_with(T *t, const char *props, const char *extra, bool crc)
 {
-    attach(t, spawn(props, extra));
-    t->p.now = qtest_clock_step(t->p.qts, 1);
+    g_autofree char *all = props_with(props);
+
+    memset(t, 0, sizeof(*t));
+    pvdc_test_start_with(&t->p, all, extra);
+    t->shadow = g_malloc0(SHADOW_VRAM);
     for (unsigned int head = 0; crc && head < 2; head++) {
         wr(&t->p, PVDC_HEAD_CONTROL(head) + PVDC_HEAD_CRC_CTRL,
            PVDC_CRC_CTRL_ENABLE);
@@ -1143,15 +1138,10 @@ static void test_hotplug_on_property_change(void)
 /* Connector state and the last CRC survive migration. */
 static void test_migration_keeps_connectors_and_crc(void)
 {
-    g_autofree char *dir = g_dir_make_tmp("pvdc-compose-XXXXXX", NULL);
-    g_autofree char *sock = g_strdup_printf("%s/migrate", dir);
-    g_autofree char *uri = g_strdup_printf("unix:%s", sock);
-    g_autofree char *incoming = g_strdup_printf("-incoming %s", uri);
+    g_autofree char *props = props_with(NULL);
     TScene scene = {};
     uint32_t crc, frame, w, h;
-    QTestState *to;
-    int64_t when;
-    T src, dst;
+    T src, dst = {};
 
     start(&src, NULL, true);
     build_two_planes(&src, &scene);
@@ -1161,14 +1151,8 @@ static void test_migration_keeps_connectors_and_crc(void)
     qom_set_uint(src.p.qts, "head1-xres", 1280);
     qom_set_uint(src.p.qts, "head1-y", 100);
     step_to(&src.p, src.p.now + 1);
-    when = src.p.now;
-
-    to = spawn(NULL, incoming);
-    pvdc_migrate(src.p.qts, to, uri);
-    /* The qtest clock is the test's: carry it over as a host would. */
-    g_assert_cmpint(qtest_clock_set(to, when), ==, when);
-    attach(&dst, to);
-    dst.p.now = when;
+    pvdc_test_migrate(&src.p, &dst.p, props, NULL);
+    dst.shadow = g_malloc0(SHADOW_VRAM);
 
     g_assert_cmphex(head_ctl(&dst.p, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
     g_assert_cmpuint(head_ctl(&dst.p, 0, PVDC_HEAD_CRC_FRAME), ==, frame);
@@ -1184,8 +1168,6 @@ static void test_migration_keeps_connectors_and_crc(void)
 
     stop(&dst);
     stop(&src);
-    unlink(sock);
-    rmdir(dir);
 }
 
 static void test_per_head_properties_at_start(void)

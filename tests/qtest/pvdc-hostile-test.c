@@ -55,6 +55,18 @@ static void enable_head0(PVDCTest *t)
     g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
 }
 
+/*
+ * A machine with @props, head 0 on with its primary and CRC capture: the
+ * "good" state every hostile case starts from, kept in @before.
+ */
+static void start_good(PVDCTest *t, const char *props, Snapshot *before)
+{
+    pvdc_test_start(t, props);
+    enable_head0(t);
+    wr(t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+    snapshot_active(t, before);
+}
+
 /* The CRC of the frame that started at the last vblank of head 0. */
 static uint32_t current_crc(PVDCTest *t)
 {
@@ -171,12 +183,9 @@ static void test_fb_outside_vram_is_refused(void)
     uint64_t v;
     uint32_t long_pitch;
 
-    pvdc_test_start(&t, "vram-size=16M");
+    start_good(&t, "vram-size=16M", &before);
     v = t.vram_size;
     primary = plane_of(&t, 0, PRIMARY);
-    enable_head0(&t);
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
-    snapshot_active(&t, &before);
 
     /* Offsets at and past the end, and 32-bit wrap of offset + size. */
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_OFFSET, v,
@@ -220,8 +229,54 @@ static void test_fb_outside_vram_is_refused(void)
     wr_plane(&t, plane_of(&t, 1, PRIMARY), PVDC_PS_CTRL, 0);
     wr_plane(&t, plane_of(&t, 1, OVERLAY(0)), PVDC_PS_CTRL, 0);
     assert_still_works(&t, &before);
+    pvdc_test_stop(&t);
+}
 
-    /* Ending exactly on the last byte of VRAM is fine, and shows. */
+/* Two-byte formats whose last pixel is the last byte of VRAM, shown. */
+static void show_overlay_at_vram_end(PVDCTest *t)
+{
+    unsigned int ov = plane_of(t, 0, OVERLAY(0));
+    uint32_t pitch = 128;
+    uint64_t off = t->vram_size - pitch * MODE_H;
+
+    g_free(fill_vram(t, off, pitch * MODE_H, 3));
+    wr_plane(t, ov, PVDC_PS_HEAD, 0);
+    wr_plane(t, ov, PVDC_PS_ZPOS, 1);
+    wr_plane(t, ov, PVDC_PS_ALPHA, 0xffff);
+    write_fb(t, ov, PVDC_FMT_YUYV, off, pitch, MODE_W, MODE_H);
+    wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(t);
+    write_fb(t, ov, PVDC_FMT_RGB565, off, pitch, MODE_W, MODE_H);
+    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(t);
+    /* Scaled up from its bottom-right pixels, filtered. */
+    wr_plane(t, ov, PVDC_PS_SRC_X, FP16(MODE_W - 8));
+    wr_plane(t, ov, PVDC_PS_SRC_Y, FP16(MODE_H - 6));
+    wr_plane(t, ov, PVDC_PS_SRC_W, FP16(8));
+    wr_plane(t, ov, PVDC_PS_SRC_H, FP16(6));
+    wr_plane(t, ov, PVDC_PS_CTRL,
+             PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR);
+    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(t);
+    compose_again(t, 0);
+    wr_plane(t, ov, PVDC_PS_CTRL, 0);
+    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+}
+
+/*
+ * Framebuffers ending exactly on the last byte of VRAM are fine, and show
+ * (QEMU's guard page after the RAM block catches a read one byte too far).
+ */
+static void test_fb_at_the_end_of_vram_shows(void)
+{
+    unsigned int primary;
+    Snapshot before;
+    PVDCTest t;
+
+    start_good(&t, "vram-size=16M", &before);
+    primary = plane_of(&t, 0, PRIMARY);
+
     show_fb_at_vram_end(&t, primary, MODE_PITCH, 0, true);
     /* A pitch longer than a line: the last line is short. */
     show_fb_at_vram_end(&t, primary, 4 * KiB, 0, true);
@@ -234,35 +289,7 @@ static void test_fb_outside_vram_is_refused(void)
                         PVDC_PS_CTRL_FILTER_BILINEAR, false);
 
     /* Two-byte formats at the end of VRAM, through an overlay. */
-    {
-        unsigned int ov = plane_of(&t, 0, OVERLAY(0));
-        uint32_t pitch = 128;
-        uint64_t off = v - pitch * MODE_H;
-
-        g_free(fill_vram(&t, off, pitch * MODE_H, 3));
-        wr_plane(&t, ov, PVDC_PS_HEAD, 0);
-        wr_plane(&t, ov, PVDC_PS_ZPOS, 1);
-        wr_plane(&t, ov, PVDC_PS_ALPHA, 0xffff);
-        write_fb(&t, ov, PVDC_FMT_YUYV, off, pitch, MODE_W, MODE_H);
-        wr_plane(&t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
-        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-        (void)current_crc(&t);
-        write_fb(&t, ov, PVDC_FMT_RGB565, off, pitch, MODE_W, MODE_H);
-        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-        (void)current_crc(&t);
-        /* Scaled up from its bottom-right pixels, filtered. */
-        wr_plane(&t, ov, PVDC_PS_SRC_X, FP16(MODE_W - 8));
-        wr_plane(&t, ov, PVDC_PS_SRC_Y, FP16(MODE_H - 6));
-        wr_plane(&t, ov, PVDC_PS_SRC_W, FP16(8));
-        wr_plane(&t, ov, PVDC_PS_SRC_H, FP16(6));
-        wr_plane(&t, ov, PVDC_PS_CTRL,
-                 PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR);
-        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-        (void)current_crc(&t);
-        compose_again(&t, 0);
-        wr_plane(&t, ov, PVDC_PS_CTRL, 0);
-        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    }
+    show_overlay_at_vram_end(&t);
 
     write_fb(&t, primary, PVDC_FMT_XRGB8888, GOOD_OFFSET, MODE_PITCH, MODE_W,
              MODE_H);
@@ -278,19 +305,17 @@ static void test_fb_outside_vram_is_refused(void)
 /* CVE-2016-3712: integer overflow through the mode and layout registers    */
 /* ------------------------------------------------------------------------ */
 
-static void test_mode_arithmetic_does_not_overflow(void)
+#define LARGE_PROPS "vram-size=64M,max-width=16384,max-height=16384"
+
+static void test_layout_arithmetic_does_not_overflow(void)
 {
     unsigned int primary, ov;
-    uint32_t bw_total;
     Snapshot before;
     PVDCTest t;
 
-    pvdc_test_start(&t, "vram-size=64M,max-width=16384,max-height=16384");
+    start_good(&t, LARGE_PROPS, &before);
     primary = plane_of(&t, 0, PRIMARY);
     ov = plane_of(&t, 0, OVERLAY(0));
-    enable_head0(&t);
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
-    snapshot_active(&t, &before);
 
     /*
      * pitch * (height - 1) + offset is exactly 2^32: zero in 32 bits.
@@ -350,6 +375,17 @@ static void test_mode_arithmetic_does_not_overflow(void)
     wr_plane(&t, ov, PVDC_PS_CTRL, 0);
     g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     snapshot_active(&t, &before);
+    assert_still_works(&t, &before);
+    pvdc_test_stop(&t);
+}
+
+static void test_mode_arithmetic_does_not_overflow(void)
+{
+    uint32_t bw_total;
+    Snapshot before;
+    PVDCTest t;
+
+    start_good(&t, LARGE_PROPS, &before);
 
     /* Allocations summing to 2^32: zero in 32 bits. */
     bw_total = rd(&t, PVDC_REG_BANDWIDTH_TOTAL);
@@ -472,8 +508,21 @@ static void test_zero_divisors_are_refused(void)
                        result_of(PVDC_ERR_SCALE_RATIO, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_DST_SIZE, PVDC_XY(1, 1),
                        result_of(PVDC_ERR_SCALE_RATIO, primary), &before);
+    assert_still_works(&t, &before);
+    pvdc_test_stop(&t);
+}
 
-    /* Disabling a head with its vblank interrupt and CRC still enabled. */
+/* A head disabled with its vblank interrupt and CRC on: period 0. */
+static void test_disabled_head_keeps_no_timer(void)
+{
+    unsigned int primary;
+    Snapshot before;
+    PVDCTest t;
+
+    pvdc_test_start(&t, NULL);
+    primary = plane_of(&t, 0, PRIMARY);
+    enable_head0(&t);
+
     wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_VBLANK));
     wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
     step_to(&t, t.now + 3 * PERIOD_1MS);
@@ -503,7 +552,7 @@ static void test_zero_divisors_are_refused(void)
 /* CVE-2020-11869, CVE-2021-3638: huge and negative rectangles              */
 /* ------------------------------------------------------------------------ */
 
-static void test_huge_and_negative_rectangles(void)
+static void test_huge_and_negative_rectangles_are_refused(void)
 {
     static const struct {
         uint32_t reg, val;
@@ -522,6 +571,63 @@ static void test_huge_and_negative_rectangles(void)
         { PVDC_PS_DST_POS, PVDC_XY(4097, 4097), PVDC_ERR_DST_RECT },
         { PVDC_PS_FB_SIZE, PVDC_XY(0xffff, 0xffff), PVDC_ERR_FB_SIZE },
     };
+    unsigned int primary;
+    Snapshot before;
+    PVDCTest t;
+
+    start_good(&t, "vram-size=16M", &before);
+    primary = plane_of(&t, 0, PRIMARY);
+    for (int i = 0; i < ARRAY_SIZE(refused); i++) {
+        refuse_plane_value(&t, 0, primary, refused[i].reg, refused[i].val,
+                           result_of(refused[i].code, primary), &before);
+    }
+    assert_still_works(&t, &before);
+    pvdc_test_stop(&t);
+}
+
+/*
+ * Sources of less than a pixel at the bottom-right corner of a
+ * framebuffer, magnified, filtered, rotated and blended: composed without
+ * sampling past it.
+ */
+static void show_subpixel_corner(PVDCTest *t, unsigned int primary)
+{
+    wr_plane(t, primary, PVDC_PS_DST_POS, PVDC_XY(10, 10));
+    wr_plane(t, primary, PVDC_PS_SRC_X, FP16(MODE_W) - 0x8000);
+    wr_plane(t, primary, PVDC_PS_SRC_Y, FP16(MODE_H) - 0x8000);
+    wr_plane(t, primary, PVDC_PS_SRC_W, 0x8000);
+    wr_plane(t, primary, PVDC_PS_SRC_H, 0x8000);
+    wr_plane(t, primary, PVDC_PS_DST_SIZE, PVDC_XY(4, 4));
+    wr_plane(t, primary, PVDC_PS_CTRL,
+             PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR);
+    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(t);
+    compose_again(t, 0);
+    /* The same, rotated, reflected and blended. */
+    wr_plane(t, primary, PVDC_PS_CTRL,
+             PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR |
+             PVDC_PS_CTRL_ROTATE_180 | PVDC_PS_CTRL_REFLECT_Y |
+             PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT);
+    wr_plane(t, primary, PVDC_PS_ALPHA, 0x1234);
+    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(t);
+    compose_again(t, 0);
+    /* A 1/65536-pixel-wide source at the last column, 1/8 px at least. */
+    wr_plane(t, primary, PVDC_PS_SRC_X, FP16(MODE_W) - 0x2000);
+    wr_plane(t, primary, PVDC_PS_SRC_W, 0x2000);
+    wr_plane(t, primary, PVDC_PS_DST_SIZE, PVDC_XY(1, 4));
+    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(t);
+    compose_again(t, 0);
+}
+
+/*
+ * Valid rectangles on the edges, wholly or partly off-screen, over a
+ * framebuffer that ends on the last byte of VRAM (reading one pixel too
+ * far crashes): clipped, and shown exactly.
+ */
+static void test_offscreen_rectangles_are_clipped(void)
+{
     /* Valid, on the edges: wholly or partly off-screen, clipped. */
     static const struct {
         int x, y;
@@ -543,22 +649,8 @@ static void test_huge_and_negative_rectangles(void)
     g_autofree uint8_t *data = NULL;
     g_autofree uint32_t *px = g_new(uint32_t, MODE_W * MODE_H);
 
-    pvdc_test_start(&t, "vram-size=16M");
+    start_good(&t, "vram-size=16M", &before);
     primary = plane_of(&t, 0, PRIMARY);
-    enable_head0(&t);
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
-    snapshot_active(&t, &before);
-
-    for (int i = 0; i < ARRAY_SIZE(refused); i++) {
-        refuse_plane_value(&t, 0, primary, refused[i].reg, refused[i].val,
-                           result_of(refused[i].code, primary), &before);
-    }
-    assert_still_works(&t, &before);
-
-    /*
-     * The rest shows a framebuffer that ends on the last byte of VRAM, so
-     * that reading one pixel too far crashes.
-     */
     fb = t.vram_size - MODE_PITCH * MODE_H;
     data = fill_vram(&t, fb, MODE_PITCH * MODE_H, 11);
     wr_head(&t, 0, PVDC_HS_BACKGROUND, background);
@@ -602,33 +694,7 @@ static void test_huge_and_negative_rectangles(void)
     }
 
     /* Half a pixel at the bottom-right corner, magnified and filtered. */
-    wr_plane(&t, primary, PVDC_PS_DST_POS, PVDC_XY(10, 10));
-    wr_plane(&t, primary, PVDC_PS_SRC_X, FP16(MODE_W) - 0x8000);
-    wr_plane(&t, primary, PVDC_PS_SRC_Y, FP16(MODE_H) - 0x8000);
-    wr_plane(&t, primary, PVDC_PS_SRC_W, 0x8000);
-    wr_plane(&t, primary, PVDC_PS_SRC_H, 0x8000);
-    wr_plane(&t, primary, PVDC_PS_DST_SIZE, PVDC_XY(4, 4));
-    wr_plane(&t, primary, PVDC_PS_CTRL,
-             PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    (void)current_crc(&t);
-    compose_again(&t, 0);
-    /* The same, rotated, reflected and blended. */
-    wr_plane(&t, primary, PVDC_PS_CTRL,
-             PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR |
-             PVDC_PS_CTRL_ROTATE_180 | PVDC_PS_CTRL_REFLECT_Y |
-             PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT);
-    wr_plane(&t, primary, PVDC_PS_ALPHA, 0x1234);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    (void)current_crc(&t);
-    compose_again(&t, 0);
-    /* A 1/65536-pixel-wide source at the last column, 1/8 px at least. */
-    wr_plane(&t, primary, PVDC_PS_SRC_X, FP16(MODE_W) - 0x2000);
-    wr_plane(&t, primary, PVDC_PS_SRC_W, 0x2000);
-    wr_plane(&t, primary, PVDC_PS_DST_SIZE, PVDC_XY(1, 4));
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    (void)current_crc(&t);
-    compose_again(&t, 0);
+    show_subpixel_corner(&t, primary);
 
     write_plane(&t, primary, 0, GOOD_OFFSET, 0);
     wr_head(&t, 0, PVDC_HS_BACKGROUND, 0);
@@ -750,6 +816,57 @@ static void msi_aim(PVDCTest *t, uint64_t addr, uint16_t data)
                        PCI_MSI_FLAGS_ENABLE);
 }
 
+/*
+ * Aim the device's messages at register @reg with @data, make it send
+ * some from every place it does (a latch at a vblank, a register write
+ * enabling a pending bit, vblank interrupts): none reaches the registers.
+ */
+static void messages_into_own_register(PVDCTest *t, uint32_t reg,
+                                       uint16_t data, const Snapshot *before)
+{
+    const uint32_t done0 = PVDC_INT(0, PVDC_INT_COMMIT_DONE);
+    const uint32_t vblank0 = PVDC_INT(0, PVDC_INT_VBLANK);
+    uint32_t seq0 = head_ctl(t, 0, PVDC_HEAD_ARMED_SEQ);
+    uint32_t seq1 = head_ctl(t, 1, PVDC_HEAD_ARMED_SEQ);
+    Snapshot shadow_before, shadow_after;
+
+    snapshot_shadow(t, &shadow_before);
+    msi_aim(t, t->mmio.addr + reg, data);
+
+    /* From the timer: a commit latched at a vblank. */
+    wr(t, PVDC_REG_INT_ENABLE, done0);
+    doorbell(t, 0);
+    g_assert_cmphex(wait_outcome(t, 0, 2 * PERIOD_1MS), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(rd(t, PVDC_REG_INT_ENABLE), ==, done0);
+    g_assert_cmphex(rd(t, PVDC_REG_MULTI_DOORBELL), ==, 0);
+    g_assert_cmphex(rd(t, PVDC_REG_INT_STATUS) & done0, ==, done0);
+
+    /* From a register write: enabling a pending bit sends a message. */
+    wr(t, PVDC_REG_INT_ENABLE, 0);
+    step_to(t, t->now + PERIOD_1MS);
+    wr(t, PVDC_REG_INT_ENABLE, done0 | vblank0);
+    g_assert_cmphex(rd(t, PVDC_REG_INT_ENABLE), ==, done0 | vblank0);
+    /* And from the vblank interrupt, at the next vblanks. */
+    (void)rd(t, PVDC_REG_INT_ACK);
+    step_next(t);
+    (void)rd(t, PVDC_REG_INT_ACK);
+    step_next(t);
+    g_assert_cmphex(rd(t, PVDC_REG_INT_ENABLE), ==, done0 | vblank0);
+    wr(t, PVDC_REG_INT_ENABLE, 0);
+    (void)rd(t, PVDC_REG_INT_ACK);
+
+    /* No message changed anything. */
+    g_assert_cmpuint(head_ctl(t, 0, PVDC_HEAD_ARMED_SEQ), ==, seq0 + 1);
+    g_assert_cmpuint(head_ctl(t, 1, PVDC_HEAD_ARMED_SEQ), ==, seq1);
+    g_assert_cmphex(head_ctl(t, 0, PVDC_HEAD_CRC_CTRL), ==, 0);
+    g_assert_cmphex(head_ctl(t, 0, PVDC_HEAD_STATUS), ==, 0);
+    snapshot_shadow(t, &shadow_after);
+    g_assert(memcmp(&shadow_after, &shadow_before,
+                    sizeof(shadow_after)) == 0);
+    assert_active_is(t, before);
+}
+
 static void test_msi_into_own_bar_does_not_reenter(void)
 {
     /* Registers a message could hit, and what it would write. */
@@ -771,77 +888,17 @@ static void test_msi_into_own_bar_does_not_reenter(void)
         { PVDC_PLANE_SHADOW(0) + PVDC_PS_CTRL, 0 },
     };
     const uint32_t done0 = PVDC_INT(0, PVDC_INT_COMMIT_DONE);
-    const uint32_t vblank0 = PVDC_INT(0, PVDC_INT_VBLANK);
-    unsigned int primary;
-    Snapshot before, shadow_before;
+    Snapshot before;
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    primary = plane_of(&t, 0, PRIMARY);
     enable_head0(&t);
     (void)rd(&t, PVDC_REG_INT_ACK);
     snapshot_active(&t, &before);
 
     for (int i = 0; i < ARRAY_SIZE(targets); i++) {
-        uint64_t target = t.mmio.addr + targets[i].reg;
-        uint32_t seq0 = head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ);
-        uint32_t seq1 = head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ);
-        uint32_t status;
-
-        for (unsigned int h = 0; h < 2; h++) {
-            rd_block(&t, PVDC_HEAD_SHADOW(h), shadow_before.head[h],
-                     PVDC_HEAD_STATE_REGS);
-        }
-        rd_block(&t, PVDC_PLANE_SHADOW(primary), shadow_before.plane[primary],
-                 PVDC_PLANE_STATE_REGS);
-        msi_aim(&t, target, targets[i].data);
-
-        /* From the timer: a commit latched at a vblank. */
-        wr(&t, PVDC_REG_INT_ENABLE, done0);
-        doorbell(&t, 0);
-        g_assert_cmphex(wait_outcome(&t, 0, 2 * PERIOD_1MS), ==,
-                        PVDC_RESULT_APPLIED);
-        g_assert_cmphex(rd(&t, PVDC_REG_INT_ENABLE), ==, done0);
-        g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, seq0 + 1);
-        g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, seq1);
-        g_assert_cmphex(rd(&t, PVDC_REG_MULTI_DOORBELL), ==, 0);
-        status = rd(&t, PVDC_REG_INT_STATUS);
-        g_assert_cmphex(status & done0, ==, done0);
-
-        /* From a register write: enabling a pending bit sends a message. */
-        wr(&t, PVDC_REG_INT_ENABLE, 0);
-        step_to(&t, t.now + PERIOD_1MS);
-        wr(&t, PVDC_REG_INT_ENABLE, done0 | vblank0);
-        g_assert_cmphex(rd(&t, PVDC_REG_INT_ENABLE), ==, done0 | vblank0);
-        /* And from the vblank interrupt, at the next vblanks. */
-        (void)rd(&t, PVDC_REG_INT_ACK);
-        step_next(&t);
-        (void)rd(&t, PVDC_REG_INT_ACK);
-        step_next(&t);
-        g_assert_cmphex(rd(&t, PVDC_REG_INT_ENABLE), ==, done0 | vblank0);
-        wr(&t, PVDC_REG_INT_ENABLE, 0);
-        (void)rd(&t, PVDC_REG_INT_ACK);
-
-        /* No message changed anything. */
-        g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, seq0 + 1);
-        g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, seq1);
-        g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_CRC_CTRL), ==, 0);
-        g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_STATUS), ==, 0);
-        for (unsigned int h = 0; h < 2; h++) {
-            uint32_t now[PVDC_HEAD_STATE_REGS];
-
-            rd_block(&t, PVDC_HEAD_SHADOW(h), now, PVDC_HEAD_STATE_REGS);
-            g_assert(memcmp(now, shadow_before.head[h], sizeof(now)) == 0);
-        }
-        {
-            uint32_t now[PVDC_PLANE_STATE_REGS];
-
-            rd_block(&t, PVDC_PLANE_SHADOW(primary), now,
-                     PVDC_PLANE_STATE_REGS);
-            g_assert(memcmp(now, shadow_before.plane[primary],
-                            sizeof(now)) == 0);
-        }
-        assert_active_is(&t, &before);
+        messages_into_own_register(&t, targets[i].reg, targets[i].data,
+                                   &before);
     }
 
     /* Messages into VRAM are plain memory writes. */
@@ -1266,12 +1323,20 @@ int main(int argc, char **argv)
 
     qtest_add_func("/pvdc/hostile/fb-outside-vram-is-refused",
                    test_fb_outside_vram_is_refused);
+    qtest_add_func("/pvdc/hostile/fb-at-the-end-of-vram-shows",
+                   test_fb_at_the_end_of_vram_shows);
+    qtest_add_func("/pvdc/hostile/layout-arithmetic-does-not-overflow",
+                   test_layout_arithmetic_does_not_overflow);
     qtest_add_func("/pvdc/hostile/mode-arithmetic-does-not-overflow",
                    test_mode_arithmetic_does_not_overflow);
     qtest_add_func("/pvdc/hostile/zero-divisors-are-refused",
                    test_zero_divisors_are_refused);
-    qtest_add_func("/pvdc/hostile/huge-and-negative-rectangles-are-clipped",
-                   test_huge_and_negative_rectangles);
+    qtest_add_func("/pvdc/hostile/disabled-head-keeps-no-timer",
+                   test_disabled_head_keeps_no_timer);
+    qtest_add_func("/pvdc/hostile/huge-and-negative-rectangles-are-refused",
+                   test_huge_and_negative_rectangles_are_refused);
+    qtest_add_func("/pvdc/hostile/offscreen-rectangles-are-clipped",
+                   test_offscreen_rectangles_are_clipped);
     qtest_add_func("/pvdc/hostile/cursor-size-overflow-is-refused",
                    test_cursor_size_overflow_is_refused);
     qtest_add_func("/pvdc/hostile/msi-into-own-bar-does-not-reenter",

@@ -482,6 +482,30 @@ static inline void pvdc_migrate(QTestState *from, QTestState *to,
 }
 
 /*
+ * Migrate @src to a new machine, started with @props and @extra as
+ * pvdc_test_spawn() takes them, through a UNIX socket; @dst gets it at the
+ * same instant of the qtest clock (the clock is the test's: it is carried
+ * over as a host would).
+ */
+static inline void pvdc_test_migrate(PVDCTest *src, PVDCTest *dst,
+                                     const char *props, const char *extra)
+{
+    g_autofree char *dir = g_dir_make_tmp("pvdc-migrate-XXXXXX", NULL);
+    g_autofree char *sock = g_strdup_printf("%s/migrate", dir);
+    g_autofree char *uri = g_strdup_printf("unix:%s", sock);
+    g_autofree char *args = g_strdup_printf("%s -incoming %s",
+                                            extra ? extra : "", uri);
+    QTestState *qts = pvdc_test_spawn(props, args);
+
+    pvdc_migrate(src->qts, qts, uri);
+    g_assert_cmpint(qtest_clock_set(qts, src->now), ==, src->now);
+    pvdc_test_attach(dst, qts);
+    dst->now = src->now;
+    unlink(sock);
+    rmdir(dir);
+}
+
+/*
  * The frame CRC as docs/specs/pvdc.rst defines it: CRC-32 (IEEE 802.3, as
  * zlib's crc32()) over the pixels as little-endian 0x00RRGGBB words, the
  * X byte counting as zero.  Written bit by bit, independently of the

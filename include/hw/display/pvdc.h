@@ -127,7 +127,8 @@ typedef struct PVDCHead {
 
 /*
  * What the guest reads of the device's configuration in the capability
- * registers, as the migration stream carries it: a destination configured
+ * registers: the properties (and the bandwidth total derived from them at
+ * realize).  The migration stream carries it, and a destination configured
  * differently refuses the stream.
  */
 typedef struct PVDCConfig {
@@ -151,12 +152,7 @@ struct PVDCState {
     int64_t timer_last_ns;
 
     /* properties */
-    uint32_t num_heads;
-    uint32_t num_overlays;
-    uint32_t num_scalers;
-    uint64_t vram_size;
-    uint32_t max_width;
-    uint32_t max_height;
+    PVDCConfig conf;
     uint32_t bandwidth_kib;
     uint32_t link_up_delay_ms;
     uint32_t xres;
@@ -165,9 +161,8 @@ struct PVDCState {
 
     /* derived at realize */
     uint32_t num_planes;
-    uint32_t bandwidth_total;
 
-    /* filled by pre_save and by the load of a migration stream */
+    /* the source's conf, filled by the load of a migration stream */
     PVDCConfig migrated_conf;
 
     uint32_t int_status;
