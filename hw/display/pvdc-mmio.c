@@ -281,6 +281,9 @@ static uint64_t pvdc_mmio_read(void *opaque, hwaddr addr, unsigned size)
         return 0;
     }
     pvdc_catch_up(s, now);
+    if (!pvdc_alive(s)) {
+        return 0;       /* unplugged by an interrupt message of catching up */
+    }
     if (addr < PVDC_GLOBAL_END) {
         known = pvdc_global_read(s, addr, &val);
     } else if (pvdc_window(addr, PVDC_REG_PLANE_CAPS(0), 4, s->num_planes,
@@ -411,6 +414,9 @@ static void pvdc_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
     }
     s->mmio_writes++;
     pvdc_catch_up(s, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    if (!pvdc_alive(s)) {
+        return;         /* unplugged by an interrupt message of catching up */
+    }
 
     if (addr < PVDC_GLOBAL_END) {
         pvdc_global_write(s, addr, val);

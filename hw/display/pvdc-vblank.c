@@ -217,7 +217,13 @@ void pvdc_irq_update(PVDCState *s, uint32_t was_pending)
 {
     PCIDevice *pci = PCI_DEVICE(s);
     uint32_t pending = s->int_status & s->int_enable;
-    bool use_msi = msi_enabled(pci);
+    bool use_msi;
+
+    /* The previous message may have unplugged the device: no bus left. */
+    if (!pvdc_alive(s)) {
+        return;
+    }
+    use_msi = msi_enabled(pci);
 
     pci_set_irq(pci, !use_msi && pending);
     if (use_msi && (pending & ~was_pending)) {
