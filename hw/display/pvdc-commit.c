@@ -286,7 +286,8 @@ static uint32_t pvdc_check_plane_fb(PVDCCommitView *v, unsigned int p)
     if (fmt < 0 || !(pvdc_format_mask(pvdc_plane_type(s, p)) & BIT(fmt))) {
         return pvdc_error(PVDC_ERR_FORMAT, p);
     }
-    if (!fb_w || !fb_h || fb_w > s->conf.max_width || fb_h > s->conf.max_height ||
+    if (!fb_w || !fb_h || fb_w > s->conf.max_width ||
+        fb_h > s->conf.max_height ||
         (r->format == PVDC_FMT_YUYV && (fb_w & 1))) {
         return pvdc_error(PVDC_ERR_FB_SIZE, p);
     }
@@ -311,20 +312,20 @@ static uint32_t pvdc_check_plane_geometry(PVDCCommitView *v, unsigned int p)
     const PVDCPlaneRegs *r = v->plane[p];
     uint64_t fb_w = FIELD_EX32(r->fb_size, XY, X);
     uint64_t fb_h = FIELD_EX32(r->fb_size, XY, Y);
-    uint32_t dst_w = FIELD_EX32(r->dst_size, XY, X);
-    uint32_t dst_h = FIELD_EX32(r->dst_size, XY, Y);
+    int32_t dst_w = FIELD_EX32(r->dst_size, XY, X);
+    int32_t dst_h = FIELD_EX32(r->dst_size, XY, Y);
     int32_t dst_x = (int16_t)FIELD_EX32(r->dst_pos, XY, X);
     int32_t dst_y = (int16_t)FIELD_EX32(r->dst_pos, XY, Y);
     uint64_t dst_w_fp = (uint64_t)dst_w << 16, dst_h_fp = (uint64_t)dst_h << 16;
+    int32_t max_w = s->conf.max_width, max_h = s->conf.max_height;
 
     if (!r->src_w || !r->src_h ||
         (uint64_t)r->src_x + r->src_w > fb_w << 16 ||
         (uint64_t)r->src_y + r->src_h > fb_h << 16) {
         return pvdc_error(PVDC_ERR_SRC_RECT, p);
     }
-    if (!dst_w || !dst_h || dst_w > s->conf.max_width || dst_h > s->conf.max_height ||
-        dst_x < -(int32_t)s->conf.max_width || dst_x > (int32_t)s->conf.max_width ||
-        dst_y < -(int32_t)s->conf.max_height || dst_y > (int32_t)s->conf.max_height) {
+    if (!dst_w || !dst_h || dst_w > max_w || dst_h > max_h ||
+        dst_x < -max_w || dst_x > max_w || dst_y < -max_h || dst_y > max_h) {
         return pvdc_error(PVDC_ERR_DST_RECT, p);
     }
     if (pvdc_plane_type(s, p) == PVDC_PLANE_TYPE_CURSOR &&
@@ -536,14 +537,10 @@ static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
         if (err) {
             s->commits_rejected++;
         }
+        /* Sent once the catch-up is done (pvdc_catch_up()). */
+        s->int_status |= PVDC_INT(h, err ? PVDC_INT_COMMIT_REJECTED
+                                         : PVDC_INT_COMMIT_DONE);
         trace_pvdc_commit_latched(h, head->done_seq, head->result, when);
-    }
-    /* Interrupts last, once the outcome is complete for every member. */
-    for (h = 0; h < s->conf.num_heads; h++) {
-        if (group & BIT(h)) {
-            pvdc_irq_raise(s, h, err ? PVDC_INT_COMMIT_REJECTED
-                                     : PVDC_INT_COMMIT_DONE);
-        }
     }
 }
 
@@ -551,12 +548,8 @@ void pvdc_latch_due_commits(PVDCState *s, int64_t now)
 {
     int64_t when = 0;
 
-    /*
-     * Each round disarms at least one head, so this ends.  The interrupt
-     * of a latch may unplug the device (an MSI aimed at a hotplug
-     * controller): the rest is left to nobody.
-     */
-    while (pvdc_alive(s) && pvdc_next_latch(s, &when) && when <= now) {
+    /* Each round disarms at least one head, so this ends. */
+    while (pvdc_next_latch(s, &when) && when <= now) {
         unsigned int h;
 
         for (h = 0; h < s->conf.num_heads; h++) {

@@ -241,7 +241,8 @@ static void pvdc_console_collect_damage(PVDCState *s)
     DirtyBitmapSnapshot *snap;
     unsigned int h, i;
 
-    snap = memory_region_snapshot_and_clear_dirty(&s->vram, 0, s->conf.vram_size,
+    snap = memory_region_snapshot_and_clear_dirty(&s->vram, 0,
+                                                  s->conf.vram_size,
                                                   DIRTY_MEMORY_VGA);
     for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];

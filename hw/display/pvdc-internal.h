@@ -70,6 +70,10 @@ extern const MemoryRegionOps pvdc_mmio_ops;
 uint32_t pvdc_format_mask(unsigned int plane_type);
 void pvdc_doorbell(PVDCState *s, uint32_t mask);
 uint32_t pvdc_armed_mask(PVDCState *s);
+/*
+ * Latch the commits due by @now, in time order.  Sets their interrupt
+ * bits in INT_STATUS; sending the interrupt is the caller's job.
+ */
 void pvdc_latch_due_commits(PVDCState *s, int64_t now);
 bool pvdc_next_latch(PVDCState *s, int64_t *when);
 uint64_t pvdc_mode_period_ns(const PVDCHeadRegs *regs);
@@ -96,7 +100,8 @@ bool pvdc_timeline_valid(PVDCHead *head);
 void pvdc_catch_up(PVDCState *s, int64_t now);
 void pvdc_timer_update(PVDCState *s);
 void pvdc_timer_cb(void *opaque);
-void pvdc_irq_raise(PVDCState *s, unsigned int head, uint32_t bits);
+/* Set @bits (PVDC_INT(head, bit)) in INT_STATUS and interrupt. */
+void pvdc_irq_raise(PVDCState *s, uint32_t bits);
 void pvdc_irq_update(PVDCState *s, uint32_t was_pending);
 void pvdc_set_int_enable(PVDCState *s, uint32_t val);
 

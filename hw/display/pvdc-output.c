@@ -122,17 +122,18 @@ static void pvdc_output_changed(PVDCHead *head, const QemuUIInfo *ui,
                                 bool width_changed)
 {
     PVDCState *s = head->dev;
+    uint32_t bits = PVDC_INT(head->index, PVDC_INT_HOTPLUG);
     unsigned int h;
 
     pvdc_output_update_edid(head, ui);
     trace_pvdc_hotplug(head->index, head->pref_width, head->pref_height,
                        pvdc_output_position(head));
-    pvdc_irq_raise(s, head->index, PVDC_INT_HOTPLUG);
     for (h = head->index + 1; width_changed && h < s->conf.num_heads; h++) {
         if (!s->heads[h].pos_set) {
-            pvdc_irq_raise(s, h, PVDC_INT_HOTPLUG);
+            bits |= PVDC_INT(h, PVDC_INT_HOTPLUG);
         }
     }
+    pvdc_irq_raise(s, bits);
 }
 
 /*

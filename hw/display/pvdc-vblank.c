@@ -106,7 +106,7 @@ static bool pvdc_vblank_irqs(PVDCState *s, int64_t now)
     bool any = false;
     unsigned int h;
 
-    for (h = 0; h < s->conf.num_heads && pvdc_alive(s); h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
         uint64_t count = pvdc_vblank_count(head, now);
 
@@ -118,15 +118,22 @@ static bool pvdc_vblank_irqs(PVDCState *s, int64_t now)
         trace_pvdc_vblank(h, count, pvdc_vblank_time(head, now));
         if (pvdc_head_on(head) &&
             (s->int_enable & PVDC_INT(h, PVDC_INT_VBLANK))) {
-            pvdc_irq_raise(s, h, PVDC_INT_VBLANK);
+            s->int_status |= PVDC_INT(h, PVDC_INT_VBLANK);
         }
     }
     return any;
 }
 
-/* Returns whether anything happened, for the caller to re-arm the timer. */
+/*
+ * Returns whether anything happened, for the caller to re-arm the timer.
+ * The interrupt bits of everything that fell due are set first and sent
+ * together, in one message: a run of the timer or a register access sends
+ * at most one, however many heads and latch points it covers.
+ */
 static bool pvdc_catch_up_to(PVDCState *s, int64_t now)
 {
+    uint32_t status = s->int_status;
+    uint32_t was_pending = status & s->int_enable;
     bool any = false;
     int64_t when = 0;
 
@@ -134,13 +141,14 @@ static bool pvdc_catch_up_to(PVDCState *s, int64_t now)
      * A commit latched at a vblank starts the frame after it: the vblanks
      * up to each latch point are reported with the state before it.
      */
-    while (pvdc_alive(s) && pvdc_next_latch(s, &when) && when <= now) {
+    while (pvdc_next_latch(s, &when) && when <= now) {
         any |= pvdc_vblank_irqs(s, when);
         pvdc_latch_due_commits(s, when);
         any = true;
     }
-    if (pvdc_alive(s)) {
-        any |= pvdc_vblank_irqs(s, now);
+    any |= pvdc_vblank_irqs(s, now);
+    if (s->int_status != status) {
+        pvdc_irq_update(s, was_pending);
     }
     return any;
 }
@@ -232,11 +240,11 @@ void pvdc_irq_update(PVDCState *s, uint32_t was_pending)
     trace_pvdc_irq(s->int_status, s->int_enable, use_msi);
 }
 
-void pvdc_irq_raise(PVDCState *s, unsigned int head, uint32_t bits)
+void pvdc_irq_raise(PVDCState *s, uint32_t bits)
 {
     uint32_t was_pending = s->int_status & s->int_enable;
 
-    s->int_status |= PVDC_INT(head, bits);
+    s->int_status |= bits;
     pvdc_irq_update(s, was_pending);
 }
 

@@ -78,7 +78,8 @@ static bool pvdc_check_properties(PVDCState *s, Error **errp)
         return false;
     }
     if (s->conf.vram_size < PVDC_MIN_VRAM_SIZE ||
-        s->conf.vram_size > PVDC_MAX_VRAM_SIZE || !is_power_of_2(s->conf.vram_size)) {
+        s->conf.vram_size > PVDC_MAX_VRAM_SIZE ||
+        !is_power_of_2(s->conf.vram_size)) {
         error_setg(errp, "pvdc: vram-size must be a power of two between "
                    "%" PRIu64 " MiB and %" PRIu64 " MiB",
                    PVDC_MIN_VRAM_SIZE / MiB, PVDC_MAX_VRAM_SIZE / MiB);

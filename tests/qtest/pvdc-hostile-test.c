@@ -1147,6 +1147,60 @@ static void test_timer_rate_is_bounded_device_wide(void)
     pvdc_test_stop(&t);
 }
 
+/*
+ * Eight heads at the shortest frame, enabled together so that their
+ * vblanks fall at the same instants, every vblank interrupt acknowledged
+ * after each frame: each run of the timer sends one message for all the
+ * heads, not one per head.  The messages are aimed at a second pvdc, whose
+ * x-mmio-writes counts them.
+ */
+static void test_interrupt_messages_are_bounded_device_wide(void)
+{
+    const int64_t period = PVDC_MIN_FRAME_PERIOD_NS;
+    const int frames = 100;
+    uint32_t all_heads = 0, all_vblanks = 0;
+    uint64_t cb0, sent0, cb, sent;
+    QPCIDevice *counter;
+    QPCIBar bar;
+    PVDCTest t;
+
+    pvdc_test_start_with(&t, "heads=8,overlays=0,vram-size=16M",
+                         "-device pvdc,addr=05.0,id=pvdc1,heads=1,"
+                         "vram-size=16M");
+    counter = qpci_device_find(t.bus, QPCI_DEVFN(5, 0));
+    g_assert_nonnull(counter);
+    qpci_device_enable(counter);
+    bar = qpci_iomap(counter, PVDC_MMIO_BAR, NULL);
+
+    for (unsigned int h = 0; h < t.heads; h++) {
+        write_mode_sized(&t, h, 1, 1, 1, 1, SCALE_MS / period);
+        all_heads |= BIT(h);
+        all_vblanks |= PVDC_INT(h, PVDC_INT_VBLANK);
+    }
+    wr(&t, PVDC_REG_MULTI_DOORBELL, all_heads);
+    g_assert_cmphex(wait_outcome(&t, 0, 0), ==, PVDC_RESULT_APPLIED);
+    (void)rd(&t, PVDC_REG_INT_ACK);
+    msi_aim(&t, bar.addr + PVDC_REG_ID, 1);
+    wr(&t, PVDC_REG_INT_ENABLE, all_vblanks);
+
+    cb0 = timer_callbacks(&t);
+    sent0 = qtest_statistic(t.qts, "pvdc1", "x-mmio-writes");
+    for (int i = 0; i < frames; i++) {
+        step_to(&t, t.now + period);
+        g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK), ==, all_vblanks);
+    }
+    cb = timer_callbacks(&t) - cb0;
+    sent = qtest_statistic(t.qts, "pvdc1", "x-mmio-writes") - sent0;
+    g_test_message("%" PRIu64 " messages from %" PRIu64 " timer callbacks "
+                   "for %d frames of 8 heads", sent, cb, frames);
+    g_assert_cmpuint(cb, ==, frames);
+    g_assert_cmpuint(sent, ==, frames);
+
+    wr(&t, PVDC_REG_INT_ENABLE, 0);
+    g_free(counter);
+    pvdc_test_stop(&t);
+}
+
 /* A head of @w x @h at 60 Hz showing a framebuffer of its size at 0. */
 static void enable_head_60hz(PVDCTest *t, unsigned int head, uint32_t w,
                              uint32_t h)
@@ -1349,6 +1403,8 @@ int main(int argc, char **argv)
                    test_unacknowledged_vblank_storm_is_rate_limited);
     qtest_add_func("/pvdc/hostile/timer-rate-is-bounded-device-wide",
                    test_timer_rate_is_bounded_device_wide);
+    qtest_add_func("/pvdc/hostile/interrupt-messages-are-bounded-device-wide",
+                   test_interrupt_messages_are_bounded_device_wide);
     qtest_add_func("/pvdc/hostile/crc-capture-costs-nothing-until-read",
                    test_crc_capture_costs_nothing_until_read);
     qtest_add_func("/pvdc/hostile/crc-capture-is-bounded-device-wide",

@@ -288,8 +288,7 @@ static void assert_unplugged(Slot *s)
 /*
  * The commit-done message of a latch, sent from the device's timer,
  * powers the slot off: the device is unrealized in the middle of its own
- * callback, which must not touch what unrealize released, nor go on
- * interrupting for the other head of the group.
+ * callback, which must not touch what unrealize released afterwards.
  */
 static void test_unplug_inside_own_timer_interrupt(void)
 {

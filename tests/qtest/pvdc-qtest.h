@@ -382,18 +382,25 @@ static inline uint32_t frame_crc(PVDCTest *t, unsigned int head,
     return crc;
 }
 
-/* A read-only statistic of the device (qom-get on pvdc0). */
-static inline uint64_t pvdc_statistic(QTestState *qts, const char *name)
+/* A read-only statistic of the device with id @id (qom-get). */
+static inline uint64_t qtest_statistic(QTestState *qts, const char *id,
+                                       const char *name)
 {
+    g_autofree char *path = g_strdup_printf("/machine/peripheral/%s", id);
     QDict *rsp = qtest_qmp(qts, "{ 'execute': 'qom-get', 'arguments': "
-                           "{ 'path': %s, 'property': %s } }",
-                           PVDC_QOM_PATH, name);
+                           "{ 'path': %s, 'property': %s } }", path, name);
     uint64_t val;
 
     g_assert(qdict_haskey(rsp, "return"));
     val = qdict_get_int(rsp, "return");
     qobject_unref(rsp);
     return val;
+}
+
+/* A read-only statistic of the device under test (pvdc0). */
+static inline uint64_t pvdc_statistic(QTestState *qts, const char *name)
+{
+    return qtest_statistic(qts, "pvdc0", name);
 }
 
 static inline uint64_t timer_callbacks(PVDCTest *t)

@@ -93,7 +93,7 @@
 /*
  * Interrupts: four bits per head, head h at bit 4 * h.  Level-triggered
  * INTx is asserted while STATUS & ENABLE is non-zero; with MSI one message
- * is sent whenever an enabled bit becomes set.
+ * is sent whenever enabled bits become set, one for the bits set together.
  */
 #define PVDC_REG_INT_STATUS             0x0040  /* RW1C */
 #define PVDC_REG_INT_ENABLE             0x0044  /* RW */
@@ -105,8 +105,8 @@
 #define PVDC_INT_HOTPLUG                (1u << 3)
 #define PVDC_INT_BITS_PER_HEAD          4
 #define PVDC_INT_HEAD_MASK              ((1u << PVDC_INT_BITS_PER_HEAD) - 1)
-#define PVDC_INT(head, \
-    bit)             ((bit) << ((head) * PVDC_INT_BITS_PER_HEAD))
+#define PVDC_INT(head, bit) \
+    ((bit) << ((head) * PVDC_INT_BITS_PER_HEAD))
 
 /*
  * Multi-head commit: writing a mask of heads arms all of them as one group,
