@@ -36,6 +36,7 @@ case ${1:-} in
 esac
 
 . "$(dirname "$0")/lib.sh"
+help_and_exit_if_asked "$@"
 
 minimize=0
 seconds=600
