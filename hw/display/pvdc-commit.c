@@ -545,7 +545,8 @@ uint32_t pvdc_armed_mask(PVDCState *s)
     return mask;
 }
 
-static int64_t pvdc_arm_head(PVDCState *s, unsigned int h, int64_t now)
+/* Take the shadow state of head @h and of the planes bound to it. */
+static void pvdc_snapshot_head(PVDCState *s, unsigned int h)
 {
     PVDCHead *head = &s->heads[h];
     unsigned int p;
@@ -558,6 +559,13 @@ static int64_t pvdc_arm_head(PVDCState *s, unsigned int h, int64_t now)
         }
     }
     head->armed_seq++;
+}
+
+static int64_t pvdc_arm_head(PVDCState *s, unsigned int h, int64_t now)
+{
+    PVDCHead *head = &s->heads[h];
+
+    pvdc_snapshot_head(s, h);
     head->is_armed = true;
     trace_pvdc_commit_armed(h, head->armed_seq);
 
@@ -570,9 +578,21 @@ static int64_t pvdc_arm_head(PVDCState *s, unsigned int h, int64_t now)
     return now;
 }
 
-void pvdc_doorbell(PVDCState *s, uint32_t mask)
+/*
+ * The timer may run late: a commit whose latch point has passed is latched
+ * before a doorbell is looked at, as if the timer had been on time.
+ */
+static int64_t pvdc_catch_up(PVDCState *s)
 {
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+    pvdc_latch_due_commits(s, now);
+    return now;
+}
+
+void pvdc_doorbell(PVDCState *s, uint32_t mask)
+{
+    int64_t now = pvdc_catch_up(s);
     uint32_t busy = mask & pvdc_armed_mask(s);
     int64_t latch = now;
     unsigned int h;
@@ -587,6 +607,7 @@ void pvdc_doorbell(PVDCState *s, uint32_t mask)
                       "ignored: heads 0x%x already have a commit armed\n",
                       mask, busy);
         trace_pvdc_doorbell_overrun(mask, busy);
+        pvdc_timer_update(s);
         return;
     }
 
@@ -602,5 +623,24 @@ void pvdc_doorbell(PVDCState *s, uint32_t mask)
         }
     }
     trace_pvdc_doorbell(mask, latch);
+    pvdc_timer_update(s);
+}
+
+/*
+ * The armed commit of @h takes the shadow state again, keeping its latch
+ * point and group: updates made while a commit waits for its vblank join
+ * it instead of waiting for the next one.
+ */
+void pvdc_doorbell_amend(PVDCState *s, unsigned int h)
+{
+    PVDCHead *head = &s->heads[h];
+
+    pvdc_catch_up(s);
+    if (!head->is_armed) {
+        pvdc_doorbell(s, BIT(h));
+        return;
+    }
+    pvdc_snapshot_head(s, h);
+    trace_pvdc_commit_amended(h, head->armed_seq, head->latch_ns);
     pvdc_timer_update(s);
 }

@@ -55,6 +55,7 @@ extern const MemoryRegionOps pvdc_mmio_ops;
 
 /* pvdc-commit.c */
 void pvdc_doorbell(PVDCState *s, uint32_t mask);
+void pvdc_doorbell_amend(PVDCState *s, unsigned int head);
 uint32_t pvdc_armed_mask(PVDCState *s);
 void pvdc_latch_due_commits(PVDCState *s, int64_t now);
 bool pvdc_next_latch(PVDCState *s, int64_t *deadline);
