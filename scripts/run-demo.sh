@@ -4,8 +4,17 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
+targets=(qemu initramfs)
+for arg in "$@"; do
+    case $arg in
+    -h|--help) exec /usr/bin/python3 "$PVDC_ROOT/scripts/demo.py" --help ;;
+    # The stock Debian guest: the pvdc-dkms package and the root filesystem.
+    --distro) targets+=(stock-guest) ;;
+    esac
+done
+
 "$PVDC_ROOT/scripts/prepare.sh"
-stage "building QEMU, pvdc.ko, guest programs and the guest image"
-meson compile -C "$PVDC_BUILD/meson"
+stage "building ${targets[*]}"
+meson compile -C "$PVDC_BUILD/meson" "${targets[@]}"
 stage "starting the demo VM"
 exec /usr/bin/python3 "$PVDC_ROOT/scripts/demo.py" "$@"
