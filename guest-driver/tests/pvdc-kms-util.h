@@ -425,12 +425,15 @@ static KMS_UNUSED void kms_plane_off(struct kms_display *d,
 	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_ID", 0);
 }
 
-/* Head @h on with @mode (its own if NULL) and its first buffer. */
+/*
+ * Head @h on with @mode (its own if NULL) and its first buffer, cropped
+ * (not scaled) to the mode: a scaler is for what a test asks for.
+ */
 static KMS_UNUSED void kms_head_on(struct kms_display *d,
 				   drmModeAtomicReq *req, struct kms_head *h,
 				   const drmModeModeInfo *mode)
 {
-	uint32_t blob;
+	uint32_t blob, w, ht;
 
 	if (!mode)
 		mode = &h->mode;
@@ -438,15 +441,19 @@ static KMS_UNUSED void kms_head_on(struct kms_display *d,
 		printf("not ok mode blob: %s\n", strerror(errno));
 		exit(1);
 	}
+	w = h->buf[0].width < mode->hdisplay ? h->buf[0].width :
+	    mode->hdisplay;
+	ht = h->buf[0].height < mode->vdisplay ? h->buf[0].height :
+	     mode->vdisplay;
 	kms_add(d->fd, req, h->crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID", blob);
 	kms_add(d->fd, req, h->crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
 	kms_add(d->fd, req, h->conn_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID",
 		h->crtc_id);
-	kms_plane_set(d, req, h->primary, h, &h->buf[0], 0, 0,
-		      h->buf[0].width < mode->hdisplay ? h->buf[0].width :
-		      mode->hdisplay,
-		      h->buf[0].height < mode->vdisplay ? h->buf[0].height :
-		      mode->vdisplay);
+	kms_plane_set(d, req, h->primary, h, &h->buf[0], 0, 0, w, ht);
+	kms_add(d->fd, req, h->primary, DRM_MODE_OBJECT_PLANE, "SRC_W",
+		(uint64_t)w << 16);
+	kms_add(d->fd, req, h->primary, DRM_MODE_OBJECT_PLANE, "SRC_H",
+		(uint64_t)ht << 16);
 }
 
 static KMS_UNUSED void kms_head_off(struct kms_display *d,
