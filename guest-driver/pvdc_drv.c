@@ -659,7 +659,16 @@ static void pvdc_pci_shutdown(struct pci_dev *pdev)
 
 static int pvdc_pm_suspend(struct device *dev)
 {
-	return drm_mode_config_helper_suspend(dev_get_drvdata(dev));
+	struct drm_device *drm = dev_get_drvdata(dev);
+	int ret;
+
+	ret = drm_mode_config_helper_suspend(drm);
+	if (ret)
+		return ret;
+	/* A powered-down device has no clock to read. */
+	pvdc_clock_fini(to_pvdc(drm));
+
+	return 0;
 }
 
 /*

@@ -264,7 +264,6 @@ void pvdc_clock_init(struct pvdc_device *pvdc)
 /* Our clock stood still while the machine slept; the device's did not. */
 void pvdc_clock_resume(struct pvdc_device *pvdc)
 {
-	cancel_delayed_work_sync(&pvdc->clock.sync_work);
 	pvdc_clock_sync(pvdc, true);
 	schedule_delayed_work(&pvdc->clock.sync_work,
 			      pvdc->clock.interval * HZ);
