@@ -2,12 +2,13 @@
 /*
  * pvdc-cursor: legacy cursor updates never wait for a vblank.
  *
- *   pvdc-cursor [-d CARD] [-H HEAD] [-t SECONDS] [-r HZ] TEST...
+ *   pvdc-cursor [-d CARD] [-H HEAD] [-t SECONDS] [-r HZ] [-m MOVES] TEST...
  *
  *   moves   the head at HZ (default 30): one thread flips it on every
  *           vblank (nonblocking page flips, the next one issued from each
- *           event) while another moves the legacy cursor 20 times per
- *           frame period, changing its image every 32 moves: each flip
+ *           event) while another moves the legacy cursor MOVES times per
+ *           frame period (default 20; 0: as fast as it can), changing its
+ *           image every 32 moves: each flip
  *           latches at the first vblank after it was issued (a host that
  *           stalls the guest for longer than a frame may make one in
  *           fifty late; the frames missed are reported), and the cursor
@@ -31,7 +32,7 @@
 static struct kms_display disp;
 static struct kms_head *head;
 static double seconds = 5;
-static unsigned int hz = 30;
+static unsigned int hz = 30, moves_per_frame = 20;
 
 static int light(const drmModeModeInfo *mode)
 {
@@ -120,11 +121,12 @@ static void *flipper(void *arg)
 	return NULL;
 }
 
-/* 20 moves per frame period, paced by the clock, not by the vblanks. */
+/* Paced by the clock, not by the vblanks. */
 static void *mover(void *arg)
 {
 	struct kms_buffer *images = arg;
-	uint64_t step = kms_mode_period_ns(&head->mode) / 20;
+	uint64_t step = moves_per_frame ?
+			kms_mode_period_ns(&head->mode) / moves_per_frame : 0;
 	struct timespec next;
 	unsigned int i = 0;
 
@@ -135,7 +137,9 @@ static void *mover(void *arg)
 			next.tv_nsec -= 1000000000;
 			next.tv_sec++;
 		}
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		if (step)
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next,
+					NULL);
 		int ret = drmModeMoveCursor(disp.fd, head->crtc_id,
 					    i * 7 % head->mode.hdisplay,
 					    i * 5 % head->mode.vdisplay);
@@ -295,7 +299,7 @@ int main(int argc, char **argv)
 	unsigned int head_index = 0;
 	int opt, i;
 
-	while ((opt = getopt(argc, argv, "d:H:t:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:H:t:r:m:")) != -1) {
 		switch (opt) {
 		case 'd':
 			card = optarg;
@@ -309,8 +313,11 @@ int main(int argc, char **argv)
 		case 'r':
 			hz = atoi(optarg);
 			break;
+		case 'm':
+			moves_per_frame = atoi(optarg);
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-d CARD] [-H HEAD] [-t SECONDS] [-r HZ] TEST...\n",
+			fprintf(stderr, "usage: %s [-d CARD] [-H HEAD] [-t SECONDS] [-r HZ] [-m MOVES] TEST...\n",
 				argv[0]);
 			return 2;
 		}

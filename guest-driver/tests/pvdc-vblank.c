@@ -25,6 +25,10 @@
  *              a nonblocking modeset followed at once by cursor moves: its
  *              event arrives no earlier than the latch (LINKUP_MS after
  *              the commit), with the latch time.
+ *   modes      a mode of 0.9 s per frame is accepted and shows its
+ *              vblanks; one of 1.1 s (the DRM core waits 10 s for a flip),
+ *              and modes whose htotal * vtotal * vscan does not fit the
+ *              core's arithmetic, are refused.
  *
  * Prints "ok NAME" / "not ok NAME: why" per check, and "# ..." figures.
  */
@@ -491,6 +495,66 @@ static void test_modeset_cursor(void)
 	kms_buffer_destroy(disp.fd, &cursor);
 }
 
+/* ------------------------------------------------------------------------ */
+/* modes                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static int try_mode(const drmModeModeInfo *mode, uint32_t flags)
+{
+	drmModeAtomicReq *req = drmModeAtomicAlloc();
+
+	kms_head_on(&disp, req, head, mode);
+	return kms_commit(&disp, req, DRM_MODE_ATOMIC_ALLOW_MODESET | flags,
+			  NULL);
+}
+
+/* @m with a pixel clock for a frame of @ns nanoseconds. */
+static drmModeModeInfo mode_of_period(const drmModeModeInfo *m, uint64_t ns)
+{
+	drmModeModeInfo r = *m;
+
+	r.clock = (uint32_t)((uint64_t)m->htotal * m->vtotal * 1000000ull / ns);
+	r.vrefresh = 1;
+	return r;
+}
+
+static void test_modes(void)
+{
+	drmModeModeInfo slow = mode_of_period(&head->mode, 900000000ull);
+	drmModeModeInfo slower = mode_of_period(&head->mode, 1100000000ull);
+	drmModeModeInfo huge = head->mode, scanned = head->mode;
+	uint32_t seq;
+	uint64_t t;
+	int ret;
+
+	kms_result(!try_mode(&slow, DRM_MODE_ATOMIC_TEST_ONLY),
+		   "mode-of-0.9-s-per-frame-accepted # %llu ns",
+		   (unsigned long long)kms_mode_period_ns(&slow));
+	ret = try_mode(&slow, 0);
+	if (!ret)
+		ret = wait_vblank(DRM_VBLANK_RELATIVE, 2, &seq, &t);
+	kms_result(!ret, "mode-of-0.9-s-per-frame-shows-its-vblanks%s%s",
+		   ret ? ": " : "", ret ? strerror(-ret) : "");
+	kms_result(try_mode(&slower, DRM_MODE_ATOMIC_TEST_ONLY) == -EINVAL,
+		   "mode-of-1.1-s-per-frame-refused # %llu ns",
+		   (unsigned long long)kms_mode_period_ns(&slower));
+
+	/* 65535 x 65535 pixels: over INT_MAX, the core's frame size. */
+	huge.htotal = huge.hsync_end = 65535;
+	huge.vtotal = huge.vsync_end = 65535;
+	huge.clock = 2000000;
+	kms_result(try_mode(&huge, DRM_MODE_ATOMIC_TEST_ONLY) == -EINVAL,
+		   "mode-of-over-2^31-pixels-per-frame-refused");
+	/* With vscan 3 the product passes 2^32: a 32-bit wrap looks fast. */
+	scanned.htotal = scanned.hsync_end = 40000;
+	scanned.vtotal = scanned.vsync_end = 40000;
+	scanned.vscan = 3;
+	scanned.clock = 2000000;
+	kms_result(try_mode(&scanned, DRM_MODE_ATOMIC_TEST_ONLY) == -EINVAL,
+		   "mode-whose-htotal-vtotal-vscan-wraps-refused");
+	light(NULL, 0, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	const char *card = "/dev/dri/card0";
@@ -542,22 +606,8 @@ int main(int argc, char **argv)
 			test_enable();
 		else if (!strcmp(argv[i], "modeset-cursor"))
 			test_modeset_cursor();
-		else if (!strcmp(argv[i], "debug")) {
-			volatile uint32_t *b = kms_bar_map(disp.card, 0, NULL);
-			int k;
-
-			for (k = 0; k < 20; k++) {
-				uint64_t s0, t0;
-				uint32_t dc = kms_reg(b, PVDC_HEAD_CONTROL(head->pipe) + PVDC_HEAD_VBLANK_COUNT);
-				uint64_t now = kms_now_ns();
-
-				drmCrtcGetSequence(disp.fd, head->crtc_id, &s0, &t0);
-				printf("# dev %u drm %llu t0 %llu now %llu ie %#x\n", dc,
-				       (unsigned long long)s0, (unsigned long long)t0,
-				       (unsigned long long)now, kms_reg(b, PVDC_REG_INT_ENABLE));
-				usleep(k % 2 ? 5000 : 40000);
-			}
-		}
+		else if (!strcmp(argv[i], "modes"))
+			test_modes();
 		else
 			kms_result(false, "unknown test %s", argv[i]);
 	}

@@ -67,7 +67,7 @@ def main():
                           "pvdc-vblank -n 300 intervals", 300)
         program_cases(tap, vm, "pvdc-vblank",
                       f"pvdc-vblank -l {LINK_UP_MS} waits passed enable "
-                      "modeset-cursor", 300)
+                      "modeset-cursor modes", 300)
         program_cases(tap, vm, "pvdc-cursor", "pvdc-cursor -t 5 moves pinned",
                       300)
         never_rejected(tap, vm, "head 1's modesets and overlays: the device "
