@@ -589,7 +589,8 @@ uint32_t pvdc_armed_mask(PVDCState *s)
     return mask;
 }
 
-static int64_t pvdc_arm_head(PVDCState *s, unsigned int h, int64_t now)
+/* Take the shadow state of head @h and of the planes bound to it. */
+static void pvdc_snapshot_head(PVDCState *s, unsigned int h)
 {
     PVDCHead *head = &s->heads[h];
     unsigned int p;
@@ -602,6 +603,13 @@ static int64_t pvdc_arm_head(PVDCState *s, unsigned int h, int64_t now)
         }
     }
     head->armed_seq++;
+}
+
+static int64_t pvdc_arm_head(PVDCState *s, unsigned int h, int64_t now)
+{
+    PVDCHead *head = &s->heads[h];
+
+    pvdc_snapshot_head(s, h);
     head->is_armed = true;
     trace_pvdc_commit_armed(h, head->armed_seq);
 
@@ -614,6 +622,11 @@ static int64_t pvdc_arm_head(PVDCState *s, unsigned int h, int64_t now)
     return now;
 }
 
+/*
+ * The register access that rang has caught up with every latch point
+ * passed (pvdc_catch_up()): what is written after a latch point never
+ * joins the commit that latched there.
+ */
 void pvdc_doorbell(PVDCState *s, uint32_t mask)
 {
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
@@ -733,4 +746,22 @@ bool pvdc_loaded_state_valid(PVDCState *s, Error **errp)
         }
     }
     return true;
+}
+
+/*
+ * The armed commit of @h takes the shadow state again, keeping its latch
+ * point and group: updates made while a commit waits for its vblank join
+ * it instead of waiting for the next one.
+ */
+void pvdc_doorbell_amend(PVDCState *s, unsigned int h)
+{
+    PVDCHead *head = &s->heads[h];
+
+    if (!head->is_armed) {
+        pvdc_doorbell(s, BIT(h));
+        return;
+    }
+    pvdc_snapshot_head(s, h);
+    trace_pvdc_commit_amended(h, head->armed_seq, head->latch_ns);
+    pvdc_timer_update(s);
 }

@@ -69,6 +69,7 @@ extern const MemoryRegionOps pvdc_mmio_ops;
 /* pvdc-commit.c */
 uint32_t pvdc_format_mask(unsigned int plane_type);
 void pvdc_doorbell(PVDCState *s, uint32_t mask);
+void pvdc_doorbell_amend(PVDCState *s, unsigned int head);
 uint32_t pvdc_armed_mask(PVDCState *s);
 /*
  * Latch the commits due by @now, in time order.  Sets their interrupt

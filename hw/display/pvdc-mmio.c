@@ -107,7 +107,8 @@ static bool pvdc_window(hwaddr addr, hwaddr base, hwaddr stride,
 static uint32_t pvdc_features(PVDCState *s)
 {
     uint32_t features = PVDC_FEATURE_MULTI_HEAD_COMMIT | PVDC_FEATURE_EDID |
-                        PVDC_FEATURE_CRC | PVDC_FEATURE_HOTPLUG;
+                        PVDC_FEATURE_CRC | PVDC_FEATURE_HOTPLUG |
+                        PVDC_FEATURE_DOORBELL_AMEND | PVDC_FEATURE_CLOCK;
 
     if (msi_present(PCI_DEVICE(s))) {
         features |= PVDC_FEATURE_MSI;
@@ -183,6 +184,12 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
     }
     case PVDC_REG_MULTI_DOORBELL:
         *val = pvdc_armed_mask(s);
+        return true;
+    case PVDC_REG_CLOCK_LO:
+        *val = extract64(qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), 0, 32);
+        return true;
+    case PVDC_REG_CLOCK_HI:
+        *val = extract64(qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), 32, 32);
         return true;
     case PVDC_REG_FORMATS_PRIMARY:
         *val = pvdc_format_mask(PVDC_PLANE_TYPE_PRIMARY);
@@ -373,11 +380,13 @@ static void pvdc_head_control_write(PVDCState *s, unsigned int h,
 
     switch (offset) {
     case PVDC_HEAD_DOORBELL:
-        if (val == 1) {
+        if (val == PVDC_DOORBELL_ARM) {
             pvdc_doorbell(s, BIT(h));
+        } else if (val == PVDC_DOORBELL_AMEND) {
+            pvdc_doorbell_amend(s, h);
         } else if (val) {
             qemu_log_mask(LOG_GUEST_ERROR, "pvdc: head %u: doorbell value "
-                          "0x%x is not 1; ignored\n", h, val);
+                          "0x%x is not a PVDC_DOORBELL_*; ignored\n", h, val);
         }
         break;
     case PVDC_HEAD_STATUS:

@@ -1606,6 +1606,101 @@ static void test_doorbell_overrun_keeps_the_armed_commit(void)
     pvdc_test_stop(&t);
 }
 
+static void amend(PVDCTest *t, unsigned int head)
+{
+    wr(t, PVDC_HEAD_CONTROL(head) + PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
+}
+
+static void test_amend_joins_the_armed_commit(void)
+{
+    const uint64_t p0 = period_ns(CLOCK_1MS), p1 = period_ns(CLOCK_2MS);
+    unsigned int cursor;
+    PVDCTest t;
+    int64_t t0, t1;
+
+    pvdc_test_start(&t, NULL);
+    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_DOORBELL_AMEND,
+                    ==, PVDC_FEATURE_DOORBELL_AMEND);
+    t0 = enable_head(&t, 0, CLOCK_1MS);
+    cursor = cursor_of(&t, 0);
+    rd(&t, PVDC_REG_INT_ACK);
+
+    /* With nothing armed, an amend is a doorbell. */
+    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x111111);
+    amend(&t, 0);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 2);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
+
+    /* Armed: the later state joins it, latched at the same vblank. */
+    step_to(&t, t0 + p0 / 2);
+    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x222222);
+    wr_plane(&t, cursor, PVDC_PS_FORMAT, PVDC_FMT_ARGB8888);
+    wr_plane(&t, cursor, PVDC_PS_FB_PITCH, MODE_PITCH);
+    wr_plane(&t, cursor, PVDC_PS_FB_SIZE, PVDC_XY(16, 16));
+    wr_plane(&t, cursor, PVDC_PS_SRC_W, FP16(16));
+    wr_plane(&t, cursor, PVDC_PS_SRC_H, FP16(16));
+    wr_plane(&t, cursor, PVDC_PS_DST_SIZE, PVDC_XY(16, 16));
+    wr_plane(&t, cursor, PVDC_PS_DST_POS, PVDC_XY(5, 7));
+    wr_plane(&t, cursor, PVDC_PS_ZPOS, 1);
+    wr_plane(&t, cursor, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    amend(&t, 0);
+    wr_plane(&t, cursor, PVDC_PS_DST_POS, PVDC_XY(9, 11));
+    amend(&t, 0);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 4);
+    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_STATUS), ==, 0);
+    step_to(&t, t0 + p0 - 1);
+    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==, 0);
+    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, 0);
+    step_to(&t, t0 + p0);
+    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+                    0x222222);
+    g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(cursor) + PVDC_PS_DST_POS), ==,
+                    PVDC_XY(9, 11));
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 4);
+    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK), ==,
+                    PVDC_INT(0, PVDC_INT_COMMIT_DONE));
+
+    /* A group member amended keeps the group's (later) latch point. */
+    t1 = enable_head(&t, 1, CLOCK_2MS);
+    rd(&t, PVDC_REG_INT_ACK);
+    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x333333);
+    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x444444);
+    amend(&t, 0);
+    step_to(&t, t1 + p1 - 1);
+    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+                    0x222222);
+    step_to(&t, t1 + p1);
+    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+                    0x444444);
+    g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK), ==,
+                    PVDC_INT(0, PVDC_INT_COMMIT_DONE) |
+                    PVDC_INT(1, PVDC_INT_COMMIT_DONE));
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==,
+                     head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ));
+    pvdc_test_stop(&t);
+}
+
+static void test_clock_reads_the_virtual_clock(void)
+{
+    const int64_t later = 5 * NANOSECONDS_PER_SECOND + 123;
+    PVDCTest t;
+
+    pvdc_test_start(&t, NULL);
+    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_CLOCK, ==,
+                    PVDC_FEATURE_CLOCK);
+    g_assert_cmpuint(rd(&t, PVDC_REG_CLOCK_LO), ==, (uint32_t)now_ns(&t));
+    g_assert_cmpuint(rd(&t, PVDC_REG_CLOCK_HI), ==, 0);
+    step_to(&t, later);
+    g_assert_cmpuint(rd(&t, PVDC_REG_CLOCK_HI), ==, later >> 32);
+    g_assert_cmpuint(rd(&t, PVDC_REG_CLOCK_LO), ==, (uint32_t)later);
+    /* Stateless: reading HI alone, or twice, changes nothing. */
+    g_assert_cmpuint(rd(&t, PVDC_REG_CLOCK_HI), ==, later >> 32);
+    pvdc_test_stop(&t);
+}
+
 static void test_reset_during_armed_commit(void)
 {
     const uint64_t p0 = period_ns(CLOCK_1MS);
@@ -1803,6 +1898,10 @@ int main(int argc, char **argv)
                    test_crc_follows_the_active_frame);
     qtest_add_func("/pvdc/doorbell/overrun-keeps-the-armed-commit",
                    test_doorbell_overrun_keeps_the_armed_commit);
+    qtest_add_func("/pvdc/doorbell/amend-joins-the-armed-commit",
+                   test_amend_joins_the_armed_commit);
+    qtest_add_func("/pvdc/clock/reads-the-virtual-clock",
+                   test_clock_reads_the_virtual_clock);
     qtest_add_func("/pvdc/reset/during-an-armed-commit-cancels-it",
                    test_reset_during_armed_commit);
     qtest_add_func("/pvdc/hostile/values-are-refused-device-stays-responsive",

@@ -57,7 +57,7 @@
 #define PVDC_ID                         0x43445650 /* "PVDC" little-endian */
 #define PVDC_REG_VERSION                0x0004  /* RO: major, minor */
 #define PVDC_VERSION_MAJOR              1
-#define PVDC_VERSION_MINOR              0
+#define PVDC_VERSION_MINOR              1
 #define PVDC_VERSION_MAJOR_SHIFT        16
 #define PVDC_VERSION_MAJOR_LENGTH       16
 #define PVDC_VERSION_MINOR_SHIFT        0
@@ -68,6 +68,8 @@
 #define PVDC_FEATURE_EDID               (1u << 2)
 #define PVDC_FEATURE_HOTPLUG            (1u << 3)
 #define PVDC_FEATURE_MSI                (1u << 4)
+#define PVDC_FEATURE_DOORBELL_AMEND     (1u << 5)  /* PVDC_DOORBELL_AMEND */
+#define PVDC_FEATURE_CLOCK              (1u << 6)  /* CLOCK_LO/HI */
 #define PVDC_REG_NUM_HEADS              0x000c  /* RO */
 #define PVDC_REG_NUM_OVERLAYS           0x0010  /* RO: overlays per head */
 #define PVDC_REG_NUM_PLANES             0x0014  /* RO: all planes, all heads */
@@ -114,6 +116,14 @@
  * of heads that currently have a commit armed.
  */
 #define PVDC_REG_MULTI_DOORBELL         0x004c
+
+/*
+ * The device clock (QEMU_CLOCK_VIRTUAL) in nanoseconds, the clock of every
+ * vblank time and latch point.  Read HI, LO, then HI again: if HI changed,
+ * read again.
+ */
+#define PVDC_REG_CLOCK_LO               0x0050  /* RO */
+#define PVDC_REG_CLOCK_HI               0x0054  /* RO */
 
 /*
  * Formats: FORMAT_TABLE[i] is a DRM fourcc (0 past the end).  Each plane
@@ -167,9 +177,13 @@
 #define PVDC_HEAD_CONTROL(h) \
     (PVDC_HEAD_CONTROL_BASE + (h) * PVDC_HEAD_STRIDE)
 
-/* W: 1 arms this head's shadow state; R: 1 while a commit is armed. */
+/* W: PVDC_DOORBELL_*; R: 1 while a commit is armed. */
 #define PVDC_HEAD_DOORBELL              0x00
-#define PVDC_HEAD_ARMED_SEQ             0x04    /* RO: of the last doorbell */
+#define PVDC_DOORBELL_ARM               1       /* arm the shadow state */
+/* Replace the armed state of a commit not latched yet, or arm. */
+#define PVDC_DOORBELL_AMEND             2
+/* RO: sequence of the last doorbell or amend */
+#define PVDC_HEAD_ARMED_SEQ             0x04
 #define PVDC_HEAD_DONE_SEQ              0x08    /* RO: of the last outcome */
 #define PVDC_HEAD_RESULT                0x0c    /* RO: outcome of DONE_SEQ */
 #define PVDC_RESULT_CODE_SHIFT          0
