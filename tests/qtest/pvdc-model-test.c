@@ -1,6 +1,6 @@
 /*
  * QTest cases for pvdc against its reference model (pvdc-model.c): random
- * register writes, doorbells and clock steps, after each of which the
+ * register writes, doorbells, amends and clock steps, after each of which the
  * device's active state must be the model's.
  *
  * Two promises are checked directly on the device as well, without the
@@ -375,7 +375,17 @@ static void random_register(Random *r, unsigned int op)
     } else if (op < 48) {
         addr = PVDC_HEAD_CONTROL(g_rand_int_range(rng, 0, m->heads)) +
                PVDC_HEAD_DOORBELL;
-        val = g_rand_int_range(rng, 0, 8) ? 1 : g_rand_int(rng);
+        switch (g_rand_int_range(rng, 0, 8)) {
+        case 0:
+            val = g_rand_int(rng);
+            break;
+        case 1:
+        case 2:
+            val = PVDC_DOORBELL_AMEND;
+            break;
+        default:
+            val = PVDC_DOORBELL_ARM;
+        }
     } else if (op < 52) {
         addr = PVDC_REG_MULTI_DOORBELL;
         val = g_rand_int_range(rng, 0, 1 << (m->heads + 1));
@@ -429,9 +439,9 @@ static void test_random_commits_match_reference_model(void)
     for (i = 0; i < steps; i++) {
         random_step(&r, i);
     }
-    g_test_message("%u commits applied, %u rejected; %u latches, %u moved "
-                   "a plane to another head", r.m.applied, r.m.rejected,
-                   r.latches, r.moves);
+    g_test_message("%u commits applied, %u rejected, %u amended; %u "
+                   "latches, %u moved a plane to another head", r.m.applied,
+                   r.m.rejected, r.m.amended, r.latches, r.moves);
     for (i = 0; i <= PVDC_RESULT_CODE_MASK; i++) {
         if (r.m.errors[i]) {
             g_test_message("  error 0x%02x: %u", i, r.m.errors[i]);
@@ -441,6 +451,7 @@ static void test_random_commits_match_reference_model(void)
     g_assert_cmpuint(r.m.rejected, >, steps / 50);
     g_assert_cmpuint(r.m.errors[PVDC_ERR_PLANE_BUSY], >, steps / 500);
     g_assert_cmpuint(r.moves, >, steps / 500);
+    g_assert_cmpuint(r.m.amended, >, steps / 500);
     g_rand_free(r.rng);
     pvdc_test_stop(&r.t);
 }

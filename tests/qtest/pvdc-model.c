@@ -327,24 +327,40 @@ uint32_t model_check_active(Model *m, const Snapshot *active,
     return model_check(m, &v, failed);
 }
 
+/* Head @h takes its shadow state and that of the planes bound to it. */
+static void model_snapshot(Model *m, unsigned int h)
+{
+    memcpy(m->harm[h], m->hs[h], sizeof(m->harm[h]));
+    for (unsigned int p = 0; p < m->planes; p++) {
+        m->carried[h][p] = m->ps[p][PS(PVDC_PS_HEAD)] == h;
+        memcpy(m->parm[h][p], m->ps[p], sizeof(m->parm[h][p]));
+    }
+    m->seq[h]++;
+}
+
 static void model_doorbell(Model *m, uint32_t mask)
 {
     if (m->armed & mask) {
         return;
     }
     for (unsigned int h = 0; h < m->heads; h++) {
-        if (!(mask & BIT(h))) {
-            continue;
+        if (mask & BIT(h)) {
+            model_snapshot(m, h);
+            m->group[h] = mask;
         }
-        memcpy(m->harm[h], m->hs[h], sizeof(m->harm[h]));
-        for (unsigned int p = 0; p < m->planes; p++) {
-            m->carried[h][p] = m->ps[p][PS(PVDC_PS_HEAD)] == h;
-            memcpy(m->parm[h][p], m->ps[p], sizeof(m->parm[h][p]));
-        }
-        m->group[h] = mask;
-        m->seq[h]++;
     }
     m->armed |= mask;
+}
+
+/* An armed commit snapshots again and keeps its group; else a doorbell. */
+static void model_amend(Model *m, unsigned int h)
+{
+    if (!(m->armed & BIT(h))) {
+        model_doorbell(m, BIT(h));
+        return;
+    }
+    model_snapshot(m, h);
+    m->amended++;
 }
 
 void model_init(Model *m, PVDCTest *t)
@@ -400,9 +416,14 @@ void model_write(Model *m, uint32_t addr, uint32_t val)
              [addr % PVDC_PLANE_STRIDE / 4] = val;
     } else if (addr >= PVDC_HEAD_CONTROL_BASE &&
                addr < PVDC_HEAD_CONTROL(m->heads) &&
-               addr % PVDC_HEAD_STRIDE == PVDC_HEAD_DOORBELL && val == 1) {
-        model_doorbell(m, BIT((addr - PVDC_HEAD_CONTROL_BASE) /
-                              PVDC_HEAD_STRIDE));
+               addr % PVDC_HEAD_STRIDE == PVDC_HEAD_DOORBELL) {
+        unsigned int h = (addr - PVDC_HEAD_CONTROL_BASE) / PVDC_HEAD_STRIDE;
+
+        if (val == PVDC_DOORBELL_ARM) {
+            model_doorbell(m, BIT(h));
+        } else if (val == PVDC_DOORBELL_AMEND) {
+            model_amend(m, h);
+        }
     } else if (addr == PVDC_REG_MULTI_DOORBELL && val && !(val & ~all)) {
         model_doorbell(m, val);
     }

@@ -39,8 +39,8 @@ typedef struct Model {
     uint32_t group[PVDC_MAX_HEADS];
     uint32_t seq[PVDC_MAX_HEADS];
 
-    /* outcomes so far */
-    unsigned int applied, rejected;
+    /* outcomes so far, and the armed commits amended */
+    unsigned int applied, rejected, amended;
     unsigned int errors[PVDC_RESULT_CODE_MASK + 1];
 } Model;
 
