@@ -55,6 +55,8 @@ PACKAGES=(
     debhelper dh-dkms debootstrap e2fsprogs
     # libvirt test (tests/libvirt: the test starts its own daemon)
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
+    # scripts/fuzz.sh: QEMU's generic-fuzz needs clang and libFuzzer
+    clang-14 libclang-rt-14-dev
 )
 
 need_update=0

@@ -371,6 +371,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < num_heads; i++) {
 		pthread_create(&threads[i], NULL, flip_thread, &heads[i]);
 	}
+	/* For a host waiting to disturb the flips. */
+	printf("# flipping %u heads\n", num_heads);
+	fflush(stdout);
 	for (i = 0; i < num_heads; i++)
 		pthread_join(threads[i], NULL);
 	stop_events = true;

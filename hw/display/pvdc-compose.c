@@ -46,9 +46,12 @@
 #include "qemu/bitops.h"
 #include "qemu/bswap.h"
 #include "pvdc-compose.h"
+#include "pvdc-fields.h"
 
 /* Lines premultiplied at a time for translucent coverage-blended planes. */
 #define PVDC_COMPOSE_STRIP_LINES 32
+/* Destination lines converted at a time for YUYV and XRGB2101010 planes. */
+#define PVDC_COMPOSE_CONVERT_LINES 64
 
 /*
  * pixman formats are host-endian, framebuffers little-endian: the 8888
@@ -61,18 +64,10 @@
 #define PVDC_LE_r5g6b5          PIXMAN_r5g6b5
 #endif
 
-/* Convert @width pixels of @line from pixel @x on to host XRGB8888. */
-typedef void PVDCComposeConvertFn(uint32_t *out, const uint8_t *line,
-                                  uint32_t x, uint32_t width);
-
 static PVDCComposeConvertFn pvdc_compose_yuyv_line;
 static PVDCComposeConvertFn pvdc_compose_xrgb2101010_line;
 
 /*
- * How a framebuffer format is read: @color gives the colour channels with
- * alpha forced opaque, @alpha (0 when the format has none) the same bytes
- * with their alpha.
- *
  * Formats with a @convert function are converted by the engine into
  * XRGB8888 strips, then composited like any RGB plane (@color is the
  * format of the converted pixels).  pixman reads them correctly itself,
@@ -83,15 +78,7 @@ static PVDCComposeConvertFn pvdc_compose_xrgb2101010_line;
  * 1920x1080 XRGB8888 plane takes 1.4 ms).  Converting also makes both
  * formats independent of the host's byte order, which pixman's are not.
  */
-typedef struct PVDCComposeFormat {
-    uint32_t fourcc;
-    unsigned int cpp;
-    pixman_format_code_t color;
-    pixman_format_code_t alpha;
-    PVDCComposeConvertFn *convert;
-} PVDCComposeFormat;
-
-static const PVDCComposeFormat pvdc_compose_formats[] = {
+const PVDCComposeFormat pvdc_compose_formats[PVDC_COMPOSE_NUM_FORMATS] = {
     { PVDC_FMT_XRGB8888, 4, PIXMAN_LE_x8r8g8b8, 0, NULL },
     { PVDC_FMT_ARGB8888, 4, PIXMAN_LE_x8r8g8b8, PIXMAN_LE_a8r8g8b8, NULL },
     { PVDC_FMT_XBGR8888, 4, PIXMAN_LE_x8b8g8r8, 0, NULL },
@@ -123,7 +110,7 @@ typedef struct PVDCComposeJob {
     int32_t dx, dy;
 } PVDCComposeJob;
 
-static const PVDCComposeFormat *pvdc_compose_format(uint32_t fourcc)
+const PVDCComposeFormat *pvdc_compose_format(uint32_t fourcc)
 {
     for (size_t i = 0; i < ARRAY_SIZE(pvdc_compose_formats); i++) {
         if (pvdc_compose_formats[i].fourcc == fourcc) {
@@ -148,27 +135,12 @@ static uint8_t pvdc_compose_alpha8(uint16_t alpha)
     return ((uint32_t)alpha * 255 + 32767) / 65535;
 }
 
-/*
- * Check @plane against a head of @width x @height and @vram_size bytes of
- * VRAM, and work out how to draw it.  Returns false if the plane is
- * invalid; a valid plane with nothing to show has job->visible false.
- */
-static bool pvdc_compose_prepare(PVDCComposeJob *job,
-                                 const PVDCComposePlane *plane,
-                                 uint32_t width, uint32_t height,
-                                 uint64_t vram_size)
+/* The plane's own fields are consistent, whatever the head and VRAM. */
+static bool pvdc_compose_plane_valid(const PVDCComposePlane *plane,
+                                     const PVDCComposeFormat *fmt,
+                                     unsigned int blend)
 {
-    const PVDCComposeFormat *fmt = pvdc_compose_format(plane->format);
-    uint64_t src_x1, src_y1, img_end;
-    uint32_t img_x, img_y, img_x1, img_y1;
-    bool flip_x, flip_y;
-
-    memset(job, 0, sizeof(*job));
-    job->plane = plane;
-    job->fmt = fmt;
-    job->blend = extract32(plane->ctrl, PVDC_PS_CTRL_BLEND_SHIFT, 2);
-
-    if (!fmt || job->blend > PVDC_BLEND_COVERAGE ||
+    if (!fmt || blend > PVDC_BLEND_COVERAGE ||
         !pvdc_compose_size_ok(plane->fb_width) ||
         !pvdc_compose_size_ok(plane->fb_height) ||
         (plane->format == PVDC_FMT_YUYV && plane->fb_width % 2) ||
@@ -176,41 +148,49 @@ static bool pvdc_compose_prepare(PVDCComposeJob *job,
         plane->pitch < plane->fb_width * fmt->cpp) {
         return false;
     }
-    src_x1 = (uint64_t)plane->src_x + plane->src_w;
-    src_y1 = (uint64_t)plane->src_y + plane->src_h;
-    if (!plane->src_w || !plane->src_h ||
-        src_x1 > (uint64_t)plane->fb_width << 16 ||
-        src_y1 > (uint64_t)plane->fb_height << 16 ||
-        !pvdc_compose_size_ok(plane->dst_w) ||
-        !pvdc_compose_size_ok(plane->dst_h) ||
-        !pvdc_compose_pos_ok(plane->dst_x) ||
-        !pvdc_compose_pos_ok(plane->dst_y)) {
-        return false;
-    }
+    return plane->src_w && plane->src_h &&
+           (uint64_t)plane->src_x + plane->src_w <=
+           (uint64_t)plane->fb_width << 16 &&
+           (uint64_t)plane->src_y + plane->src_h <=
+           (uint64_t)plane->fb_height << 16 &&
+           pvdc_compose_size_ok(plane->dst_w) &&
+           pvdc_compose_size_ok(plane->dst_h) &&
+           pvdc_compose_pos_ok(plane->dst_x) &&
+           pvdc_compose_pos_ok(plane->dst_y);
+}
 
-    /*
-     * The image is the source rectangle rounded out to whole pixels.  For
-     * 2-byte formats its left edge is rounded down to an even pixel so
-     * that pixman gets a 32-bit aligned pointer (and YUYV whole
-     * macropixels); the fb width is even for YUYV, so rounding the right
-     * edge up stays inside the framebuffer.
-     */
-    img_x = plane->src_x >> 16;
-    img_y = plane->src_y >> 16;
-    img_x1 = DIV_ROUND_UP(src_x1, 1 << 16);
-    img_y1 = DIV_ROUND_UP(src_y1, 1 << 16);
-    if (fmt->cpp == 2) {
-        img_x &= ~1u;
+/*
+ * The pixels pixman may sample: the source rectangle rounded out to whole
+ * pixels, which must lie inside @vram_size bytes of VRAM.  For 2-byte
+ * formats the left edge is rounded down to an even pixel so that pixman
+ * gets a 32-bit aligned pointer (and YUYV whole macropixels); the fb width
+ * is even for YUYV, so rounding the right edge up stays inside the
+ * framebuffer.  Sets the image fields of @job and its top-left pixel in
+ * @img_x, @img_y.
+ */
+static bool pvdc_compose_source_image(PVDCComposeJob *job,
+                                      uint64_t vram_size,
+                                      uint32_t *img_x, uint32_t *img_y)
+{
+    const PVDCComposePlane *plane = job->plane;
+    unsigned int cpp = job->fmt->cpp;
+    uint32_t img_x1, img_y1;
+    uint64_t img_end;
+
+    *img_x = plane->src_x >> 16;
+    *img_y = plane->src_y >> 16;
+    img_x1 = DIV_ROUND_UP((uint64_t)plane->src_x + plane->src_w, 1 << 16);
+    img_y1 = DIV_ROUND_UP((uint64_t)plane->src_y + plane->src_h, 1 << 16);
+    if (cpp == 2) {
+        *img_x &= ~1u;
     }
     if (plane->format == PVDC_FMT_YUYV) {
         img_x1 = ROUND_UP(img_x1, 2);
     }
-    job->img_w = img_x1 - img_x;
-    job->img_h = img_y1 - img_y;
+    job->img_w = img_x1 - *img_x;
+    job->img_h = img_y1 - *img_y;
 
-    /* Everything pixman may read must lie inside VRAM. */
-    img_end = (uint64_t)plane->pitch * (img_y1 - 1) +
-              (uint64_t)img_x1 * fmt->cpp;
+    img_end = (uint64_t)plane->pitch * (img_y1 - 1) + (uint64_t)img_x1 * cpp;
     if (plane->offset > vram_size || img_end > vram_size - plane->offset) {
         return false;
     }
@@ -218,8 +198,16 @@ static bool pvdc_compose_prepare(PVDCComposeJob *job,
     if ((uint64_t)plane->pitch * job->img_h > INT32_MAX) {
         return false;
     }
-    job->img_offset = plane->offset + (uint64_t)plane->pitch * img_y +
-                      (uint64_t)img_x * fmt->cpp;
+    job->img_offset = plane->offset + (uint64_t)plane->pitch * *img_y +
+                      (uint64_t)*img_x * cpp;
+    return true;
+}
+
+/* Where the plane shows on a head of @width x @height, and how opaque. */
+static void pvdc_compose_placement(PVDCComposeJob *job, uint32_t width,
+                                   uint32_t height)
+{
+    const PVDCComposePlane *plane = job->plane;
 
     job->x0 = MAX(plane->dst_x, 0);
     job->y0 = MAX(plane->dst_y, 0);
@@ -227,14 +215,24 @@ static bool pvdc_compose_prepare(PVDCComposeJob *job,
     job->y1 = MIN((int64_t)plane->dst_y + plane->dst_h, (int64_t)height);
     job->alpha = pvdc_compose_alpha8(plane->alpha);
     job->visible = job->x0 < job->x1 && job->y0 < job->y1 &&
-                   job->alpha > 0 && fmt->color;
-    job->pixel_alpha = fmt->alpha && job->blend != PVDC_BLEND_NONE;
+                   job->alpha > 0 && job->fmt->color;
+    job->pixel_alpha = job->fmt->alpha && job->blend != PVDC_BLEND_NONE;
     job->opaque = !job->pixel_alpha && job->alpha == 255;
+}
 
-    flip_x = !!(plane->ctrl & PVDC_PS_CTRL_REFLECT_X) ^
-             !!(plane->ctrl & PVDC_PS_CTRL_ROTATE_180);
-    flip_y = !!(plane->ctrl & PVDC_PS_CTRL_REFLECT_Y) ^
-             !!(plane->ctrl & PVDC_PS_CTRL_ROTATE_180);
+/*
+ * How image pixels map to head pixels: a plain offset when the plane is
+ * an unscaled, unflipped copy at a whole-pixel source origin, else a
+ * pixman transform.
+ */
+static void pvdc_compose_mapping(PVDCComposeJob *job, uint32_t img_x,
+                                 uint32_t img_y)
+{
+    const PVDCComposePlane *plane = job->plane;
+    bool flip_x = FIELD_EX32(plane->ctrl, PS_CTRL, REFLECT_X) ^
+                  FIELD_EX32(plane->ctrl, PS_CTRL, ROTATE_180);
+    bool flip_y = FIELD_EX32(plane->ctrl, PS_CTRL, REFLECT_Y) ^
+                  FIELD_EX32(plane->ctrl, PS_CTRL, ROTATE_180);
 
     if (plane->src_w == (uint64_t)plane->dst_w << 16 &&
         plane->src_h == (uint64_t)plane->dst_h << 16 &&
@@ -243,7 +241,7 @@ static bool pvdc_compose_prepare(PVDCComposeJob *job,
         job->dx = (int32_t)(plane->src_x >> 16) - img_x - plane->dst_x;
         job->dy = (int32_t)(plane->src_y >> 16) - img_y - plane->dst_y;
         job->filter = PIXMAN_FILTER_NEAREST;
-        return true;
+        return;
     }
 
     /*
@@ -253,7 +251,7 @@ static bool pvdc_compose_prepare(PVDCComposeJob *job,
      * flipped.  Every term stays below 2^31 in 16.16.
      */
     job->transformed = true;
-    job->filter = plane->ctrl & PVDC_PS_CTRL_FILTER_BILINEAR ?
+    job->filter = FIELD_EX32(plane->ctrl, PS_CTRL, FILTER_BILINEAR) ?
                   PIXMAN_FILTER_BILINEAR : PIXMAN_FILTER_NEAREST;
     pixman_transform_init_identity(&job->transform);
     job->transform.matrix[0][0] =
@@ -270,6 +268,30 @@ static bool pvdc_compose_prepare(PVDCComposeJob *job,
         job->transform.matrix[1][1] = -job->transform.matrix[1][1];
         job->transform.matrix[1][2] += plane->src_h;
     }
+}
+
+/*
+ * Check @plane against a head of @width x @height and @vram_size bytes of
+ * VRAM, and work out how to draw it.  Returns false if the plane is
+ * invalid; a valid plane with nothing to show has job->visible false.
+ */
+static bool pvdc_compose_prepare(PVDCComposeJob *job,
+                                 const PVDCComposePlane *plane,
+                                 uint32_t width, uint32_t height,
+                                 uint64_t vram_size)
+{
+    uint32_t img_x, img_y;
+
+    memset(job, 0, sizeof(*job));
+    job->plane = plane;
+    job->fmt = pvdc_compose_format(plane->format);
+    job->blend = FIELD_EX32(plane->ctrl, PS_CTRL, BLEND);
+    if (!pvdc_compose_plane_valid(plane, job->fmt, job->blend) ||
+        !pvdc_compose_source_image(job, vram_size, &img_x, &img_y)) {
+        return false;
+    }
+    pvdc_compose_placement(job, width, height);
+    pvdc_compose_mapping(job, img_x, img_y);
     return true;
 }
 
@@ -388,9 +410,9 @@ static void pvdc_compose_window(pixman_fixed_t scale, pixman_fixed_t offset,
 /*
  * Draw a plane whose format is converted: straight into @dst when nothing
  * else is needed, otherwise strip by strip into a temporary image
- * composited like an XRGB8888 plane.  A strip is at most 64 destination
- * lines and needs at most 64 source lines plus filter margins, so the
- * temporary stays within 70 framebuffer lines.
+ * composited like an XRGB8888 plane.  A strip is at most
+ * PVDC_COMPOSE_CONVERT_LINES destination lines and needs at most as many
+ * source lines plus filter margins (6), so the temporary stays small.
  */
 static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
                                         const uint8_t *vram,
@@ -405,7 +427,7 @@ static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
     pixman_op_t op = mask ? PIXMAN_OP_OVER : PIXMAN_OP_SRC;
     uint32_t *buf = NULL;
     size_t buf_size = 0;
-    int32_t lines = 64;
+    int32_t lines = PVDC_COMPOSE_CONVERT_LINES;
 
     if (!job->transformed && !mask) {
         uint8_t *out = (uint8_t *)pixman_image_get_data(dst);
@@ -419,8 +441,9 @@ static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
         return;
     }
     if (job->transformed) {
-        lines = MAX(1, MIN(64, (64 << 16) /
-                               MAX(abs(job->transform.matrix[1][1]), 1)));
+        lines = MAX(1, MIN(PVDC_COMPOSE_CONVERT_LINES,
+                           (PVDC_COMPOSE_CONVERT_LINES << 16) /
+                           MAX(abs(job->transform.matrix[1][1]), 1)));
     }
 
     for (int32_t row = 0; row < h; row += lines) {
@@ -801,6 +824,22 @@ bool pvdc_compose_plane_rect(const PVDCComposePlane *plane, uint32_t width,
         return false;
     }
     pvdc_compose_rect_set(rect, job.x0, job.y0, job.x1, job.y1);
+    return true;
+}
+
+bool pvdc_compose_plane_source(const PVDCComposePlane *plane,
+                               uint64_t *offset, uint64_t *row_bytes,
+                               uint32_t *rows)
+{
+    PVDCComposeJob job;
+
+    if (!pvdc_compose_prepare(&job, plane, PVDC_COMPOSE_MAX_SIZE,
+                              PVDC_COMPOSE_MAX_SIZE, UINT64_MAX)) {
+        return false;
+    }
+    *offset = job.img_offset;
+    *row_bytes = (uint64_t)job.img_w * job.fmt->cpp;
+    *rows = job.img_h;
     return true;
 }
 

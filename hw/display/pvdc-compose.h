@@ -21,6 +21,34 @@
 /* Largest head, framebuffer or destination side the engine accepts. */
 #define PVDC_COMPOSE_MAX_SIZE   16384
 
+/* Convert @width pixels of @line from pixel @x on to host XRGB8888. */
+typedef void PVDCComposeConvertFn(uint32_t *out, const uint8_t *line,
+                                  uint32_t x, uint32_t width);
+
+/*
+ * A framebuffer format and how the engine reads it: @color gives the
+ * colour channels with alpha forced opaque, @alpha (0 when the format has
+ * none) the same bytes with their alpha; formats with @convert are
+ * converted to XRGB8888 first.
+ */
+typedef struct PVDCComposeFormat {
+    uint32_t fourcc;
+    unsigned int cpp;           /* bytes per pixel */
+    pixman_format_code_t color;
+    pixman_format_code_t alpha;
+    PVDCComposeConvertFn *convert;
+} PVDCComposeFormat;
+
+/*
+ * Every format the engine reads, in the order of the device's
+ * FORMAT_TABLE registers: the device has no other list.
+ */
+#define PVDC_COMPOSE_NUM_FORMATS 7
+extern const PVDCComposeFormat pvdc_compose_formats[PVDC_COMPOSE_NUM_FORMATS];
+
+/* The entry of @fourcc in pvdc_compose_formats, or NULL. */
+const PVDCComposeFormat *pvdc_compose_format(uint32_t fourcc);
+
 /*
  * One enabled plane, in the units of the plane state registers.  The
  * engine re-checks every field against the VRAM it is given and leaves
@@ -106,6 +134,15 @@ bool pvdc_compose_plane_rect(const PVDCComposePlane *plane, uint32_t width,
 bool pvdc_compose_plane_damage(const PVDCComposePlane *plane, uint32_t width,
                                uint32_t height, uint64_t start, uint64_t len,
                                QemuRect *rect);
+
+/*
+ * The framebuffer bytes @plane may sample: @rows lines of @row_bytes
+ * bytes, the first at @offset, one pitch apart (the source rectangle
+ * rounded out to whole pixels).  Returns false for an invalid plane.
+ */
+bool pvdc_compose_plane_source(const PVDCComposePlane *plane,
+                               uint64_t *offset, uint64_t *row_bytes,
+                               uint32_t *rows);
 
 /* Grow @acc to the bounding box of @acc and @rect; empty rects vanish. */
 void pvdc_compose_rect_union(QemuRect *acc, const QemuRect *rect);
