@@ -262,9 +262,8 @@ static void pvdc_head_refused(struct pvdc_head *head, u32 seq, bool resync)
 	struct drm_device *drm = &pvdc->drm;
 	u32 result = pvdc_read(pvdc, PVDC_HEAD_CONTROL(head->index) +
 			       PVDC_HEAD_RESULT);
-	u32 code = result & PVDC_RESULT_CODE_MASK;
-	u32 plane = (result >> PVDC_RESULT_PLANE_SHIFT) &
-		    PVDC_RESULT_PLANE_MASK;
+	u32 code = FIELD_GET(PVDC_RESULT_CODE_MASK, result);
+	u32 plane = FIELD_GET(PVDC_RESULT_PLANE, result);
 
 	/* A member of a group refused because of another head: no news. */
 	if (code == PVDC_ERR_GROUP)
@@ -315,8 +314,9 @@ static u32 pvdc_head_done_seq(struct pvdc_head *head, bool *rejected)
 		pvdc_write(pvdc, PVDC_REG_INT_STATUS,
 			   PVDC_INT(head->index, PVDC_INT_COMMIT_DONE |
 				    PVDC_INT_COMMIT_REJECTED));
-		if ((pvdc_read(pvdc, base + PVDC_HEAD_RESULT) &
-		     PVDC_RESULT_CODE_MASK) != PVDC_RESULT_APPLIED)
+		if (FIELD_GET(PVDC_RESULT_CODE_MASK,
+			      pvdc_read(pvdc, base + PVDC_HEAD_RESULT)) !=
+		    PVDC_RESULT_APPLIED)
 			*rejected = true;
 	}
 

@@ -178,7 +178,7 @@ static const struct drm_driver pvdc_driver = {
 static int pvdc_read_caps(struct pvdc_device *pvdc)
 {
 	struct drm_device *drm = &pvdc->drm;
-	u32 id, version, size, limits;
+	u32 id, version, size, limits, missing;
 	u64 vram;
 	unsigned int i;
 
@@ -188,21 +188,20 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 		return -ENODEV;
 	}
 	version = pvdc_read(pvdc, PVDC_REG_VERSION);
-	if (version >> 16 != PVDC_VERSION_MAJOR) {
+	if (upper_16_bits(version) != PVDC_VERSION_MAJOR) {
 		drm_err(drm, "unsupported device version %u.%u\n",
-			version >> 16, version & 0xffff);
+			upper_16_bits(version), lower_16_bits(version));
 		return -ENODEV;
 	}
 
 	pvdc->features = pvdc_read(pvdc, PVDC_REG_FEATURES);
 	/* Exact vblank times, and cursors that do not wait, rely on these. */
-	if (!(pvdc->features & PVDC_FEATURE_CLOCK) ||
-	    !(pvdc->features & PVDC_FEATURE_DOORBELL_AMEND) ||
-	    !(pvdc->features & PVDC_FEATURE_MULTI_HEAD_COMMIT)) {
+	missing = (PVDC_FEATURE_CLOCK | PVDC_FEATURE_DOORBELL_AMEND |
+		   PVDC_FEATURE_MULTI_HEAD_COMMIT) & ~pvdc->features;
+	if (missing) {
 		drm_err(drm, "device %u.%u lacks features %#x\n",
-			version >> 16, version & 0xffff,
-			(PVDC_FEATURE_CLOCK | PVDC_FEATURE_DOORBELL_AMEND |
-			 PVDC_FEATURE_MULTI_HEAD_COMMIT) & ~pvdc->features);
+			upper_16_bits(version), lower_16_bits(version),
+			missing);
 		return -ENODEV;
 	}
 	pvdc->num_heads = pvdc_read(pvdc, PVDC_REG_NUM_HEADS);
@@ -262,7 +261,8 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 		pvdc_read(pvdc, PVDC_REG_FORMATS_CURSOR);
 
 	drm_info(drm, "pvdc %u.%u (features %#x): %u heads, %u overlays each, %u scalers, %llu MiB VRAM, %u KiB/frame\n",
-		 version >> 16, version & 0xffff, pvdc->features,
+		 upper_16_bits(version), lower_16_bits(version),
+		 pvdc->features,
 		 pvdc->num_heads, pvdc->num_overlays, pvdc->num_scalers,
 		 (u64)pvdc->vram_size >> 20, pvdc->bandwidth_total);
 
@@ -318,7 +318,8 @@ static int pvdc_sanitize_verify(struct pvdc_device *pvdc, u32 mask)
 				       PVDC_HEAD_RESULT);
 
 		if (mask & BIT(h) &&
-		    (result & PVDC_RESULT_CODE_MASK) != PVDC_RESULT_APPLIED) {
+		    FIELD_GET(PVDC_RESULT_CODE_MASK, result) !=
+		    PVDC_RESULT_APPLIED) {
 			drm_err(&pvdc->drm, "head %u: turning off refused: %#x\n",
 				h, result);
 			return -EIO;
@@ -363,9 +364,8 @@ static int pvdc_sanitize(struct pvdc_device *pvdc)
 	 */
 	for (p = 0; p < pvdc->num_planes; p++) {
 		int head = pvdc_plane_active_head(pvdc, p);
-		u32 home = (pvdc_read(pvdc, PVDC_REG_PLANE_CAPS(p)) >>
-			    PVDC_PLANE_CAPS_HOME_SHIFT) &
-			   PVDC_PLANE_CAPS_HOME_MASK;
+		u32 home = FIELD_GET(PVDC_PLANE_CAPS_HOME,
+				     pvdc_read(pvdc, PVDC_REG_PLANE_CAPS(p)));
 
 		pvdc_plane_reset_regs(regs, head >= 0 ? head : home);
 		for (i = 0; i < PVDC_PLANE_STATE_REGS; i++)
@@ -414,9 +414,8 @@ static int pvdc_planes_init(struct pvdc_device *pvdc)
 			unsigned int seen[PVDC_MAX_HEADS] = { 0 };
 
 			for (p = 0; p < pvdc->num_planes; p++) {
-				unsigned int home = (caps[p] >>
-						     PVDC_PLANE_CAPS_HOME_SHIFT) &
-						    PVDC_PLANE_CAPS_HOME_MASK;
+				unsigned int home =
+					FIELD_GET(PVDC_PLANE_CAPS_HOME, caps[p]);
 				struct pvdc_plane *plane;
 
 				if ((caps[p] & PVDC_PLANE_CAPS_TYPE_MASK) !=

@@ -182,7 +182,7 @@ static void test_moves(void)
 	pthread_create(&flip_thread, NULL, flipper, NULL);
 	pthread_create(&move_thread, NULL, mover, images);
 	end = kms_now_ns() + (uint64_t)(seconds * 1e9);
-	while (kms_now_ns() < end && !run.errors)
+	while ((uint64_t)kms_now_ns() < end && !run.errors)
 		usleep(100000);
 	run.stop = true;
 	pthread_join(move_thread, NULL);
