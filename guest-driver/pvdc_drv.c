@@ -177,8 +177,10 @@ static const struct drm_driver pvdc_driver = {
 
 static int pvdc_read_caps(struct pvdc_device *pvdc)
 {
+	const u32 needed = PVDC_FEATURE_CLOCK | PVDC_FEATURE_DOORBELL_AMEND |
+			   PVDC_FEATURE_MULTI_HEAD_COMMIT;
 	struct drm_device *drm = &pvdc->drm;
-	u32 id, version, size, limits, missing;
+	u32 id, version, size, limits;
 	u64 vram;
 	unsigned int i;
 
@@ -188,20 +190,18 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 		return -ENODEV;
 	}
 	version = pvdc_read(pvdc, PVDC_REG_VERSION);
-	if (upper_16_bits(version) != PVDC_VERSION_MAJOR) {
+	if (version >> 16 != PVDC_VERSION_MAJOR) {
 		drm_err(drm, "unsupported device version %u.%u\n",
-			upper_16_bits(version), lower_16_bits(version));
+			version >> 16, version & 0xffff);
 		return -ENODEV;
 	}
 
 	pvdc->features = pvdc_read(pvdc, PVDC_REG_FEATURES);
 	/* Exact vblank times, and cursors that do not wait, rely on these. */
-	missing = (PVDC_FEATURE_CLOCK | PVDC_FEATURE_DOORBELL_AMEND |
-		   PVDC_FEATURE_MULTI_HEAD_COMMIT) & ~pvdc->features;
-	if (missing) {
+	if ((pvdc->features & needed) != needed) {
 		drm_err(drm, "device %u.%u lacks features %#x\n",
-			upper_16_bits(version), lower_16_bits(version),
-			missing);
+			version >> 16, version & 0xffff,
+			needed & ~pvdc->features);
 		return -ENODEV;
 	}
 	pvdc->num_heads = pvdc_read(pvdc, PVDC_REG_NUM_HEADS);
@@ -261,8 +261,7 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 		pvdc_read(pvdc, PVDC_REG_FORMATS_CURSOR);
 
 	drm_info(drm, "pvdc %u.%u (features %#x): %u heads, %u overlays each, %u scalers, %llu MiB VRAM, %u KiB/frame\n",
-		 upper_16_bits(version), lower_16_bits(version),
-		 pvdc->features,
+		 version >> 16, version & 0xffff, pvdc->features,
 		 pvdc->num_heads, pvdc->num_overlays, pvdc->num_scalers,
 		 (u64)pvdc->vram_size >> 20, pvdc->bandwidth_total);
 
