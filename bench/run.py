@@ -493,7 +493,9 @@ def bench_timing(res, args):
     try:
         jitter, passed, cursor = [], {}, []
         for _ in range(args.repeats):
-            out = vm.check("pvdc-vblank -n 300 intervals passed", 300)
+            # The programs' own verdicts are the tests' business: a row
+            # that misses its target is reported here, not dropped.
+            _, out = vm.run("pvdc-vblank -n 300 intervals passed", 300)
             m = INTERVALS.search(out)
             if not m:
                 raise GuestError(f"pvdc-vblank:\n{out}")
@@ -501,7 +503,7 @@ def bench_timing(res, args):
             jitter.append(3 * sigma / period)
             for name, us in PASSED.findall(out):
                 passed.setdefault(name, []).append(float(us))
-            out = vm.check("pvdc-cursor -r 75 -m 0 -t 5 moves", 120)
+            _, out = vm.run("pvdc-cursor -r 75 -m 0 -t 5 moves", 120)
             m = CURSOR.search(out)
             if not m:
                 raise GuestError(f"pvdc-cursor:\n{out}")

@@ -262,9 +262,8 @@ static void pvdc_head_refused(struct pvdc_head *head, u32 seq, bool resync)
 	struct drm_device *drm = &pvdc->drm;
 	u32 result = pvdc_read(pvdc, PVDC_HEAD_CONTROL(head->index) +
 			       PVDC_HEAD_RESULT);
-	u32 code = result & PVDC_RESULT_CODE_MASK;
-	u32 plane = (result >> PVDC_RESULT_PLANE_SHIFT) &
-		    PVDC_RESULT_PLANE_MASK;
+	u32 code = FIELD_GET(PVDC_RESULT_CODE_MASK, result);
+	u32 plane = FIELD_GET(PVDC_RESULT_PLANE, result);
 
 	/* A member of a group refused because of another head: no news. */
 	if (code == PVDC_ERR_GROUP)
@@ -292,27 +291,34 @@ static void pvdc_head_refused(struct pvdc_head *head, u32 seq, bool resync)
  * reports together) DONE_SEQ says; and then the interrupt of a latch that
  * read already accounted for may still be on its way.  Until it is known
  * to be gone, DONE_SEQ is read again: once nothing is armed, no latch can
- * raise another, and what is pending is cleared.
+ * raise another, and what is pending is cleared.  Its outcome is RESULT's
+ * then, which nothing can change any more: a refusal whose interrupt is
+ * cleared here is still seen.
  */
-static u32 pvdc_head_done_seq(struct pvdc_head *head, bool rejected)
+static u32 pvdc_head_done_seq(struct pvdc_head *head, bool *rejected)
 {
 	struct pvdc_device *pvdc = head->pvdc;
+	u32 base = PVDC_HEAD_CONTROL(head->index);
 	u32 done;
 
 	lockdep_assert_held(&pvdc->irq_lock);
 
-	if (!rejected && !head->resolve && head->seq - head->done == 1)
+	if (!*rejected && !head->resolve && head->seq - head->done == 1)
 		return head->seq;
 
-	done = pvdc_read(pvdc, PVDC_HEAD_CONTROL(head->index) +
-			 PVDC_HEAD_DONE_SEQ);
+	done = pvdc_read(pvdc, base + PVDC_HEAD_DONE_SEQ);
 	if (!pvdc_seq_reached(done, head->done))
 		done = head->done;
 	head->resolve = done != head->seq;
-	if (!head->resolve)
+	if (!head->resolve) {
 		pvdc_write(pvdc, PVDC_REG_INT_STATUS,
 			   PVDC_INT(head->index, PVDC_INT_COMMIT_DONE |
 				    PVDC_INT_COMMIT_REJECTED));
+		if (FIELD_GET(PVDC_RESULT_CODE_MASK,
+			      pvdc_read(pvdc, base + PVDC_HEAD_RESULT)) !=
+		    PVDC_RESULT_APPLIED)
+			*rejected = true;
+	}
 
 	return done;
 }
@@ -332,8 +338,9 @@ void pvdc_head_latched(struct pvdc_head *head, bool rejected)
 		spin_unlock(&pvdc->irq_lock);
 		return;
 	}
-	done = pvdc_head_done_seq(head, rejected);
+	done = pvdc_head_done_seq(head, &rejected);
 	head->done = done;
+	follow |= rejected;
 
 	list_for_each_entry_safe(latch, tmp, &head->latches, link) {
 		if (!pvdc_seq_reached(done, latch->seq))

@@ -317,7 +317,8 @@ static int pvdc_sanitize_verify(struct pvdc_device *pvdc, u32 mask)
 				       PVDC_HEAD_RESULT);
 
 		if (mask & BIT(h) &&
-		    (result & PVDC_RESULT_CODE_MASK) != PVDC_RESULT_APPLIED) {
+		    FIELD_GET(PVDC_RESULT_CODE_MASK, result) !=
+		    PVDC_RESULT_APPLIED) {
 			drm_err(&pvdc->drm, "head %u: turning off refused: %#x\n",
 				h, result);
 			return -EIO;
@@ -362,9 +363,8 @@ static int pvdc_sanitize(struct pvdc_device *pvdc)
 	 */
 	for (p = 0; p < pvdc->num_planes; p++) {
 		int head = pvdc_plane_active_head(pvdc, p);
-		u32 home = (pvdc_read(pvdc, PVDC_REG_PLANE_CAPS(p)) >>
-			    PVDC_PLANE_CAPS_HOME_SHIFT) &
-			   PVDC_PLANE_CAPS_HOME_MASK;
+		u32 home = FIELD_GET(PVDC_PLANE_CAPS_HOME,
+				     pvdc_read(pvdc, PVDC_REG_PLANE_CAPS(p)));
 
 		pvdc_plane_reset_regs(regs, head >= 0 ? head : home);
 		for (i = 0; i < PVDC_PLANE_STATE_REGS; i++)
@@ -413,9 +413,8 @@ static int pvdc_planes_init(struct pvdc_device *pvdc)
 			unsigned int seen[PVDC_MAX_HEADS] = { 0 };
 
 			for (p = 0; p < pvdc->num_planes; p++) {
-				unsigned int home = (caps[p] >>
-						     PVDC_PLANE_CAPS_HOME_SHIFT) &
-						    PVDC_PLANE_CAPS_HOME_MASK;
+				unsigned int home =
+					FIELD_GET(PVDC_PLANE_CAPS_HOME, caps[p]);
 				struct pvdc_plane *plane;
 
 				if ((caps[p] & PVDC_PLANE_CAPS_TYPE_MASK) !=

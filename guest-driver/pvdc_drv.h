@@ -16,6 +16,7 @@
 #ifndef PVDC_DRV_H
 #define PVDC_DRV_H
 
+#include <linux/bitfield.h>
 #include <linux/io.h>
 #include <linux/list.h>
 #include <linux/seqlock.h>

@@ -151,7 +151,7 @@ static u32 pvdc_plane_ctrl(const struct pvdc_plane *pplane,
 		blend = PVDC_BLEND_PREMULTI;
 		break;
 	}
-	ctrl |= blend << PVDC_PS_CTRL_BLEND_SHIFT;
+	ctrl |= FIELD_PREP(PVDC_PS_CTRL_BLEND, blend);
 
 	/* Rotation, reflection and filtering are refused on a cursor. */
 	if (pplane->type == PVDC_PLANE_TYPE_CURSOR)
@@ -557,11 +557,10 @@ static int pvdc_plane_create_properties(struct pvdc_device *pvdc,
 struct pvdc_plane *pvdc_plane_init(struct pvdc_device *pvdc,
 				   unsigned int index, u32 caps)
 {
-	unsigned int type = caps & PVDC_PLANE_CAPS_TYPE_MASK;
-	unsigned int home = (caps >> PVDC_PLANE_CAPS_HOME_SHIFT) &
-			    PVDC_PLANE_CAPS_HOME_MASK;
-	u32 heads = (caps >> PVDC_PLANE_CAPS_HEADS_SHIFT) &
-		    PVDC_PLANE_CAPS_HEADS_MASK & GENMASK(pvdc->num_heads - 1, 0);
+	unsigned int type = FIELD_GET(PVDC_PLANE_CAPS_TYPE_MASK, caps);
+	unsigned int home = FIELD_GET(PVDC_PLANE_CAPS_HOME, caps);
+	u32 heads = FIELD_GET(PVDC_PLANE_CAPS_HEADS, caps) &
+		    GENMASK(pvdc->num_heads - 1, 0);
 	u32 formats[PVDC_MAX_FORMATS];
 	unsigned int i, count = 0;
 	struct pvdc_plane *pplane;

@@ -19,6 +19,13 @@
  *           old image (its active FB_OFFSET, read through BAR0), the VRAM
  *           there (read through BAR2) still holds it.  Needs the guest
  *           booted with iomem=relaxed.
+ *   legacy  overlays fill the head's bandwidth as far as the driver lets
+ *           them, then a full-size legacy cursor (SETCURSOR) and a legacy
+ *           SETPLANE that needs more than the head has: each is applied
+ *           or refused with EINVAL, and no head goes through a modeset (a
+ *           head turned off and on again, here with the device's link-up
+ *           delay, misses frames: every head's vblank counter must have
+ *           advanced by exactly the frames its timestamps span).
  */
 #include <getopt.h>
 #include <poll.h>
@@ -175,7 +182,7 @@ static void test_moves(void)
 	pthread_create(&flip_thread, NULL, flipper, NULL);
 	pthread_create(&move_thread, NULL, mover, images);
 	end = kms_now_ns() + (uint64_t)(seconds * 1e9);
-	while (kms_now_ns() < end && !run.errors)
+	while ((uint64_t)kms_now_ns() < end && !run.errors)
 		usleep(100000);
 	run.stop = true;
 	pthread_join(move_thread, NULL);
@@ -293,6 +300,169 @@ static void test_pinned(void)
 	light(NULL);
 }
 
+/* ------------------------------------------------------------------------ */
+/* legacy                                                                   */
+/* ------------------------------------------------------------------------ */
+
+struct frame_mark {
+	uint64_t seq, ns, period;
+	bool on;
+};
+
+/* The last vblank of every head: its counter and timestamp. */
+static void mark_heads(struct frame_mark *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < disp.num_heads; i++) {
+		drmModeCrtc *crtc = drmModeGetCrtc(disp.fd,
+						   disp.heads[i].crtc_id);
+
+		m[i].on = crtc && crtc->mode_valid;
+		m[i].period = m[i].on ? kms_mode_period_ns(&crtc->mode) : 0;
+		drmModeFreeCrtc(crtc);
+		if (drmCrtcGetSequence(disp.fd, disp.heads[i].crtc_id,
+				       &m[i].seq, &m[i].ns))
+			m[i].seq = m[i].ns = 0;
+	}
+}
+
+/* Heads whose counter did not follow their timestamps from @a to @b. */
+static unsigned int heads_modeset(const struct frame_mark *a,
+				  const struct frame_mark *b)
+{
+	unsigned int i, mask = 0;
+
+	for (i = 0; i < disp.num_heads; i++) {
+		uint64_t frames;
+
+		if (!a[i].on || !b[i].on || !a[i].period) {
+			mask |= a[i].on != b[i].on ? 1u << i : 0;
+			continue;
+		}
+		frames = (b[i].ns - a[i].ns + a[i].period / 2) / a[i].period;
+		printf("# head %u: %llu vblanks counted, %llu frames passed\n",
+		       i, (unsigned long long)(b[i].seq - a[i].seq),
+		       (unsigned long long)frames);
+		if (b[i].seq - a[i].seq != frames)
+			mask |= 1u << i;
+	}
+	return mask;
+}
+
+/* Overlay @ov shows @lines of @big, or is off. */
+static void show_lines(drmModeAtomicReq *req, uint32_t ov,
+		       struct kms_buffer *big, uint32_t lines)
+{
+	if (!lines) {
+		kms_plane_off(&disp, req, ov);
+		return;
+	}
+	kms_plane_set(&disp, req, ov, head, big, 0, 0, big->width, lines);
+	kms_add(disp.fd, req, ov, DRM_MODE_OBJECT_PLANE, "SRC_H",
+		(uint64_t)lines << 16);
+}
+
+/* Two overlays show @lines of @big between them, unscaled. */
+static int fill(const uint32_t *ov, struct kms_buffer *big, uint32_t lines,
+		uint32_t flags)
+{
+	drmModeAtomicReq *req = drmModeAtomicAlloc();
+
+	show_lines(req, ov[0], big, lines < big->height ? lines : big->height);
+	show_lines(req, ov[1], big, lines > big->height ?
+		   lines - big->height : 0);
+	return kms_commit(&disp, req, flags, NULL);
+}
+
+static void test_legacy(void)
+{
+	uint32_t ov[3] = { kms_overlay(&disp, 0), kms_overlay(&disp, 1),
+			   kms_overlay(&disp, 2) };
+	struct frame_mark before[KMS_MAX_HEADS], after[KMS_MAX_HEADS];
+	uint64_t cursor_w = 64, cursor_h = 64, t;
+	struct kms_buffer big, cursor;
+	uint32_t lo = 0, hi, mid;
+	drmVBlank vbl = { 0 };
+	int cursor_ret, plane_ret;
+	unsigned int modeset, i;
+	drmModeAtomicReq *req;
+
+	if (!ov[0] || !ov[1] || !ov[2] ||
+	    kms_buffer_create(disp.fd, &big, 4096, 1024,
+			      DRM_FORMAT_XRGB8888)) {
+		kms_result(false, "legacy: set-up: %s", strerror(errno));
+		return;
+	}
+	kms_buffer_fill(&big, 1);
+	drmGetCap(disp.fd, DRM_CAP_CURSOR_WIDTH, &cursor_w);
+	drmGetCap(disp.fd, DRM_CAP_CURSOR_HEIGHT, &cursor_h);
+	if (kms_buffer_create(disp.fd, &cursor, cursor_w, cursor_h,
+			      DRM_FORMAT_ARGB8888)) {
+		kms_result(false, "legacy: cursor: %s", strerror(errno));
+		return;
+	}
+	memset(cursor.map, 0xff, cursor.size);
+
+	/* The most of the head's bandwidth a plane update may take. */
+	hi = 2 * big.height + 1;
+	while (hi - lo > 1) {
+		mid = (lo + hi) / 2;
+		if (fill(ov, &big, mid, DRM_MODE_ATOMIC_TEST_ONLY))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	if (!lo || hi > 2 * big.height || fill(ov, &big, lo, 0)) {
+		kms_result(false, "legacy: fill the head: %u lines: %s", lo,
+			   strerror(errno));
+		return;
+	}
+	printf("# overlays take %u KiB on top of the primary\n",
+	       lo * big.pitch / 1024);
+
+	mark_heads(before);
+	t = kms_now_ns();
+	cursor_ret = drmModeSetCursor(disp.fd, head->crtc_id, cursor.handle,
+				      cursor_w, cursor_h) ? -errno : 0;
+	if (!cursor_ret)
+		cursor_ret = drmModeMoveCursor(disp.fd, head->crtc_id, 10, 10) ?
+			     -errno : 0;
+	plane_ret = drmModeSetPlane(disp.fd, ov[2], head->crtc_id, big.fb_id,
+				    0, 0, 0, big.width, big.height, 0, 0,
+				    big.width << 16, big.height << 16) ?
+		    -errno : 0;
+	t = kms_now_ns() - t;
+	vbl.request.type = DRM_VBLANK_RELATIVE |
+			   ((head->pipe << DRM_VBLANK_HIGH_CRTC_SHIFT) &
+			    DRM_VBLANK_HIGH_CRTC_MASK);
+	vbl.request.sequence = 2;
+	drmWaitVBlank(disp.fd, &vbl);
+	mark_heads(after);
+	modeset = heads_modeset(before, after);
+
+	printf("# %llux%llu cursor: %s, SETPLANE: %s, %.1f ms\n",
+	       (unsigned long long)cursor_w, (unsigned long long)cursor_h,
+	       strerror(-cursor_ret), strerror(-plane_ret), t / 1e6);
+	kms_result(cursor_ret == 0 || cursor_ret == -EINVAL,
+		   "legacy-cursor-on-a-full-head-applied-or-refused # %s",
+		   strerror(-cursor_ret));
+	kms_result(plane_ret == -EINVAL,
+		   "legacy-setplane-over-the-allocation-refused # %s",
+		   strerror(-plane_ret));
+	kms_result(!modeset,
+		   "legacy-cursor-and-setplane-modeset-no-head # heads %#x",
+		   modeset);
+
+	drmModeSetCursor(disp.fd, head->crtc_id, 0, 0, 0);
+	req = drmModeAtomicAlloc();
+	for (i = 0; i < 3; i++)
+		kms_plane_off(&disp, req, ov[i]);
+	kms_commit(&disp, req, 0, NULL);
+	kms_buffer_destroy(disp.fd, &cursor);
+	kms_buffer_destroy(disp.fd, &big);
+}
+
 int main(int argc, char **argv)
 {
 	const char *card = "/dev/dri/card0";
@@ -339,6 +509,8 @@ int main(int argc, char **argv)
 			test_moves();
 		else if (!strcmp(argv[i], "pinned"))
 			test_pinned();
+		else if (!strcmp(argv[i], "legacy"))
+			test_legacy();
 		else
 			kms_result(false, "unknown test %s", argv[i]);
 	}

@@ -157,10 +157,14 @@ static double mode_refresh(const drmModeModeInfo *m)
 	return m->clock * 1000.0 / ((double)m->htotal * m->vtotal);
 }
 
-/* @m with its pixel clock lowered so that it refreshes at @hz. */
+/*
+ * @m with its pixel clock lowered so that it refreshes at @hz, rounded up:
+ * a frame no longer than 1 / @hz (the driver may refuse longer ones).
+ */
 static void slow_mode(drmModeModeInfo *m, unsigned int hz)
 {
-	m->clock = (uint32_t)((uint64_t)m->htotal * m->vtotal * hz / 1000);
+	m->clock = (uint32_t)(((uint64_t)m->htotal * m->vtotal * hz + 999) /
+			      1000);
 	if (!m->clock)
 		m->clock = 1;
 	m->vrefresh = hz;

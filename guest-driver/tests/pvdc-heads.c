@@ -179,7 +179,7 @@ static unsigned int head1_modesets(uint64_t end)
 
 	if (!other_mode(h, &other))
 		return 0;
-	while (kms_now_ns() < end && !run.errors) {
+	while ((uint64_t)kms_now_ns() < end && !run.errors) {
 		drmModeAtomicReq *req = drmModeAtomicAlloc();
 
 		kms_head_on(&disp, req, h, count % 2 ? &h->mode : &other);
@@ -204,7 +204,7 @@ static unsigned int head1_overlays(uint64_t end)
 
 	if (!overlay)
 		return 0;
-	while ((kms_now_ns() < end || count % 2) && !run.errors) {
+	while (((uint64_t)kms_now_ns() < end || count % 2) && !run.errors) {
 		drmModeAtomicReq *req = drmModeAtomicAlloc();
 
 		if (count % 2)
@@ -298,7 +298,7 @@ static void test_scaler_moves(void)
 	}
 
 	end = kms_now_ns() + (uint64_t)(seconds * 1e9);
-	for (i = 0; kms_now_ns() < end; i++) {
+	for (i = 0; (uint64_t)kms_now_ns() < end; i++) {
 		/* Head 1 has the scaler when i is even. */
 		unsigned int from = !(i % 2), to = !from;
 

@@ -471,7 +471,7 @@ static void test_modeset_cursor(void)
 	if (drmModeSetCursor(disp.fd, head->crtc_id, cursor.handle, 64, 64))
 		refused++;
 	deadline = t_commit + (linkup_ms + 10000) * 1000000ull;
-	while (ev_head == ev_tail && kms_now_ns() < deadline) {
+	while (ev_head == ev_tail && (uint64_t)kms_now_ns() < deadline) {
 		if (drmModeMoveCursor(disp.fd, head->crtc_id, moves % 200,
 				      moves % 150))
 			refused++;

@@ -68,8 +68,8 @@ def main():
         program_cases(tap, vm, "pvdc-vblank",
                       f"pvdc-vblank -l {LINK_UP_MS} waits passed enable "
                       "modeset-cursor modes", 300)
-        program_cases(tap, vm, "pvdc-cursor", "pvdc-cursor -t 5 moves pinned",
-                      300)
+        program_cases(tap, vm, "pvdc-cursor",
+                      "pvdc-cursor -t 5 moves pinned legacy", 300)
         never_rejected(tap, vm, "head 1's modesets and overlays: the device "
                        "refuses nothing",
                        lambda: program_cases(tap, vm, "pvdc-heads",
