@@ -426,13 +426,12 @@ static bool pvdc_head_idle(struct pvdc_head *head)
 	return !armed;
 }
 
-static void pvdc_head_wait(struct pvdc_head *head,
-			   const struct drm_display_mode *mode)
+static void pvdc_head_wait(struct pvdc_head *head, long timeout)
 {
 	struct pvdc_device *pvdc = head->pvdc;
 
 	if (!wait_event_timeout(pvdc->commit_wq, pvdc_head_idle(head),
-				pvdc_head_timeout(mode)))
+				timeout))
 		pvdc_head_give_up(head);
 }
 
@@ -572,7 +571,7 @@ static void pvdc_disable_heads(struct drm_atomic_state *state)
 	for_each_old_crtc_in_state(state, crtc, old_state, i) {
 		if (mask & drm_crtc_mask(crtc))
 			pvdc_head_wait(to_pvdc_head(crtc),
-				       &old_state->adjusted_mode);
+				       pvdc_head_timeout(&old_state->adjusted_mode));
 	}
 }
 
@@ -616,8 +615,10 @@ void pvdc_atomic_commit_tail(struct drm_atomic_state *state)
 	struct drm_device *drm = state->dev;
 	struct pvdc_device *pvdc = to_pvdc(drm);
 	struct pvdc_global_state *global = pvdc_get_new_global_state(state);
+	long timeout[PVDC_MAX_HEADS] = { 0 };
 	struct drm_crtc_state *crtc_state;
 	struct drm_crtc *crtc;
+	unsigned int h;
 	u32 rung;
 	int i;
 
@@ -636,12 +637,19 @@ void pvdc_atomic_commit_tail(struct drm_atomic_state *state)
 	rung = pvdc_ring_doorbells(state);
 	mutex_unlock(&pvdc->hw_lock);
 
+	/*
+	 * Once hw_done is signalled, the next commit on these CRTCs may swap
+	 * in its states and free ours before we wait: nothing below may
+	 * read the new CRTC states.
+	 */
+	for_each_new_crtc_in_state(state, crtc, crtc_state, i)
+		timeout[drm_crtc_index(crtc)] =
+			pvdc_head_timeout(&crtc_state->adjusted_mode);
 	drm_atomic_helper_commit_hw_done(state);
 
-	for_each_new_crtc_in_state(state, crtc, crtc_state, i) {
-		if (rung & drm_crtc_mask(crtc))
-			pvdc_head_wait(to_pvdc_head(crtc),
-				       &crtc_state->adjusted_mode);
+	for (h = 0; h < pvdc->num_heads; h++) {
+		if (rung & BIT(h))
+			pvdc_head_wait(&pvdc->heads[h], timeout[h]);
 	}
 	drm_atomic_helper_wait_for_flip_done(drm, state);
 
