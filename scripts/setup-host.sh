@@ -32,6 +32,8 @@ PACKAGES=(
     seabios qemu-system-data
     # guest image
     busybox-static cpio kmod libdrm-dev libdrm-tests
+    # debug guest kernel (scripts/build-debug-kernel.sh; objtool needs libelf)
+    bc libelf-dev
     # docs check
     python3-docutils
     # libvirt test (tests/libvirt: the test starts its own daemon)
@@ -63,7 +65,7 @@ kernel_version() {
 
 if [ ${#missing[@]} -gt 0 ] || [ $need_update -eq 1 ] || [ -z "$(kernel_version)" ]; then
     stage "apt-get update"
-    as_root apt-get update -q
+    as_root apt-get -o DPkg::Lock::Timeout=600 update -q
 fi
 
 KVER=$(kernel_version)
@@ -73,7 +75,8 @@ dpkg-query -W -f='${Status}\n' "linux-headers-$KVER" 2>/dev/null | grep -q '^ins
 
 if [ ${#missing[@]} -gt 0 ]; then
     stage "installing ${#missing[@]} packages: ${missing[*]}"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 \
+        install -y -q --no-install-recommends "${missing[@]}"
 else
     stage "host packages already installed"
 fi
