@@ -16,7 +16,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
-from pvdc_harness import BUILD, GuestError, GuestVM  # noqa: E402
+from pvdc_harness import (BUILD, KERNELS, GuestError, GuestVM,  # noqa: E402
+                          kernel_log_reports)
 
 # Preferred in-guest programs, best first: the full demo, else a modeset.
 DEMO_PROGRAMS = ["pvdc-demo", "pvdc-modeset"]
@@ -50,10 +51,15 @@ def main():
                     help="stop after this many seconds (0: until Ctrl-C)")
     ap.add_argument("--no-gtk", action="store_true",
                     help="use VNC and PNGs even when a display is there")
+    ap.add_argument("--kernel", choices=sorted(KERNELS),
+                    help="guest kernel: Debian's (stock, the default) or "
+                    "the debug kernel (lockdep, KASAN...; build it with "
+                    "meson compile -C build/meson initramfs-debug)")
     args = ap.parse_args()
 
     os.makedirs(args.out, exist_ok=True)
-    vm = GuestVM(devices=["-device", f"pvdc,id=pvdc0,heads={args.heads}"])
+    vm = GuestVM(devices=["-device", f"pvdc,id=pvdc0,heads={args.heads}"],
+                 kernel=args.kernel)
     use_gtk = (not args.no_gtk and os.environ.get("DISPLAY")
                and qemu_has_gtk(vm.qemu))
     if use_gtk:
@@ -106,6 +112,15 @@ def main():
                 if vm.proc.poll() is not None:
                     raise GuestError(f"QEMU exited{vm.exit_reason()}\n"
                                      f"{vm.tail()}")
+        # What the guest kernel reported meanwhile (the debug kernel's
+        # lockdep, KASAN... or any WARN) fails the demo.
+        reports = kernel_log_reports(vm.dmesg())
+        for kind, line in reports:
+            print(f"demo: guest kernel report ({kind}): {line}",
+                  file=sys.stderr)
+        if reports:
+            vm.kill()
+            return 1
     except GuestError as e:
         print(f"demo: {e}", file=sys.stderr)
         vm.kill()

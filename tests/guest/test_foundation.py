@@ -11,7 +11,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import GuestError, GuestVM, Tap  # noqa: E402
+from pvdc_harness import ROOT, GuestError, GuestVM, Tap  # noqa: E402
 
 HEADS = 2
 
@@ -35,6 +35,25 @@ def screendump_every_head(vm, tmp):
             data = f.read()
         if not data.startswith(b"\x89PNG\r\n\x1a\n") or len(data) < 64:
             raise AssertionError(f"head {head}: not a PNG ({len(data)} bytes)")
+
+
+def debug_kernel_has_its_config(vm):
+    """Every option of the debug kernel's config fragments is in the kernel
+    the guest runs (/proc/config.gz)."""
+    config = set(vm.check("zcat /proc/config.gz").splitlines())
+    missing = []
+    for frag in ("guest.config", "debug.config"):
+        with open(os.path.join(ROOT, "guest-driver", "kernel", frag)) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("CONFIG_") and line not in config:
+                    missing.append(line)
+                elif line.startswith("# CONFIG_") and \
+                        any(c.startswith(line.split()[1] + "=")
+                            for c in config):
+                    missing.append(line)
+    if missing:
+        raise AssertionError("not in /proc/config.gz: " + ", ".join(missing))
 
 
 def hung_guest_is_killed(vm):
@@ -65,6 +84,12 @@ def main():
                  drm_version_names_pvdc, vm)
         tap.case("screendump of every head is a PNG", screendump_every_head,
                  vm, tmp)
+        if vm.kernel.name == "debug":
+            tap.case("the debug kernel has every option of its config "
+                     "fragments", debug_kernel_has_its_config, vm)
+        tap.case("the kernel log has no lockdep, KASAN, UBSAN, ODEBUG, "
+                 "WARN, BUG or sleeping-in-atomic report",
+                 vm.check_kernel_log)
         tap.case("a hung guest is killed by the step timeout",
                  hung_guest_is_killed, vm)
     finally:
