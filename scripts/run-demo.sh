@@ -4,14 +4,21 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-"$PVDC_ROOT/scripts/prepare.sh"
-stage "building QEMU, pvdc.ko, guest programs and the guest image"
-# Only what the demo boots: the test builds (ASan QEMU, debug kernel) are
-# built when asked for (--kernel debug) or by scripts/test.sh.
 targets=(qemu initramfs)
-case " $* " in
-*" --kernel debug "* | *" --kernel=debug "*) targets+=(initramfs-debug) ;;
-esac
+prev=
+for arg in "$@"; do
+    case $prev/$arg in
+    */-h|*/--help) exec /usr/bin/python3 "$PVDC_ROOT/scripts/demo.py" --help ;;
+    # The stock Debian guest: the pvdc-dkms package and the root filesystem.
+    */--distro) targets+=(stock-guest) ;;
+    # The test guest on the debug kernel (scripts/build-debug-kernel.sh).
+    --kernel/debug|*/--kernel=debug) targets+=(initramfs-debug) ;;
+    esac
+    prev=$arg
+done
+
+"$PVDC_ROOT/scripts/prepare.sh"
+stage "building ${targets[*]}"
 meson compile -C "$PVDC_BUILD/meson" "${targets[@]}"
 stage "starting the demo VM"
 exec /usr/bin/python3 "$PVDC_ROOT/scripts/demo.py" "$@"

@@ -36,6 +36,9 @@ PACKAGES=(
     bc libelf-dev
     # docs check
     python3-docutils
+    # the DKMS package (scripts/build-deb.sh) and the stock Debian guest's
+    # root filesystem (scripts/build-rootfs.sh)
+    debhelper dh-dkms debootstrap e2fsprogs
     # libvirt test (tests/libvirt: the test starts its own daemon)
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
 )
@@ -75,8 +78,7 @@ dpkg-query -W -f='${Status}\n' "linux-headers-$KVER" 2>/dev/null | grep -q '^ins
 
 if [ ${#missing[@]} -gt 0 ]; then
     stage "installing ${#missing[@]} packages: ${missing[*]}"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 \
-        install -y -q --no-install-recommends "${missing[@]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
 else
     stage "host packages already installed"
 fi
