@@ -555,3 +555,28 @@ class Tap:
     def done(self):
         print(f"1..{self.n}")
         return 1 if self.failed else 0
+
+
+# The case every suite ends with (GuestVM.check_kernel_log).
+KERNEL_LOG_CASE = ("the kernel log has no lockdep, KASAN, UBSAN, ODEBUG, "
+                   "WARN, BUG or sleeping-in-atomic report")
+
+
+def run_suite(body, heads=2):
+    """Boot the test guest on a HEADS-head pvdc, run BODY(tap, vm) and
+    print its cases as TAP; return the exit status.  A guest that does not
+    boot, or stops answering, is a failed case."""
+    tap = Tap()
+    vm = GuestVM(devices=["-device", f"pvdc,id=pvdc0,heads={heads}"])
+    try:
+        vm.start()
+    except GuestError as e:
+        tap.fail("guest boots on pvdc", e)
+        return tap.done()
+    try:
+        body(tap, vm)
+    except GuestError as e:
+        tap.fail("the guest stays responsive", e)
+    finally:
+        vm.stop()
+    return tap.done()

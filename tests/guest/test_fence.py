@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import GuestError, GuestVM, Tap  # noqa: E402
+from pvdc_harness import KERNEL_LOG_CASE, run_suite  # noqa: E402
 from test_kms import result_cases  # noqa: E402
 
 HEADS = 2
@@ -48,25 +48,10 @@ def fences(tap, vm):
     tap.case("pvdc-fence: exits 0", exits_0)
 
 
-def main():
-    tap = Tap()
-    vm = GuestVM(devices=["-device", f"pvdc,id=pvdc0,heads={HEADS}"])
-    try:
-        vm.start()
-    except GuestError as e:
-        tap.fail("guest boots on pvdc", e)
-        return tap.done()
-    try:
-        fences(tap, vm)
-        tap.case("the kernel log has no lockdep, KASAN, UBSAN, ODEBUG, "
-                 "WARN, BUG or sleeping-in-atomic report",
-                 vm.check_kernel_log)
-    except GuestError as e:
-        tap.fail("the guest stays responsive", e)
-    finally:
-        vm.stop()
-    return tap.done()
+def suite(tap, vm):
+    fences(tap, vm)
+    tap.case(KERNEL_LOG_CASE, vm.check_kernel_log)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_suite(suite, HEADS))

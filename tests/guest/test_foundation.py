@@ -11,7 +11,8 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import ROOT, GuestError, GuestVM, Tap  # noqa: E402
+from pvdc_harness import (KERNEL_LOG_CASE, ROOT, GuestError,  # noqa: E402
+                          run_suite)
 
 HEADS = 2
 
@@ -69,33 +70,21 @@ def hung_guest_is_killed(vm):
     raise AssertionError("a hung guest command returned")
 
 
-def main():
-    tap = Tap()
+def suite(tap, vm):
     tmp = tempfile.mkdtemp(prefix="pvdc-foundation-")
-    vm = GuestVM(devices=["-device", f"pvdc,id=pvdc0,heads={HEADS}"])
-    try:
-        vm.start()
-    except GuestError as e:
-        tap.fail("guest boots on pvdc", e)
-        return tap.done()
-    try:
-        tap.case("pvdc driver binds to the device", driver_binds, vm)
-        tap.case("DRM_IOCTL_VERSION names the driver pvdc",
-                 drm_version_names_pvdc, vm)
-        tap.case("screendump of every head is a PNG", screendump_every_head,
-                 vm, tmp)
-        if vm.kernel.name == "debug":
-            tap.case("the debug kernel has every option of its config "
-                     "fragments", debug_kernel_has_its_config, vm)
-        tap.case("the kernel log has no lockdep, KASAN, UBSAN, ODEBUG, "
-                 "WARN, BUG or sleeping-in-atomic report",
-                 vm.check_kernel_log)
-        tap.case("a hung guest is killed by the step timeout",
-                 hung_guest_is_killed, vm)
-    finally:
-        vm.stop()
-    return tap.done()
+    tap.case("pvdc driver binds to the device", driver_binds, vm)
+    tap.case("DRM_IOCTL_VERSION names the driver pvdc",
+             drm_version_names_pvdc, vm)
+    tap.case("screendump of every head is a PNG", screendump_every_head,
+             vm, tmp)
+    if vm.kernel.name == "debug":
+        tap.case("the debug kernel has every option of its config "
+                 "fragments", debug_kernel_has_its_config, vm)
+    tap.case(KERNEL_LOG_CASE, vm.check_kernel_log)
+    # Last: it kills the guest.
+    tap.case("a hung guest is killed by the step timeout",
+             hung_guest_is_killed, vm)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_suite(suite, HEADS))

@@ -17,7 +17,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import BackoffCounter, GuestError, GuestVM, Tap  # noqa: E402
+from pvdc_harness import (KERNEL_LOG_CASE, BackoffCounter,  # noqa: E402
+                          GuestError, run_suite)
 
 HEADS = 2
 # kms_buffer_fill() in guest-driver/tests/pvdc-kms-util.h: eight vertical
@@ -405,44 +406,28 @@ def real_clients(tap, vm):
     tap.case("vbltest sees vblank events at the refresh rate", vbltest_runs)
 
 
-def main():
-    tap = Tap()
-    vm = GuestVM(devices=["-device", f"pvdc,id=pvdc0,heads={HEADS}"])
-    try:
-        vm.start()
-    except GuestError as e:
-        tap.fail("guest boots on pvdc", e)
-        return tap.done()
-    try:
-        modeset_scene(tap, vm)
-        program_cases(tap, vm, "pvdc-atomic", "pvdc-atomic")
-        program_cases(tap, vm, "pvdc-crc", "pvdc-crc")
+def suite(tap, vm):
+    modeset_scene(tap, vm)
+    program_cases(tap, vm, "pvdc-atomic", "pvdc-atomic")
+    program_cases(tap, vm, "pvdc-crc", "pvdc-crc")
 
-        def demo_uses_every_feature():
-            out = vm.check("pvdc-demo 3", 60)
-            dropped = [l for l in out.splitlines() if "dropped:" in l]
-            heads = [l for l in out.splitlines() if " head " in l]
-            if dropped or len(heads) < HEADS:
-                raise AssertionError(out[-3000:])
-        tap.case("pvdc-demo runs on every head without dropping a feature",
-                 demo_uses_every_feature)
-        real_clients(tap, vm)
-        test_only_writes_no_register(tap, vm)
-        heads_flip_independently(tap, vm)
-        random_stress(tap, vm)
-        modetest_sets_modes(tap, vm)
-        hotplug_reaches_userspace(tap, vm)
-        unload_and_reload(tap, vm)
-
-        tap.case("the kernel log has no lockdep, KASAN, UBSAN, ODEBUG, "
-                 "WARN, BUG or sleeping-in-atomic report",
-                 vm.check_kernel_log)
-    except GuestError as e:
-        tap.fail("the guest stays responsive", e)
-    finally:
-        vm.stop()
-    return tap.done()
+    def demo_uses_every_feature():
+        out = vm.check("pvdc-demo 3", 60)
+        dropped = [l for l in out.splitlines() if "dropped:" in l]
+        heads = [l for l in out.splitlines() if " head " in l]
+        if dropped or len(heads) < HEADS:
+            raise AssertionError(out[-3000:])
+    tap.case("pvdc-demo runs on every head without dropping a feature",
+             demo_uses_every_feature)
+    real_clients(tap, vm)
+    test_only_writes_no_register(tap, vm)
+    heads_flip_independently(tap, vm)
+    random_stress(tap, vm)
+    modetest_sets_modes(tap, vm)
+    hotplug_reaches_userspace(tap, vm)
+    unload_and_reload(tap, vm)
+    tap.case(KERNEL_LOG_CASE, vm.check_kernel_log)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_suite(suite, HEADS))
