@@ -72,6 +72,9 @@ def main():
                     help="the test guest's kernel: Debian's (stock, the "
                     "default) or the debug kernel (lockdep, KASAN...)")
     args = ap.parse_args()
+    if args.distro and args.kernel:
+        ap.error("--kernel picks the test guest's kernel; the stock guest "
+                 "(--distro) boots Debian's own")
 
     os.makedirs(args.out, exist_ok=True)
     if args.distro:

@@ -16,6 +16,10 @@ for arg in "$@"; do
     esac
     prev=$arg
 done
+# demo.py refuses the pair too, but only after the builds.
+[[ " ${targets[*]} " != *" stock-guest "*" initramfs-debug "* &&
+   " ${targets[*]} " != *" initramfs-debug "*" stock-guest "* ]] ||
+    die "--kernel debug is for the test guest; --distro boots Debian's kernel"
 
 "$PVDC_ROOT/scripts/prepare.sh"
 stage "building ${targets[*]}"
