@@ -13,6 +13,7 @@
 # (the tree out-of-tree modules build against).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+help_and_exit_if_asked "$@"
 
 stamp=
 while [ $# -gt 0 ]; do

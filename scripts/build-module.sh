@@ -1,15 +1,18 @@
 #!/bin/bash
 # Build guest-driver/pvdc.ko against the headers of the guest kernel and copy
-# it to OUTPUT.  Any compiler warning fails the build: the module must build
-# with zero warnings.
+# it to OUTPUT.ko.
 #
 #   scripts/build-module.sh [--debug] OUTPUT.ko
+#
+# Any compiler warning fails the build: the module must build with zero
+# warnings.
 #
 # --debug builds it against the debug kernel (scripts/build-debug-kernel.sh),
 # in a directory of its own: kbuild writes its objects next to the sources,
 # and both builds may run at the same time.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+help_and_exit_if_asked "$@"
 
 usage="usage: build-module.sh [--debug] OUTPUT.ko"
 debug=0
@@ -27,12 +30,9 @@ if [ $debug -eq 0 ]; then
 else
     KDIR=$PVDC_BUILD/kernel-debug-build
     [ -f "$KDIR/Module.symvers" ] || die "no debug kernel: run scripts/build-debug-kernel.sh"
-    # A mirror of guest-driver/ made of links, with the register header
-    # where Kbuild looks for it (../include).
-    mirror=$PVDC_BUILD/module-debug
-    moddir=$mirror/guest-driver
+    # A mirror of guest-driver/ made of links (its register header too).
+    moddir=$PVDC_BUILD/module-debug/guest-driver
     mkdir -p "$moddir"
-    ln -sfn "$PVDC_ROOT/include" "$mirror/include"
     find "$moddir" -maxdepth 1 -type l ! -exec test -e {} \; -delete
     for f in "$PVDC_ROOT"/guest-driver/{Kbuild,pvdc_*.c,*.h}; do
         ln -sfn "$f" "$moddir/$(basename "$f")"

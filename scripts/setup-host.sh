@@ -3,8 +3,11 @@
 # driver, the guest image and to run the tests.  Idempotent: a second run
 # installs nothing and makes no network access beyond "apt-get update" when
 # a package is actually missing.
+#
+#   scripts/setup-host.sh
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+help_and_exit_if_asked "$@"
 
 SOURCES=/etc/apt/sources.list.d/pvdc.sources
 # bookworm-backports for meson >= 1.5 (QEMU 10 needs it), trixie as deb-src
@@ -28,14 +31,27 @@ PACKAGES=(
     build-essential pkg-config ninja-build flex bison python3-venv
     libglib2.0-dev libpixman-1-dev libfdt-dev libpng-dev zlib1g-dev
     dpkg-dev xz-utils
+    # QEMU's user interfaces: GTK and SDL windows with OpenGL, SPICE, the
+    # D-Bus display (VNC needs nothing more)
+    libgtk-3-dev libepoxy-dev libgbm-dev libsdl2-dev
+    libspice-server-dev libspice-protocol-dev
+    # libvirt with the pvdc video model (scripts/build-libvirt.sh)
+    libxml2-dev libxml2-utils xsltproc libgnutls28-dev libtirpc-dev
+    libyajl-dev libreadline-dev
+    # back-end tests: a private bus, SPICE's client library, an X server
+    dbus-daemon python3-gi gir1.2-spiceclientglib-2.0
+    xvfb x11-utils xdotool libgl1-mesa-dri libegl-mesa0
+    # Debian's own QEMU: the libvirt test's QEMU without pvdc
+    qemu-system-x86
     # firmware for the q35 guest (the +ds source tree has none)
     seabios qemu-system-data
     # guest image
     busybox-static cpio kmod libdrm-dev libdrm-tests
     # debug guest kernel (scripts/build-debug-kernel.sh; objtool needs libelf)
     bc libelf-dev
-    # docs check
-    python3-docutils
+    # the upstream series check: git am, QEMU's manual (Sphinx and the
+    # theme QEMU's docs/conf.py uses); checkpatch (perl)
+    git python3-sphinx python3-sphinx-rtd-theme perl
     # the DKMS package (scripts/build-deb.sh) and the stock Debian guest's
     # root filesystem (scripts/build-rootfs.sh)
     debhelper dh-dkms debootstrap e2fsprogs
@@ -78,9 +94,11 @@ dpkg-query -W -f='${Status}\n' "linux-headers-$KVER" 2>/dev/null | grep -q '^ins
 
 if [ ${#missing[@]} -gt 0 ]; then
     stage "installing ${#missing[@]} packages: ${missing[*]}"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 \
+        install -y -q --no-install-recommends "${missing[@]}"
 else
     stage "host packages already installed"
 fi
+mkdir -p "$PVDC_BUILD"
 echo "$KVER" > "$PVDC_BUILD/kernel-version"
 stage "guest kernel version: $KVER"

@@ -118,14 +118,6 @@ static uint32_t scanout_offset(const struct head *h)
 	return reg(PVDC_PLANE_ACTIVE(h->dev_plane) + PVDC_PS_FB_OFFSET);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Device registers                                                         */
 /* ------------------------------------------------------------------------ */
@@ -254,9 +246,9 @@ static void read_events(int timeout_ms)
 /* Wait (bounded) for head @h's flip event; false if none came. */
 static bool wait_event_of(int h)
 {
-	uint64_t end = now_ns() + WAIT_S * 1000000000ull;
+	int64_t end = kms_now_ns() + WAIT_S * 1000000000ll;
 
-	while (!events[h].seen && now_ns() < end)
+	while (!events[h].seen && kms_now_ns() < end)
 		read_events(100);
 	return events[h].seen;
 }
@@ -495,13 +487,14 @@ static struct out_fence_flip out_fence_flip(unsigned int buf)
 	struct out_fence_flip r = { 0 };
 	struct head *h = &heads[0];
 	uint32_t target = armed_seq(0) + 1, shown = scanout_offset(h);
-	uint64_t end, fence_time = 0;
+	int64_t end;
+	uint64_t fence_time = 0;
 	int32_t out = -1;
 
 	if (flip(0, buf, -1, &out) || out < 0)
 		return r;
-	end = now_ns() + WAIT_S * 1000000000ull;
-	while (now_ns() < end) {
+	end = kms_now_ns() + WAIT_S * 1000000000ll;
+	while (kms_now_ns() < end) {
 		bool sig = fence_signalled(out);
 		bool latched = (int32_t)(done_seq(0) - target) >= 0;
 
@@ -581,7 +574,7 @@ static void test_stuck_fence(bool pause)
 	uint32_t armed1 = armed_seq(1);
 	int timeline, fence, ret, i, flips = 0;
 	char comm[32] = "";
-	uint64_t end;
+	int64_t end;
 	FILE *f;
 
 	timeline = open(SW_SYNC_DEV, O_RDWR | O_CLOEXEC);
@@ -643,8 +636,8 @@ static void test_stuck_fence(bool pause)
 			comm[strcspn(comm, "\n")] = 0;
 		fclose(f);
 	}
-	end = now_ns() + WAIT_S * 1000000000ull;
-	while (timeline_listed(comm) && now_ns() < end)
+	end = kms_now_ns() + WAIT_S * 1000000000ll;
+	while (timeline_listed(comm) && kms_now_ns() < end)
 		wait_vblanks(0, 1, NULL);
 	kms_result(comm[0] && !timeline_listed(comm),
 		   "stuck-fence-timelines-released # %s in %s: %s", comm,

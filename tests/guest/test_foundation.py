@@ -11,8 +11,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import (KERNEL_LOG_CASE, ROOT, GuestError,  # noqa: E402
+from pvdc_harness import (KERNEL_LOG_CASE, GuestError,  # noqa: E402
                           run_suite)
+from pvdc_paths import ROOT  # noqa: E402
 
 HEADS = 2
 
