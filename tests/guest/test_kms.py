@@ -164,8 +164,8 @@ def heads_flip_independently(tap, vm):
 
 def random_stress(tap, vm):
     """Threads sending random atomic requests, then a known scene.  On the
-    debug kernel, wait/wound locks also fail at random (-EDEADLK): every
-    backoff must end in a result the program accepts."""
+    debug kernel, wait/wound locks also fail with injected -EDEADLKs:
+    every backoff must end in a result the program accepts."""
     start = {p: vm.qom_get(p) for p in ("x-commits-applied",
                                         "x-commits-rejected")}
     backoffs = BackoffCounter(vm) if vm.kernel.name == "debug" else None
