@@ -47,6 +47,8 @@ PACKAGES=(
     seabios qemu-system-data
     # guest image
     busybox-static cpio kmod libdrm-dev libdrm-tests
+    # debug guest kernel (scripts/build-debug-kernel.sh; objtool needs libelf)
+    bc libelf-dev
     # the upstream series check: git am, QEMU's manual (Sphinx and the
     # theme QEMU's docs/conf.py uses); checkpatch (perl)
     git python3-sphinx python3-sphinx-rtd-theme perl

@@ -176,7 +176,7 @@ static void discover(void)
 	drmModeRes *res = drmModeGetResources(fd);
 	drmModePlaneRes *pres = drmModeGetPlaneResources(fd);
 	uint32_t used = 0;
-	int i, j, k;
+	int i, j;
 
 	if (!res || !pres) {
 		printf("not ok resources: %s\n", strerror(errno));
@@ -197,33 +197,14 @@ static void discover(void)
 	}
 
 	for (i = 0; i < res->count_connectors && num_heads < MAX_HEADS; i++) {
-		drmModeConnector *c = drmModeGetConnector(fd, res->connectors[i]);
 		struct head *h = &heads[num_heads];
 
-		if (!c)
+		h->pipe = kms_output(fd, res, res->connectors[i], &h->mode,
+				     &used);
+		if (h->pipe < 0)
 			continue;
-		if (kms_connector_mode(c, &h->mode)) {
-			drmModeFreeConnector(c);
-			continue;
-		}
-		for (j = 0; j < c->count_encoders && !h->crtc_id; j++) {
-			drmModeEncoder *e = drmModeGetEncoder(fd, c->encoders[j]);
-
-			for (k = 0; e && k < res->count_crtcs; k++) {
-				if ((e->possible_crtcs & (1u << k)) &&
-				    !(used & (1u << k))) {
-					used |= 1u << k;
-					h->pipe = k;
-					h->crtc_id = res->crtcs[k];
-					break;
-				}
-			}
-			drmModeFreeEncoder(e);
-		}
-		h->conn_id = c->connector_id;
-		drmModeFreeConnector(c);
-		if (!h->crtc_id)
-			continue;
+		h->conn_id = res->connectors[i];
+		h->crtc_id = res->crtcs[h->pipe];
 
 		for (j = 0; j < num_planes; j++) {
 			struct plane *p = &planes[j];

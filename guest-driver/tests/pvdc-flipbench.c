@@ -182,41 +182,16 @@ static int setup_heads(unsigned int want)
 	if (!res)
 		return -errno;
 	for (i = 0; i < res->count_connectors && num_heads < want; i++) {
-		drmModeConnector *conn = drmModeGetConnector(fd,
-							     res->connectors[i]);
 		struct head *h = &heads[num_heads];
 
-		if (!conn)
+		j = kms_output(fd, res, res->connectors[i], &h->mode,
+			       &used_crtcs);
+		if (j < 0)
 			continue;
-		if (kms_connector_mode(conn, &h->mode)) {
-			drmModeFreeConnector(conn);
-			continue;
-		}
+		h->conn_id = res->connectors[i];
+		h->crtc_id = res->crtcs[j];
 		if (num_heads && run.slow_hz)
 			slow_mode(&h->mode, run.slow_hz);
-		/* The first free CRTC this connector's encoders can drive. */
-		h->crtc_id = 0;
-		for (j = 0; j < conn->count_encoders && !h->crtc_id; j++) {
-			drmModeEncoder *enc = drmModeGetEncoder(fd,
-							conn->encoders[j]);
-			int c;
-
-			if (!enc)
-				continue;
-			for (c = 0; c < res->count_crtcs; c++) {
-				if ((enc->possible_crtcs & (1u << c)) &&
-				    !(used_crtcs & (1u << c))) {
-					used_crtcs |= 1u << c;
-					h->crtc_id = res->crtcs[c];
-					break;
-				}
-			}
-			drmModeFreeEncoder(enc);
-		}
-		h->conn_id = conn->connector_id;
-		drmModeFreeConnector(conn);
-		if (!h->crtc_id)
-			continue;
 		for (j = 0; j < 2; j++) {
 			int ret = kms_buffer_create(fd, &h->buf[j],
 						    h->mode.hdisplay,

@@ -548,4 +548,36 @@ static KMS_UNUSED uint32_t kms_reg(volatile uint32_t *bar, uint32_t reg)
 	return bar[reg / 4];
 }
 
+/*
+ * Connector @conn_id as an output: its preferred mode, to @mode, and the
+ * first CRTC one of its encoders can drive that is not in @used (a mask of
+ * CRTC indices, updated).  The CRTC's index, or -1 when the connector is
+ * not connected or no CRTC is left for it.
+ */
+static KMS_UNUSED int kms_output(int fd, const drmModeRes *res,
+				 uint32_t conn_id, drmModeModeInfo *mode,
+				 uint32_t *used)
+{
+	drmModeConnector *conn = drmModeGetConnector(fd, conn_id);
+	int i, c, pipe = -1;
+
+	if (!conn || kms_connector_mode(conn, mode))
+		goto out;
+	for (i = 0; i < conn->count_encoders && pipe < 0; i++) {
+		drmModeEncoder *enc = drmModeGetEncoder(fd, conn->encoders[i]);
+
+		for (c = 0; enc && c < res->count_crtcs && pipe < 0; c++) {
+			if ((enc->possible_crtcs & (1u << c)) &&
+			    !(*used & (1u << c))) {
+				*used |= 1u << c;
+				pipe = c;
+			}
+		}
+		drmModeFreeEncoder(enc);
+	}
+out:
+	drmModeFreeConnector(conn);
+	return pipe;
+}
+
 #endif /* PVDC_KMS_UTIL_H */
