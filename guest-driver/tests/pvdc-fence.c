@@ -246,7 +246,7 @@ static void read_events(int timeout_ms)
 /* Wait (bounded) for head @h's flip event; false if none came. */
 static bool wait_event_of(int h)
 {
-	int64_t end = kms_now_ns() + WAIT_S * 1000000000ll;
+	uint64_t end = kms_now_ns() + WAIT_S * 1000000000ull;
 
 	while (!events[h].seen && kms_now_ns() < end)
 		read_events(100);
@@ -487,13 +487,13 @@ static struct out_fence_flip out_fence_flip(unsigned int buf)
 	struct out_fence_flip r = { 0 };
 	struct head *h = &heads[0];
 	uint32_t target = armed_seq(0) + 1, shown = scanout_offset(h);
-	int64_t end;
+	uint64_t end;
 	uint64_t fence_time = 0;
 	int32_t out = -1;
 
 	if (flip(0, buf, -1, &out) || out < 0)
 		return r;
-	end = kms_now_ns() + WAIT_S * 1000000000ll;
+	end = kms_now_ns() + WAIT_S * 1000000000ull;
 	while (kms_now_ns() < end) {
 		bool sig = fence_signalled(out);
 		bool latched = (int32_t)(done_seq(0) - target) >= 0;
@@ -574,7 +574,7 @@ static void test_stuck_fence(bool pause)
 	uint32_t armed1 = armed_seq(1);
 	int timeline, fence, ret, i, flips = 0;
 	char comm[32] = "";
-	int64_t end;
+	uint64_t end;
 	FILE *f;
 
 	timeline = open(SW_SYNC_DEV, O_RDWR | O_CLOEXEC);
@@ -636,7 +636,7 @@ static void test_stuck_fence(bool pause)
 			comm[strcspn(comm, "\n")] = 0;
 		fclose(f);
 	}
-	end = kms_now_ns() + WAIT_S * 1000000000ll;
+	end = kms_now_ns() + WAIT_S * 1000000000ull;
 	while (timeline_listed(comm) && kms_now_ns() < end)
 		wait_vblanks(0, 1, NULL);
 	kms_result(comm[0] && !timeline_listed(comm),
