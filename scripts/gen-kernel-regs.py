@@ -35,6 +35,7 @@ OUTPUT = "guest-driver/pvdc-regs.h"
 GUARD = "PVDC_REGS_H"
 DEFINE = re.compile(r"^#\s*define\s+(\w+)(\([^)]*\))?(.*)$")
 VALUE_COLUMN = 40       # five tabs
+MAX_COLUMNS = 100       # the kernel's line length limit (checkpatch)
 
 
 def logical_lines(text):
@@ -92,7 +93,8 @@ def contiguous(v):
 
 
 def kernel_value(name, expr, value):
-    m = re.fullmatch(r"\(?\s*1[uUlL]*\s*<<\s*(\d+)\s*\)?", expr)
+    m = re.fullmatch(r"\(?\s*1[uUlL]*\s*<<\s*(\d+|[A-Za-z_]\w*)\s*\)?",
+                     expr)
     if m:
         return f"BIT({m.group(1)})"
     # A flag derived from its field's _SHIFT: the bit it is.
@@ -203,8 +205,15 @@ def generate():
             out.append(f"#define {name} \\")
             out += ["\t" + g.strip() for g in group[1:]]
         else:
-            out.append(define(name, kernel_value(name, expr,
-                                                 values.get(name)), comment))
+            line = define(name, kernel_value(name, expr, values.get(name)),
+                          comment)
+            if len(group) > 1 and len(line.expandtabs(8)) > MAX_COLUMNS:
+                # Too long joined: the source's lines, continued with a tab.
+                rest = DEFINE.match(group[0]).group(3).strip()
+                out.append(f"#define {name} {rest}")
+                out += ["\t" + g.strip() for g in group[1:]]
+            else:
+                out.append(line)
         for field, (high, low) in after.get(name, []):
             out.append(define(field, f"GENMASK_U32({high}, {low})"))
     return "\n".join(out) + "\n"
