@@ -22,6 +22,8 @@
  * without missing its vblank.
  */
 
+#include <linux/slab.h>
+
 #include <drm/drm_atomic.h>
 #include <drm/drm_atomic_helper.h>
 #include <drm/drm_drv.h>
@@ -32,6 +34,49 @@
 #include <drm/drm_vblank.h>
 
 #include "pvdc_drv.h"
+
+/* ------------------------------------------------------------------------ */
+/* Commit state                                                             */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The latches live in the commit, not in its new CRTC states: the tail
+ * waits for them after drm_atomic_helper_commit_hw_done(), when those
+ * states may already be freed by the next commit (struct pvdc_atomic_state).
+ */
+struct drm_atomic_state *pvdc_atomic_state_alloc(struct drm_device *drm)
+{
+	struct pvdc_atomic_state *state;
+
+	state = kzalloc(sizeof(*state), GFP_KERNEL);
+	if (!state)
+		return NULL;
+	if (drm_atomic_state_init(drm, &state->base)) {
+		kfree(state);
+		return NULL;
+	}
+
+	return &state->base;
+}
+
+/*
+ * Before a retry after a deadlock, and before the state is freed: never
+ * while a latch is on a head's list, since the tail waits for all of them.
+ */
+void pvdc_atomic_state_clear(struct drm_atomic_state *state)
+{
+	struct pvdc_atomic_state *pstate = to_pvdc_atomic_state(state);
+
+	drm_atomic_state_default_clear(state);
+	memset(pstate->latches, 0, sizeof(pstate->latches));
+	pstate->takes = false;
+}
+
+void pvdc_atomic_state_free(struct drm_atomic_state *state)
+{
+	drm_atomic_state_default_release(state);
+	kfree(to_pvdc_atomic_state(state));
+}
 
 /* ------------------------------------------------------------------------ */
 /* Doorbells                                                                */
@@ -367,6 +412,13 @@ void pvdc_head_latched(struct pvdc_head *head, bool rejected)
 	if (rejected)
 		pvdc_head_refused(head, done, resync);
 
+	/*
+	 * Sending the event completes the commit's flip_done, after which
+	 * the next commit on the CRTC may run and free this commit's CRTC
+	 * states; the latch is in the commit's own state, which its tail
+	 * keeps until it sees @completed.  So @completed is the last thing
+	 * written to a latch, and _safe saved the next one before.
+	 */
 	list_for_each_entry_safe(latch, tmp, &latches, link) {
 		latch->rejected = rejected;
 		if (latch->enables)
@@ -646,7 +698,8 @@ static u32 pvdc_commit_ring(struct drm_atomic_state *state, u32 held,
 
 	for_each_oldnew_crtc_in_state(state, crtc, old_state, new_state, i) {
 		struct pvdc_crtc_state *pstate = to_pvdc_crtc_state(new_state);
-		struct pvdc_latch *latch = &pstate->latch;
+		struct pvdc_latch *latch =
+			&to_pvdc_atomic_state(state)->latches[drm_crtc_index(crtc)];
 
 		latch->resync = pstate->resync;
 		if (!new_state->active) {
@@ -687,6 +740,12 @@ void pvdc_atomic_commit_tail(struct drm_atomic_state *state)
 	drm_atomic_helper_commit_planes(drm, state, 0);
 	rung = pvdc_commit_ring(state, held, latches);
 
+	/*
+	 * From here on, the next commit on these CRTCs may free their new
+	 * states (as it may the new global state since the swap): what
+	 * follows reads only the latches, which are this commit's, and the
+	 * old states, which this commit frees.
+	 */
 	drm_atomic_helper_commit_hw_done(state);
 
 	/* The old framebuffers are scanned out until the latch. */

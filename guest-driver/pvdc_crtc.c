@@ -127,7 +127,6 @@ pvdc_crtc_duplicate_state(struct drm_crtc *crtc)
 	if (!state)
 		return NULL;
 	__drm_atomic_helper_crtc_duplicate_state(crtc, &state->base);
-	memset(&state->latch, 0, sizeof(state->latch));
 	state->resync = false;
 
 	return &state->base;
@@ -278,14 +277,19 @@ static void pvdc_crtc_atomic_disable(struct drm_crtc *crtc,
 	drm_crtc_vblank_off(crtc);
 }
 
-/* The event goes with the doorbell; the latch sends it. */
+/*
+ * The event goes with the doorbell; the latch sends it.  The latch is the
+ * commit's, not the CRTC state's: the tail waits for it after hw_done
+ * (pvdc_commit.c).
+ */
 static void pvdc_crtc_atomic_flush(struct drm_crtc *crtc,
 				   struct drm_atomic_state *state)
 {
 	struct drm_crtc_state *crtc_state =
 		drm_atomic_get_new_crtc_state(state, crtc);
 
-	to_pvdc_crtc_state(crtc_state)->latch.event = crtc_state->event;
+	to_pvdc_atomic_state(state)->latches[drm_crtc_index(crtc)].event =
+		crtc_state->event;
 	crtc_state->event = NULL;
 }
 

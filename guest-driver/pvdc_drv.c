@@ -152,6 +152,9 @@ static const struct drm_mode_config_funcs pvdc_mode_config_funcs = {
 	.mode_valid = drm_vram_helper_mode_valid,
 	.atomic_check = pvdc_atomic_check,
 	.atomic_commit = drm_atomic_helper_commit,
+	.atomic_state_alloc = pvdc_atomic_state_alloc,
+	.atomic_state_clear = pvdc_atomic_state_clear,
+	.atomic_state_free = pvdc_atomic_state_free,
 };
 
 static const struct drm_mode_config_helper_funcs pvdc_mode_config_helpers = {

@@ -64,8 +64,10 @@ struct pvdc_timeline {
 
 /*
  * What one doorbell of a head completes when the device latches it: a
- * commit's event and timeline change.  Lives in the commit's CRTC state
- * (or on the tail's stack) until the tail saw @completed.
+ * commit's event and timeline change.  Lives in the commit's
+ * struct pvdc_atomic_state (or on the tail's stack), which the tail keeps
+ * until it saw @completed: the interrupt handler touches nothing of it
+ * after setting @completed.
  */
 struct pvdc_latch {
 	struct list_head link;
@@ -146,10 +148,25 @@ struct pvdc_crtc_state {
 	u32 regs[PVDC_HEAD_STATE_REGS];
 	u32 need;			/* KiB the enabled planes read */
 	unsigned int scalers;		/* scaled enabled planes */
-	/* From atomic_flush to the latch of the tail's doorbell. */
-	struct pvdc_latch latch;
 	/* A commit that rewrites the head after the device refused one. */
 	bool resync;
+};
+
+/*
+ * A commit, for what its tail shares with the interrupt handler or needs
+ * of a new state it may no longer read.  Once the tail signals hw_done,
+ * the next commit on its CRTCs can run as soon as this one's events are
+ * sent, and free its old states, which are this commit's new ones; a
+ * commit on other CRTCs that swaps the global state out can free it at
+ * any time after our swap.  This structure is freed only after the tail
+ * returned (the tail holds a reference to the state).
+ */
+struct pvdc_atomic_state {
+	struct drm_atomic_state base;
+	/* From atomic_flush to the latch of the tail's doorbell, by head. */
+	struct pvdc_latch latches[PVDC_MAX_HEADS];
+	/* The commit raises a share of the device (pvdc_global.c). */
+	bool takes;
 };
 
 /*
@@ -240,6 +257,7 @@ struct pvdc_device {
 #define to_pvdc_plane_state(s)	container_of(s, struct pvdc_plane_state, base)
 #define to_pvdc_crtc_state(s)	container_of(s, struct pvdc_crtc_state, base)
 #define to_pvdc_global_state(s)	container_of(s, struct pvdc_global_state, base)
+#define to_pvdc_atomic_state(s)	container_of(s, struct pvdc_atomic_state, base)
 
 static inline u32 pvdc_read(struct pvdc_device *pvdc, u32 reg)
 {
@@ -274,6 +292,9 @@ enum drm_mode_status pvdc_mode_check(struct pvdc_device *pvdc,
 u32 pvdc_crtc_cursor_bandwidth(struct pvdc_device *pvdc);
 
 /* pvdc_commit.c */
+struct drm_atomic_state *pvdc_atomic_state_alloc(struct drm_device *drm);
+void pvdc_atomic_state_clear(struct drm_atomic_state *state);
+void pvdc_atomic_state_free(struct drm_atomic_state *state);
 void pvdc_atomic_commit_tail(struct drm_atomic_state *state);
 void pvdc_head_latched(struct pvdc_head *head, bool rejected);
 void pvdc_head_cursor_doorbell(struct pvdc_head *head,

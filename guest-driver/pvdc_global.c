@@ -278,6 +278,11 @@ int pvdc_global_check(struct drm_atomic_state *state)
 /*
  * atomic_commit_setup: the commit objects exist now.  A head whose share
  * goes down is released when this commit latches on it.
+ *
+ * Last moment the new global state may be read: once swapped in, a commit
+ * of other heads can swap it out and free it before this commit's tail
+ * even starts (private objects have no commit tracking).  What the tail
+ * needs of it is copied into the commit.
  */
 int pvdc_global_commit_setup(struct drm_atomic_state *state)
 {
@@ -288,6 +293,8 @@ int pvdc_global_commit_setup(struct drm_atomic_state *state)
 
 	if (!global)
 		return 0;
+
+	to_pvdc_atomic_state(state)->takes = global->takes;
 
 	for_each_new_crtc_in_state(state, crtc, crtc_state, i) {
 		unsigned int h = drm_crtc_index(crtc);
@@ -305,15 +312,15 @@ int pvdc_global_commit_setup(struct drm_atomic_state *state)
 /*
  * Before a commit that takes a share rings: every commit that gave one up
  * before it was checked has latched.  No timeout: the device latches every
- * armed commit at an instant fixed when it was armed.
+ * armed commit at an instant fixed when it was armed.  The tail reads only
+ * the old global state, which is this commit's to free.
  */
 void pvdc_global_serialize(struct drm_atomic_state *state)
 {
-	struct pvdc_global_state *global = pvdc_global_state(state, true);
 	struct pvdc_global_state *old = pvdc_global_state(state, false);
 	unsigned int h;
 
-	if (!global || !global->takes)
+	if (!to_pvdc_atomic_state(state)->takes || WARN_ON(!old))
 		return;
 
 	for (h = 0; h < PVDC_MAX_HEADS; h++)
