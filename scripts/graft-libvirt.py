@@ -68,9 +68,9 @@ def device_limits():
     regs = read("include/hw/display/pvdc-regs.h")
     device = read("hw/display/pvdc.c")
     m = re.search(r"#define PVDC_MAX_HEADS\s+(\d+)", regs)
-    width = re.search(r'DEFINE_PROP_UINT32\("max-width", \w+, \w+, (\d+)\)',
+    width = re.search(r'DEFINE_PROP_UINT32\("max-width", \w+, [\w.]+, (\d+)\)',
                       device)
-    vram = re.search(r'DEFINE_PROP_SIZE\("vram-size", \w+, \w+, (\d+) \* MiB\)',
+    vram = re.search(r'DEFINE_PROP_SIZE\("vram-size", \w+, [\w.]+, (\d+) \* MiB\)',
                      device)
     if not m or not width or not vram:
         sys.exit("graft-libvirt: PVDC_MAX_HEADS, max-width or vram-size "
