@@ -99,10 +99,15 @@ apt_in() {
     in_root "$root" apt-get -q -y -o Dpkg::Use-Pty=0 --no-install-recommends "$@"
 }
 
-# Remove a half-built tree: unmount first, never cross into another file
-# system.
+# Remove a half-built tree: unmount first, also what a killed earlier run
+# left mounted in it (deepest first), never cross into another file system.
 discard() {
+    local dir
     unmount_all
+    [ -e "$1" ] || return 0
+    dir=$(realpath "$1")
+    awk -v d="$dir/" 'index($2 "/", d) == 1 { print $2 }' /proc/self/mounts |
+        sort -r | while read -r m; do umount -l "$m" || true; done
     rm -rf --one-file-system "$1"
 }
 
