@@ -151,6 +151,16 @@ EOF
     mv "$work" "$base"
 }
 
+# The base downloaded the headers into the shared archive cache; fetch
+# them again if the cache lost them, with fresh package lists if the base's
+# have gone stale.
+fetch_headers() {
+    apt_in "$1" install --download-only "linux-headers-$KVER" || {
+        apt_in "$1" update &&
+            apt_in "$1" install --download-only "linux-headers-$KVER"
+    }
+}
+
 build_image() {
     local work=$image.tmp root log=$cache/image-install.log
     discard "$work"
@@ -166,6 +176,7 @@ build_image() {
     # a kernel installed after the package takes.
     {
         apt_in "$root" install "/root/$(basename "$deb")" &&
+        fetch_headers "$root" &&
         apt_in "$root" install --no-download "linux-headers-$KVER"
     } >"$log" 2>&1 || {
         tail -n 40 "$log" >&2
