@@ -420,7 +420,6 @@ void pvdc_head_latched(struct pvdc_head *head, bool rejected)
 	 * written to a latch, and _safe saved the next one before.
 	 */
 	list_for_each_entry_safe(latch, tmp, &latches, link) {
-		latch->rejected = rejected;
 		if (latch->enables)
 			latch->when = pvdc_timeline_t0(head);
 		if (latch->event)

@@ -77,7 +77,6 @@ struct pvdc_latch {
 	bool enables;		/* the head's timeline starts here */
 	bool disables;		/* ... or stops */
 	bool resync;		/* of a commit rewriting a refused head */
-	bool rejected;
 	bool completed;
 };
 
