@@ -255,6 +255,33 @@ static void pvdc_wait_latches(struct pvdc_device *pvdc, u32 mask,
 	}
 }
 
+static bool pvdc_head_reached(struct pvdc_head *head, u32 seq)
+{
+	struct pvdc_device *pvdc = head->pvdc;
+	bool reached;
+
+	spin_lock_irq(&pvdc->irq_lock);
+	reached = pvdc_seq_reached(head->done, seq) || pvdc->quiesced;
+	spin_unlock_irq(&pvdc->irq_lock);
+
+	return reached;
+}
+
+/*
+ * Wait until everything rung on @head so far has latched.  No timeout:
+ * each of those latches at an instant fixed when it was rung.
+ */
+void pvdc_head_wait_rung(struct pvdc_head *head)
+{
+	struct pvdc_device *pvdc = head->pvdc;
+	u32 seq;
+
+	spin_lock_irq(&pvdc->irq_lock);
+	seq = head->seq;
+	spin_unlock_irq(&pvdc->irq_lock);
+	wait_event(head->wq, pvdc_head_reached(head, seq));
+}
+
 /*
  * A cursor update in place (pvdc_plane.c) has written the cursor's shadow
  * registers: arm them, unless a commit tail is writing this head, whose

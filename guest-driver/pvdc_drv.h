@@ -296,6 +296,7 @@ void pvdc_atomic_state_clear(struct drm_atomic_state *state);
 void pvdc_atomic_state_free(struct drm_atomic_state *state);
 void pvdc_atomic_commit_tail(struct drm_atomic_state *state);
 void pvdc_head_latched(struct pvdc_head *head, bool rejected);
+void pvdc_head_wait_rung(struct pvdc_head *head);
 void pvdc_head_cursor_doorbell(struct pvdc_head *head,
 			       struct pvdc_release *rel);
 void pvdc_commit_quiesce(struct pvdc_device *pvdc);

@@ -58,22 +58,36 @@ void pvdc_plane_reset_regs(u32 *regs, unsigned int home)
 	regs[PVDC_REG_INDEX(PVDC_PS_ALPHA)] = 0xffff;
 }
 
-/*
- * Write the registers of plane @p that differ from @shadow, PS_HEAD first:
- * a doorbell of the head the plane leaves, rung meanwhile, must not arm
- * half of the new state.
- */
+/* Write the registers of plane @p that differ from @shadow. */
 static void pvdc_plane_write_regs(struct pvdc_device *pvdc, unsigned int p,
 				  const u32 *regs, const u32 *shadow, bool all)
 {
-	unsigned int head = PVDC_REG_INDEX(PVDC_PS_HEAD), i;
 	u32 base = PVDC_PLANE_SHADOW(p);
+	unsigned int i;
 
-	if (all || regs[head] != shadow[head])
-		pvdc_write(pvdc, base + PVDC_PS_HEAD, regs[head]);
 	for (i = 0; i < PVDC_PLANE_STATE_REGS; i++)
-		if (i != head && (all || regs[i] != shadow[i]))
+		if (all || regs[i] != shadow[i])
 			pvdc_write(pvdc, base + i * 4, regs[i]);
+}
+
+/*
+ * Plane @p, disabled and bound to head @from, is to be shown on another
+ * head: every commit of @from carries it, and one already armed would be
+ * refused at its latch once the plane is shown elsewhere
+ * (PVDC_ERR_PLANE_BUSY).  Bind it to its new head first, so that no
+ * doorbell of @from carries it any more, then let the commits armed on
+ * @from before latch.  Called with the device entered; false if it went
+ * away meanwhile.
+ */
+static bool pvdc_plane_rebind(struct pvdc_device *pvdc, unsigned int p,
+			      unsigned int from, u32 to, int *idx)
+{
+	pvdc_write(pvdc, PVDC_PLANE_SHADOW(p) + PVDC_PS_HEAD, to);
+	drm_dev_exit(*idx);
+	if (from < pvdc->num_heads)
+		pvdc_head_wait_rung(&pvdc->heads[from]);
+
+	return drm_dev_enter(&pvdc->drm, idx);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -365,6 +379,7 @@ static void pvdc_plane_atomic_update(struct drm_plane *plane,
 	struct pvdc_plane_state *ps = to_pvdc_plane_state(new_state);
 	struct pvdc_device *pvdc = to_pvdc(plane->dev);
 	unsigned int p = to_pvdc_plane(plane)->index;
+	unsigned int head = PVDC_REG_INDEX(PVDC_PS_HEAD);
 	u32 shadow[PVDC_PLANE_STATE_REGS];
 	int idx;
 
@@ -379,6 +394,12 @@ static void pvdc_plane_atomic_update(struct drm_plane *plane,
 
 	if (!drm_dev_enter(plane->dev, &idx))
 		return;
+	if (ps->enabled && ps->regs[head] != shadow[head]) {
+		if (!pvdc_plane_rebind(pvdc, p, shadow[head], ps->regs[head],
+				       &idx))
+			return;
+		shadow[head] = ps->regs[head];
+	}
 	pvdc_plane_write_regs(pvdc, p, ps->regs, shadow,
 			      test_and_clear_bit(p, pvdc->stale_planes));
 	drm_dev_exit(idx);
@@ -410,6 +431,10 @@ static int pvdc_plane_atomic_async_check(struct drm_plane *plane,
 		return -EINVAL;
 	crtc_state = drm_atomic_get_new_crtc_state(state, new_state->crtc);
 	if (!crtc_state || !crtc_state->active)
+		return -EINVAL;
+	/* Binding it to another head waits for that head (atomic_update). */
+	if (ps->enabled && ps->regs[PVDC_REG_INDEX(PVDC_PS_HEAD)] !=
+	    to_pvdc_plane_state(plane->state)->regs[PVDC_REG_INDEX(PVDC_PS_HEAD)])
 		return -EINVAL;
 	if (!old_fb || old_fb == new_state->fb)
 		return 0;

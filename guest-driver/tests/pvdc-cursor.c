@@ -12,7 +12,9 @@
  *           latches at the first vblank after it was issued (a host that
  *           stalls the guest for longer than a frame may make one in
  *           fifty late; the frames missed are reported), and the cursor
- *           moves at least 10 times per frame.
+ *           moves more than twice per frame: a cursor move that waited
+ *           for a vblank would make one per frame (how many more it makes
+ *           is the host's speed, for bench/, not a test).
  *   pinned  on a 2 Hz mode, the cursor's image is replaced and its old
  *           buffer destroyed at once, then a buffer of the same size is
  *           pinned for an overlay: as long as the device still shows the
@@ -198,8 +200,9 @@ static void test_moves(void)
 		   run.late * 50 <= run.flips,
 		   "flips-land-on-the-next-vblank-during-cursor-moves # %u flips, %u late, %u frames missed",
 		   run.flips, run.late, run.missed);
-	kms_result(!run.move_errors && per_frame >= 10,
-		   "cursor-moves-at-least-10-per-frame # %.1f", per_frame);
+	kms_result(!run.move_errors && per_frame > 2,
+		   "cursor-moves-do-not-wait-for-vblank # %.1f per frame",
+		   per_frame);
 	drmModeSetCursor(disp.fd, head->crtc_id, 0, 0, 0);
 	kms_buffer_destroy(disp.fd, &images[0]);
 	kms_buffer_destroy(disp.fd, &images[1]);

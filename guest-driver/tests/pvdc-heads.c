@@ -25,6 +25,14 @@
  *                 each take needs the release before it: every commit is
  *                 accepted, and the host checks that the device refused
  *                 none (x-commits-rejected).
+ *   plane-moves   an overlay, disabled and bound to the slow head 1 (it
+ *                 was shown there last), is shown on head 0 while a page
+ *                 flip of head 1 waits for its vblank: the device counts
+ *                 the overlay in every commit of the head it is bound to,
+ *                 so the driver must bind it to head 0 and let head 1's
+ *                 commit latch first.  Every commit is accepted, and the
+ *                 host checks that the device refused none
+ *                 (x-commits-rejected).
  */
 #include <getopt.h>
 #include <poll.h>
@@ -334,6 +342,72 @@ static void test_scaler_moves(void)
 	kms_commit(&disp, req, 0, NULL);
 }
 
+/* Blocking; counts refusals. */
+static void sync_commit(drmModeAtomicReq *req, unsigned int *refused)
+{
+	int ret = kms_commit(&disp, req, 0, NULL);
+
+	commits++;
+	if (ret) {
+		printf("# commit %u refused: %s\n", commits, strerror(-ret));
+		(*refused)++;
+	}
+}
+
+static void test_plane_moves(void)
+{
+	struct kms_head *h0 = &disp.heads[0], *h1 = &disp.heads[1];
+	uint32_t ov = kms_overlay(&disp, 0);
+	unsigned int moves = 0, refused = 0, i;
+	drmModeAtomicReq *req;
+	uint64_t end;
+
+	if (!ov) {
+		kms_result(false, "plane-moves: set-up");
+		return;
+	}
+	end = kms_now_ns() + (uint64_t)(seconds * 1e9);
+	for (i = 0; (uint64_t)kms_now_ns() < end; i++) {
+		/* Bound to head 1: shown there, then disabled. */
+		req = drmModeAtomicAlloc();
+		kms_plane_set(&disp, req, ov, h1, &small, 16, 16, small.width,
+			      small.height);
+		sync_commit(req, &refused);
+		req = drmModeAtomicAlloc();
+		kms_plane_off(&disp, req, ov);
+		sync_commit(req, &refused);
+
+		/* Head 1 flips: up to a frame of it to its latch... */
+		if (drmModePageFlip(disp.fd, h1->crtc_id,
+				    h1->buf[(i + 1) % 2].fb_id,
+				    DRM_MODE_PAGE_FLIP_EVENT, NULL)) {
+			printf("# page flip of head 1 refused: %s\n",
+			       strerror(errno));
+			refused++;
+		} else {
+			pending++;
+		}
+		/* ...while the overlay goes on at head 0. */
+		req = drmModeAtomicAlloc();
+		kms_plane_set(&disp, req, ov, h0, &small, 16, 16, small.width,
+			      small.height);
+		sync_commit(req, &refused);
+		if (!wait_events()) {
+			kms_result(false, "plane-moves: events missing");
+			return;
+		}
+		req = drmModeAtomicAlloc();
+		kms_plane_off(&disp, req, ov);
+		sync_commit(req, &refused);
+		moves++;
+	}
+	printf("# %u overlay moves from head 1 to head 0, %u commits refused\n",
+	       moves, refused);
+	kms_result(moves >= 2 && !refused,
+		   "overlay-moves-while-its-old-head-flips-accepted # %u moves",
+		   moves);
+}
+
 int main(int argc, char **argv)
 {
 	const char *card = "/dev/dri/card0";
@@ -380,6 +454,8 @@ int main(int argc, char **argv)
 			with_head0_flipping("overlays", head1_overlays);
 		else if (!strcmp(argv[i], "scaler-moves"))
 			test_scaler_moves();
+		else if (!strcmp(argv[i], "plane-moves"))
+			test_plane_moves();
 		else
 			kms_result(false, "unknown test %s", argv[i]);
 	}

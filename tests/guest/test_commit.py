@@ -80,6 +80,11 @@ def main():
                        lambda: program_cases(tap, vm, "pvdc-heads",
                                              "pvdc-heads -t 8 scaler-moves",
                                              300))
+        never_rejected(tap, vm, "an overlay goes to head 0 while head 1, "
+                       "which it leaves, flips: the device refuses nothing",
+                       lambda: program_cases(tap, vm, "pvdc-heads",
+                                             "pvdc-heads -t 6 plane-moves",
+                                             300))
 
         def no_kernel_warnings():
             bad = [line for line in vm.dmesg().splitlines()
