@@ -231,7 +231,8 @@ def plane_types(vm, planes):
         out = vm.qmp.command("human-monitor-command",
                              **{"command-line": f"xp /1wx {addr:#x}"})
         caps = int(out.split()[-1], 16)
-        types[plane_id] = caps & consts["PVDC_PLANE_CAPS_TYPE_MASK"]
+        types[plane_id] = (caps >> consts["PVDC_PLANE_CAPS_TYPE_SHIFT"]) & \
+            ((1 << consts["PVDC_PLANE_CAPS_TYPE_LENGTH"]) - 1)
     return types, consts
 
 
