@@ -58,15 +58,22 @@ void pvdc_plane_reset_regs(u32 *regs, unsigned int home)
 	regs[PVDC_REG_INDEX(PVDC_PS_ALPHA)] = 0xffff;
 }
 
-/* Write the registers of plane @p that differ from @shadow. */
+/*
+ * Write the registers of plane @p that differ from @shadow, PS_HEAD first:
+ * when the device's binding is not the one the state knows (rewriting a
+ * stale plane after reset), a doorbell of the head it leaves, rung
+ * meanwhile, must not arm half of the new state.
+ */
 static void pvdc_plane_write_regs(struct pvdc_device *pvdc, unsigned int p,
 				  const u32 *regs, const u32 *shadow, bool all)
 {
+	unsigned int head = PVDC_REG_INDEX(PVDC_PS_HEAD), i;
 	u32 base = PVDC_PLANE_SHADOW(p);
-	unsigned int i;
 
+	if (all || regs[head] != shadow[head])
+		pvdc_write(pvdc, base + PVDC_PS_HEAD, regs[head]);
 	for (i = 0; i < PVDC_PLANE_STATE_REGS; i++)
-		if (all || regs[i] != shadow[i])
+		if (i != head && (all || regs[i] != shadow[i]))
 			pvdc_write(pvdc, base + i * 4, regs[i]);
 }
 
