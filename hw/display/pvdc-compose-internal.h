@@ -35,6 +35,8 @@ typedef struct PVDCComposeYuv {
     int32_t g_u;
     int32_t g_v;
     int32_t b_u;
+    /* L for every Y, biased for pvdc-compose-convert.c's clamp table */
+    const int32_t *luma;
 } PVDCComposeYuv;
 
 /* What a line converter reads: one plane's framebuffer(s) in VRAM. */
