@@ -1216,6 +1216,31 @@ static void test_yuv(void)
     }
 
     /*
+     * A source rectangle from an even line to an odd column inside the
+     * framebuffer: its first line and last column would interpolate with
+     * chroma samples outside it, and repeat the edge ones instead.
+     */
+    for (int wide = 0; wide < 2; wide++) {
+        PVDCComposeScene s = {
+            .width = 40, .height = 30, .num_planes = 1,
+        };
+        PVDCComposePlane *p = &s.planes[0];
+
+        *p = plane_new(wide ? PVDC_FMT_P010 : PVDC_FMT_NV12, 64, 48, 0, 0);
+        p->src_x = 4 << 16;
+        p->src_y = 6 << 16;
+        p->src_w = 34 << 16;
+        p->src_h = 25 << 16;
+        p->dst_w = 34;
+        p->dst_h = 25;
+        p->dst_x = 3;
+        p->dst_y = 2;
+        ok(check_scene(&s), "%s source rectangle inside the framebuffer: "
+           "chroma samples outside it are not used",
+           ref_format(p->format)->name);
+    }
+
+    /*
      * Siting: one chroma sample different from its flat surroundings
      * reaches the pixels 2j - 1 .. 2j + 1 of lines 2k - 1 .. 2k + 2.
      */
@@ -1376,17 +1401,40 @@ static void test_color(void)
            "(%u) in that order", sizes[i], desc.gamma_size);
     }
 
-    /* coefficients beyond Q14.32 saturate, negative zero is zero */
+    /*
+     * Coefficients are clamped to -2^13 .. 2^13 - 2^-32: on a grey
+     * picture these rows give back the input only if the clamp is there,
+     * at that value (the sums cancel but for one unit).
+     */
     {
+        PVDCComposeScene grey = {
+            .width = 64, .height = 40, .num_planes = 1,
+        };
         uint64_t ctm[9] = {
-            ctm_value(9000), ctm_value(-9000), 1ull << 63,
-            ctm_value(-20000.5), ctm_value(12345.25), ctm_value(8191.75),
-            ~0ull, 0x7fffffffffffffffull, ctm_value(0.5),
+            ctm_value(9000), ctm_value(-8191), 1ull << 63,
+            ctm_value(-9000), ctm_value(8191), ctm_value(2),
+            ctm_value(1), 0x7fffffffffffffffull, ctm_value(-20000.5),
         };
         PVDCComposeColorDesc desc = { .ctm = ctm };
+        g_autoptr(PVDCComposeColor) c = pvdc_compose_color_new(&desc);
+        pixman_image_t *out = frame_new(64, 40);
+        const uint32_t *d = pixman_image_get_data(out);
+        bool same = true;
 
-        ok(check_scene_color(&s, &desc), "huge CTM coefficients saturate at "
-           "2^13 and the sum still fits");
+        grey.planes[0] = plane_new(PVDC_FMT_XRGB8888, 64, 40, 0, 0);
+        for (int i = 0; i < 64 * 40; i++) {
+            stl_le_p(vram + grey.planes[0].offset + i * 4,
+                     (i % 256) * 0x010101);
+        }
+        grey.color = c;
+        pvdc_compose(&grey, vram, VRAM_SIZE, out, NULL);
+        for (int i = 0; i < 64 * 40; i++) {
+            same &= (d[i] & 0xffffff) == (i % 256) * 0x010101;
+        }
+        pixman_image_unref(out);
+        grey.color = NULL;
+        ok(same && check_scene_color(&grey, &desc), "CTM coefficients "
+           "clamp to -2^13..2^13 - 2^-32, negative zero is zero");
     }
 
     /* bilinear scenes: the pipeline is exact on the engine's own frame */
@@ -1578,6 +1626,23 @@ static void test_rejects(void)
        "chroma plane ending on the last VRAM byte is drawn");
     ok(!pvdc_compose(&s, vram, VRAM_SIZE - 4, img, NULL),
        "the same chroma plane with 4 bytes less VRAM is rejected");
+    /* the Y plane flush with the end of VRAM, its Cb:Cr plane below */
+    {
+        PVDCComposePlane y_last = plane_new(PVDC_FMT_NV12, 64, 33, 0, 0);
+        uint64_t bytes = fb_bytes(y_last.pitch, 64, 33, 1);
+
+        y_last.chroma_offset = 8 * MIB;
+        fill_random(y_last.chroma_offset, chroma_bytes(&y_last));
+        plane_move(&y_last, VRAM_SIZE - bytes);
+        s.planes[0] = y_last;
+        s.num_planes = 1;
+        ok(pvdc_compose(&s, vram, VRAM_SIZE, img, NULL) &&
+           !pvdc_compose(&s, vram, VRAM_SIZE - 4, img, NULL),
+           "NV12 Y plane ending on the last VRAM byte is drawn, with 4 "
+           "bytes less rejected");
+    }
+    s.planes[0] = nv;
+
     /* only the chroma lines of the source rectangle are read */
     s.num_planes = 1;
     s.planes[0].src_h = 32 << 16;
@@ -1920,6 +1985,21 @@ static void test_plane_damage(void)
         p.chroma_pitch = 48;
         ok(!pvdc_compose_plane_vram(&p, rs, re),
            "an invalid one occupies nothing");
+        /* chroma sample (6, 4) reaches pixels 11..13 of lines 7..10 */
+        p = plane_new(PVDC_FMT_NV12, 50, 41, 8, 0);
+        p.src_x = 2 << 16;
+        p.src_y = 3 << 16;
+        p.src_w = p.dst_w = 40;
+        p.src_h = p.dst_h = 30;
+        p.src_w <<= 16;
+        p.src_h <<= 16;
+        p.dst_x = 20;
+        p.dst_y = 10;
+        ok(pvdc_compose_plane_damage(&p, w, h, p.chroma_offset +
+                                     4 * p.chroma_pitch + 6 * 2 + 1, 1, &r) &&
+           r.x == 20 + 11 - 2 && r.y == 10 + 7 - 3 && r.width == 3 &&
+           r.height == 4, "a chroma write damages exactly the pixels that "
+           "upsample it");
         p = plane_new(PVDC_FMT_RGB565, 50, 41, 8, 0);
         p.offset = UINT64_MAX - 1003;
         ok(pvdc_compose_plane_vram(&p, rs, re) == 1 && re[0] == UINT64_MAX,

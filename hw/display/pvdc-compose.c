@@ -682,8 +682,7 @@ bool pvdc_compose_direct(const PVDCComposeScene *scene, uint64_t vram_size,
             shown = &jobs[i];
         }
     }
-    if (!shown || shown->transformed || shown->convert ||
-        shown->alpha != 255 ||
+    if (!shown || shown->transformed || shown->alpha != 255 ||
         shown->x0 != 0 || shown->y0 != 0 ||
         shown->x1 != scene->width || shown->y1 != scene->height) {
         return false;
@@ -696,7 +695,11 @@ bool pvdc_compose_direct(const PVDCComposeScene *scene, uint64_t vram_size,
                                (scene->background & 0xffffff))) {
         return false;
     }
-    /* what QEMU's display surfaces can describe */
+    /*
+     * What QEMU's display surfaces can describe: never a format the
+     * engine converts (those have no pixman format), nor RGB565 on a
+     * big-endian host.
+     */
     format = shown->fmt->color;
     if (format != PIXMAN_LE_x8r8g8b8 && format != PIXMAN_LE_x8b8g8r8 &&
         format != PVDC_LE_r5g6b5) {

@@ -1,11 +1,17 @@
 /*
  * pvdc: paravirtual display controller - plane composition engine.
  *
- * Turns the active state of one head (background colour and a set of
- * planes reading framebuffers in VRAM) into an XRGB8888 picture.  The
- * engine knows nothing about registers, commits or the device state: the
- * device copies what it has validated into a PVDCComposeScene and calls
- * pvdc_compose() after a commit is applied or VRAM is written.
+ * Turns the active state of one head (background colour, a set of planes
+ * reading framebuffers in VRAM, a colour pipeline) into an XRGB8888
+ * picture.  The engine knows nothing about registers, commits or the
+ * device state: the device copies what it has validated into a
+ * PVDCComposeScene and calls pvdc_compose() after a commit is applied or
+ * VRAM is written.  docs/specs/pvdc.rst ("Composition") says what the
+ * picture is, pixel for pixel; bench/compose-check.c holds the engine to
+ * it.
+ *
+ * Zero is today's behaviour for every field added since the first
+ * device: no chroma plane, BT.601 limited range, no colour pipeline.
  *
  * Copyright (c) 2026 The pvdc authors
  *
