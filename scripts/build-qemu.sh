@@ -50,8 +50,15 @@ cfg=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
      --enable-tcg --enable-kvm --enable-pixman --enable-vnc --enable-png
      --disable-docs --disable-install-blobs --disable-werror
      "${extra_cfg[@]}")
-if [ "$variant" != qemu-fuzz ] && pkg-config --exists gtk+-3.0 2>/dev/null; then
-    cfg+=(--enable-gtk)
+# The user interfaces people run pvdc with: a GTK or SDL window (with
+# OpenGL), SPICE (virt-manager's default), VNC, and the D-Bus display
+# (GNOME Boxes, qemu-display).  Their development packages come from
+# scripts/setup-host.sh; configure fails if one is missing rather than
+# quietly building a QEMU without it.  The fuzzer needs none of them.
+if [ "$variant" != qemu-fuzz ]; then
+    cfg+=(--enable-gtk --enable-opengl --enable-sdl
+          --enable-spice --enable-spice-protocol
+          --enable-gio --enable-dbus-display)
 fi
 
 key=$(printf '%s\n' "$qemu_version" "${cfg[@]}" | sha256sum | cut -c1-12)
@@ -80,19 +87,7 @@ if [ ! -f "$work/build/build.ninja" ]; then
     }
 fi
 
-steps=$(ninja -C "$work/build" -n "${targets[@]}" 2>/dev/null | grep -c '^\[' || true)
-stage "building QEMU ($variant): $steps step(s) to do"
-# ninja prints one line per step; show every 100th so a cold build of a few
-# minutes visibly progresses without flooding the log.  Errors are kept.
-set +e
-ninja -C "$work/build" "${targets[@]}" 2>&1 | awk '
-    /^\[[0-9]+\/[0-9]+\]/ { n++; split($1, a, "[/\\[\\]]");
-                            if (n % 100 == 0 || a[2] == a[3]) { print "  " $1 " steps"; fflush() }
-                            next }
-    { print; fflush() }'
-rc=${PIPESTATUS[0]}
-set -e
-[ "$rc" -eq 0 ] || die "QEMU build failed"
+run_ninja "QEMU ($variant)" "$work/build" "${targets[@]}"
 
 # The +ds source has no firmware blobs: QEMU run from its build directory
 # finds Debian's SeaBIOS and option ROMs here instead of needing -L.

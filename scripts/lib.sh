@@ -33,3 +33,23 @@ hash_files() {
         cat "$f"
     done) | sha256sum | cut -c1-16
 }
+
+# Run ninja on a build directory (and optional targets), showing every 100th
+# step so that a cold build of several minutes visibly progresses without
+# flooding the log; errors are kept.  WHAT names the build in messages.
+run_ninja() {
+    local what=$1 dir=$2
+    shift 2
+    local steps
+    steps=$(ninja -C "$dir" -n "$@" 2>/dev/null | grep -c '^\[' || true)
+    stage "building $what: $steps step(s) to do"
+    set +e
+    ninja -C "$dir" "$@" 2>&1 | awk '
+        /^\[[0-9]+\/[0-9]+\]/ { n++; split($1, a, "[/\\[\\]]");
+                                if (n % 100 == 0 || a[2] == a[3]) { print "  " $1 " steps"; fflush() }
+                                next }
+        { print; fflush() }'
+    local rc=${PIPESTATUS[0]}
+    set -e
+    [ "$rc" -eq 0 ] || die "$what build failed"
+}

@@ -28,6 +28,18 @@ PACKAGES=(
     build-essential pkg-config ninja-build flex bison python3-venv
     libglib2.0-dev libpixman-1-dev libfdt-dev libpng-dev zlib1g-dev
     dpkg-dev xz-utils
+    # QEMU's user interfaces: GTK and SDL windows with OpenGL, SPICE, the
+    # D-Bus display (VNC needs nothing more)
+    libgtk-3-dev libepoxy-dev libgbm-dev libsdl2-dev
+    libspice-server-dev libspice-protocol-dev
+    # libvirt with the pvdc video model (scripts/build-libvirt.sh)
+    libxml2-dev libxml2-utils xsltproc libgnutls28-dev libtirpc-dev
+    libyajl-dev libreadline-dev
+    # back-end tests: a private bus, SPICE's client library, an X server
+    dbus-daemon python3-gi gir1.2-spiceclientglib-2.0
+    xvfb x11-utils xdotool libgl1-mesa-dri libegl-mesa0
+    # Debian's own QEMU: the libvirt test's QEMU without pvdc
+    qemu-system-x86
     # firmware for the q35 guest (the +ds source tree has none)
     seabios qemu-system-data
     # guest image

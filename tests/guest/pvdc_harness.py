@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("PVDC_BUILD", os.path.join(ROOT, "build"))
@@ -319,6 +320,65 @@ def read_ppm(path):
     return Picture(int(fields[1]), int(fields[2]), data[pos + 1:])
 
 
+def read_png(path):
+    """An 8-bit RGB or RGBA, non-interlaced PNG (QEMU's and libvirt's
+    screendumps) as a Picture."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise GuestError(f"{path}: not a PNG")
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        length = int.from_bytes(data[pos:pos + 4], "big")
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        pos += 12 + length
+        if kind == b"IHDR":
+            header = body
+        elif kind == b"IDAT":
+            idat += body
+    if not header or header[8] != 8 or header[9] not in (2, 6) or header[12]:
+        raise GuestError(f"{path}: not an 8-bit RGB(A) non-interlaced PNG")
+    width = int.from_bytes(header[0:4], "big")
+    height = int.from_bytes(header[4:8], "big")
+    bpp = 3 if header[9] == 2 else 4
+    raw = zlib.decompress(idat)
+    stride = width * bpp
+    rgb = bytearray()
+    prev = bytearray(stride)
+    for y in range(height):
+        kind = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b = prev[i]
+            c = prev[i - bpp] if i >= bpp else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 0xff
+            elif kind == 2:
+                line[i] = (line[i] + b) & 0xff
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 0xff
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                pred = a if pa <= pb and pa <= pc else b if pb <= pc else c
+                line[i] = (line[i] + pred) & 0xff
+        prev = line
+        if bpp == 3:
+            rgb += line
+        else:
+            for x in range(width):
+                rgb += line[x * 4:x * 4 + 3]
+    return Picture(width, height, bytes(rgb))
+
+
+def read_picture(path):
+    """A PNG or binary PPM file as a Picture."""
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    return read_ppm(path) if magic == b"P6" else read_png(path)
+
+
 class Picture:
     """An RGB picture from a screendump."""
 
@@ -373,3 +433,31 @@ class Tap:
     def done(self):
         print(f"1..{self.n}")
         return 1 if self.failed else 0
+
+
+# The colour bars pvdc-modeset shows (guest-driver/tests/pvdc-kms-util.h,
+# kms_buffer_fill), as 0xRRGGBB.  Head h shows them shifted by h (front
+# buffer 0) or h + 4 (front buffer 1), so a picture tells which head it is.
+MODESET_BARS = [0xffffff, 0xffff00, 0x00ffff, 0x00ff00,
+                0xff00ff, 0xff0000, 0x0000ff, 0x000000]
+
+
+def modeset_head(pic):
+    """Which head's pvdc-modeset colour bars PIC shows; raises when it does
+    not show them (each bar sampled at its centre, every 37 rows)."""
+    if pic.width < 64 or pic.height < 64:
+        raise GuestError(f"picture is {pic.width}x{pic.height}")
+    seen = []
+    for bar in range(8):
+        x = (2 * bar + 1) * pic.width // 16
+        colours = {pic.xrgb(x, y) for y in range(0, pic.height, 37)}
+        if len(colours) != 1:
+            raise GuestError(f"bar {bar} is not uniform: "
+                             f"{sorted(map(hex, colours))}")
+        seen.append(colours.pop())
+    if seen[0] not in MODESET_BARS:
+        raise GuestError(f"not the colour bars: {list(map(hex, seen))}")
+    phase = MODESET_BARS.index(seen[0])
+    if seen != [MODESET_BARS[(phase + i) % 8] for i in range(8)]:
+        raise GuestError(f"not the colour bars: {list(map(hex, seen))}")
+    return phase % 4
