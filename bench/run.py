@@ -40,9 +40,11 @@ import tempfile
 import time
 
 BENCH = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(BENCH)
+sys.path.insert(0, os.path.join(BENCH, "..", "scripts"))
+from pvdc_paths import BUILD, ROOT  # noqa: E402
+
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
-from pvdc_harness import BUILD, GuestError, GuestVM  # noqa: E402
+from pvdc_harness import GuestError, GuestVM  # noqa: E402
 
 # (name, QEMU device options, guest driver or None)
 PVDC = ("pvdc", ["-device", "pvdc,id=pvdc0"], "pvdc")

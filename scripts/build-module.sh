@@ -1,9 +1,14 @@
 #!/bin/bash
 # Build guest-driver/pvdc.ko against the headers of the guest kernel and copy
-# it to $1.  Any compiler warning fails the build: the module must build
+# it to OUTPUT.KO.
+#
+#   scripts/build-module.sh OUTPUT.KO
+#
+#  Any compiler warning fails the build: the module must build
 # with zero warnings.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+help_and_exit_if_asked "$@"
 
 out=${1:?usage: build-module.sh OUTPUT.ko}
 KVER=$(cat "$PVDC_BUILD/kernel-version")

@@ -12,6 +12,7 @@
 # recompiles that file alone.  build/qemu (or build/qemu-asan) points at it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+help_and_exit_if_asked "$@"
 
 variant=qemu
 extra_cfg=()
@@ -97,7 +98,10 @@ for blob in /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
     mkdir -p "$work/build/qemu-bundle/usr/local/share/qemu"
     ln -sf "$blob" "$work/build/qemu-bundle/usr/local/share/qemu/$(basename "$blob")"
 done
+mkdir -p "$PVDC_BUILD"
 ln -sfn "$work/build" "$PVDC_BUILD/$variant"
+# The tree it was built from: the guest harness uses its python/qemu.
+ln -sfn "$work/src" "$PVDC_BUILD/$variant-src"
 echo "$qemu_version" > "$PVDC_BUILD/$variant-version"
 [ -z "$stamp" ] || echo "$qemu_version" > "$stamp"
 stage "QEMU $qemu_version ($variant) ready: $PVDC_BUILD/$variant/${targets[0]}"

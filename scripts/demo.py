@@ -18,13 +18,16 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from pvdc_paths import BUILD, ROOT
+
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
-from pvdc_harness import BUILD, GuestError, GuestVM  # noqa: E402
+from pvdc_harness import GuestError, GuestVM  # noqa: E402
 from stock_guest import DESKTOP_UNIT, StockGuest  # noqa: E402
 
-# Preferred in-guest programs, best first: the full demo, else a modeset.
-DEMO_PROGRAMS = ["pvdc-demo", "pvdc-modeset"]
+# Preferred in-guest programs, best first: the full demo, else a modeset;
+# each with what it prints once its picture is on every head.
+DEMO_PROGRAMS = [("pvdc-demo", r"^pvdc-demo: head [0-9]"),
+                 ("pvdc-modeset 0", r"^# holding")]
 
 
 def qemu_has_gtk(qemu):
@@ -45,12 +48,11 @@ def free_vnc_display(start=0):
 
 
 def start_demo_program(vm):
-    have = vm.run("for p in %s; do command -v $p && break; done"
-                  % " ".join(DEMO_PROGRAMS))[1].split()
-    program = os.path.basename(have[0]) if have else None
-    if program:
-        vm.run(f"{program} </dev/null >/tmp/demo.log 2>&1 &")
-    return program
+    for cmd, ready in DEMO_PROGRAMS:
+        if vm.run(f"command -v {cmd.split()[0]}")[0] == 0:
+            vm.start_background(cmd, ready)
+            return cmd
+    return None
 
 
 def main():

@@ -2,8 +2,11 @@
 # Fetch Debian's Linux 6.12 image for the guest (the version whose headers
 # scripts/setup-host.sh installed) and extract it into the cache without
 # installing it on the host.  Prints the extracted root.
+#
+#   scripts/fetch-kernel.sh
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+help_and_exit_if_asked "$@"
 
 KVER=$(cat "$PVDC_BUILD/kernel-version" 2>/dev/null) ||
     die "run scripts/setup-host.sh first (no build/kernel-version)"

@@ -2,10 +2,13 @@
 # Fetch QEMU 10.0.x from Debian trixie's source package and extract it with
 # Debian's patches applied.  Prints the extracted tree's path.
 #
+#   scripts/fetch-qemu.sh
+#
 # The download is cached in $PVDC_CACHE/qemu-src; any 10.0.x the archive
 # offers is accepted (superseded versions leave the archive) and recorded.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+help_and_exit_if_asked "$@"
 
 SRC_CACHE=$PVDC_CACHE/qemu-src
 mkdir -p "$SRC_CACHE"

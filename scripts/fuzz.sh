@@ -22,6 +22,7 @@
 # the QEMU tree turns it into a qtest command list).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+help_and_exit_if_asked "$@"
 
 seconds=${1:-600}
 shift || true

@@ -35,7 +35,8 @@ import os
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from pvdc_paths import ROOT
+
 SERIES = os.path.join(ROOT, "libvirt")
 DIRECTIVE = "#@ "
 

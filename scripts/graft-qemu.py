@@ -1,51 +1,123 @@
 #!/usr/bin/python3
-"""Graft pvdc into a QEMU source tree.
+"""Graft pvdc into a QEMU source tree, or print it as a patch series.
 
-The device sources, the register header, the qtest and the docs are copied
-into the tree; the integration lines (hw/display/meson.build, Kconfig and
-trace-events, tests/qtest/meson.build) are kept in this repository as the
-fragments upstream would receive and are inserted between marker lines.
+    graft-qemu.py TREE                  graft into TREE (incremental)
+    graft-qemu.py --diff TREE [-o DIR]  the series against pristine TREE
 
-A file is only rewritten when its content changes, so that ninja recompiles
-exactly what was touched.  With --diff, print the whole graft as a unified
-diff against the pristine tree instead (the patch to post upstream).
+The device sources, the register header, the qtests and the docs are copied
+into the tree; the lines that go into QEMU's own files (hw/display/
+meson.build, Kconfig and trace-events, tests/qtest/meson.build, the
+generic-fuzz configs, MAINTAINERS, the docs' tables of contents) are kept
+in this repository as the fragments upstream would receive.
+
+Grafting rewrites a file only when its content changes, so that ninja
+recompiles exactly what was touched; a fragment sits between marker lines
+so that the next graft replaces it.  With --diff, the same content comes
+out as the patch series to post upstream (SERIES below, in order; each
+patch builds on its own), in mbox form for "git am" on stdout, or as
+numbered .patch files in DIR.
 """
 
 import argparse
-import difflib
+import email.utils
 import filecmp
 import glob
 import os
+import re
 import shutil
+import subprocess
 import sys
+from difflib import unified_diff
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from pvdc_paths import ROOT
 
-# Files copied as they are: patterns relative to the repository root.
-COPIED = [
-    "hw/display/pvdc*.c",
-    "hw/display/pvdc*.h",
-    "include/hw/display/pvdc*.h",
-    "tests/qtest/pvdc*.c",
-    "tests/qtest/pvdc*.h",
-    "docs/specs/pvdc.rst",
-    "docs/system/devices/pvdc.rst",
-    "configs/devices/x86_64-softmmu/pvdc.mak",
+
+class Fragment:
+    """Lines for one of QEMU's files, inserted before the first line that
+    starts with ANCHOR (that is exactly ANCHOR when it ends with a newline),
+    or at the end without one.  The lines come from the repository file
+    SOURCE, or are TEXT.  MARKED fragments sit between marker comments in a
+    grafted tree; an unmarked one (a toctree entry, where a comment is not
+    allowed) is inserted when its text is not in the file yet."""
+
+    def __init__(self, qemu_file, source=None, text=None, anchor=None,
+                 marked=True):
+        self.qemu_file, self.source, self.text = qemu_file, source, text
+        self.anchor, self.marked = anchor, marked
+
+    def lines(self):
+        if self.source is None:
+            return self.text
+        with open(os.path.join(ROOT, self.source)) as f:
+            return f.read()
+
+
+class Step:
+    """One patch of the series: the files it adds (glob patterns relative
+    to the repository root; a file belongs to the first step that names
+    it) and the fragments it inserts."""
+
+    def __init__(self, subject, body, copied=(), fragments=()):
+        self.subject, self.body = subject, body
+        self.copied, self.fragments = list(copied), list(fragments)
+
+
+SERIES = [
+    Step("hw/display: add the pvdc register map and its specification",
+         "pvdc is a paravirtual display controller with atomic commits: N\n"
+         "heads with primary, overlay and cursor planes, a shared scaler pool\n"
+         "and bandwidth budget, and shadow/armed/active registers latched at\n"
+         "each head's vblank, all or nothing.\n\n"
+         "This adds its register map, the one header shared by the device,\n"
+         "its tests and guest drivers, and the specification of the\n"
+         "behaviour behind every register.  The header is dual-licensed\n"
+         "GPL-2.0-or-later OR MIT so that guest drivers under other licences\n"
+         "can take their register definitions from it.",
+         copied=["include/hw/display/pvdc-regs.h", "docs/specs/pvdc.rst"],
+         fragments=[Fragment("docs/specs/index.rst", text="   pvdc\n",
+                             anchor="   pvpanic", marked=False)]),
+    Step("hw/display: add the pvdc paravirtual display controller",
+         "The device model as docs/specs/pvdc.rst specifies it: one QEMU\n"
+         "console per head composed with pixman, vblank and commit\n"
+         "interrupts from the virtual clock, EDID and hotplug, frame CRCs and\n"
+         "migration.  It is built when CONFIG_PVDC is set (by default with\n"
+         "PCI_DEVICES).",
+         copied=["hw/display/pvdc*.c", "hw/display/pvdc*.h",
+                 "include/hw/display/pvdc*.h"],
+         fragments=[Fragment("hw/display/meson.build", "hw/display/meson.build"),
+                    Fragment("hw/display/Kconfig", "hw/display/Kconfig"),
+                    Fragment("hw/display/trace-events",
+                             "hw/display/trace-events")]),
+    Step("tests/qtest: add pvdc tests",
+         "Register-level tests of the atomic model, the composition checked\n"
+         "pixel by pixel, and one test per class of bug that has hit QEMU's\n"
+         "display devices; they need q35, so they run for x86_64.  Also a\n"
+         "generic-fuzz configuration for the register file.",
+         copied=["tests/qtest/pvdc*.c", "tests/qtest/pvdc*.h"],
+         fragments=[Fragment("tests/qtest/meson.build",
+                             "tests/qtest/meson.build",
+                             anchor="qtests_alpha = "),
+                    # Inside predefined_configs[]: before the line that
+                    # closes its first entry and opens the second.
+                    Fragment("tests/qtest/fuzz/generic_fuzz_configs.h",
+                             "tests/qtest/fuzz/pvdc-fuzz-config.h",
+                             anchor="    },{")]),
+    Step("docs/system: add the pvdc user guide",
+         "How to configure pvdc's heads and planes, what a guest needs, and\n"
+         "how to look at each head.",
+         copied=["docs/system/devices/pvdc.rst"],
+         fragments=[Fragment("docs/system/device-emulation.rst",
+                             text="   devices/pvdc.rst\n",
+                             anchor="   devices/virtio-pmem.rst",
+                             marked=False)]),
+    Step("MAINTAINERS: add pvdc", "",
+         fragments=[Fragment("MAINTAINERS", "MAINTAINERS",
+                             anchor="virtio-gpu\n")]),
 ]
 
-# (file in QEMU, fragment in this repository, anchor).  The fragment is
-# inserted before the first line starting with the anchor, or appended at
-# the end when the anchor is None.
-FRAGMENTS = [
-    ("hw/display/meson.build", "hw/display/meson.build", None),
-    ("hw/display/Kconfig", "hw/display/Kconfig", None),
-    ("hw/display/trace-events", "hw/display/trace-events", None),
-    ("tests/qtest/meson.build", "tests/qtest/meson.build", "qtests_cxl = "),
-    # A generic-fuzz entry, inside predefined_configs[]: before the line
-    # that closes its first entry and opens the second.
-    ("tests/qtest/fuzz/generic_fuzz_configs.h",
-     "tests/qtest/fuzz/pvdc-fuzz-config.h", "    },{"),
-]
+# Grafted for the project's own minimal QEMU build, never part of the
+# series: upstream builds pvdc through its Kconfig default.
+BUILD_ONLY = ["configs/devices/x86_64-softmmu/pvdc.mak"]
 
 BEGIN = "# pvdc graft begin (scripts/graft-qemu.py)\n"
 END = "# pvdc graft end\n"
@@ -58,22 +130,31 @@ def markers(qemu_file):
     return BEGIN, END
 
 
-def splice(original, fragment, anchor, qemu_file=""):
-    begin, end = markers(qemu_file)
+def anchor_index(lines, anchor, qemu_file):
+    if anchor is None:
+        return len(lines)
+    for i, line in enumerate(lines):
+        if line == anchor if anchor.endswith("\n") else line.startswith(anchor):
+            return i
+    sys.exit(f"graft: anchor {anchor!r} not found in {qemu_file}")
+
+
+def splice(original, frag, marked):
+    """ORIGINAL with FRAG inserted: between markers when MARKED (replacing
+    an earlier graft), bare otherwise (for a patch, or an unmarked
+    fragment whose text is there already)."""
     lines = original.splitlines(keepends=True)
-    if begin in lines:
+    text = frag.lines()
+    begin, end = markers(frag.qemu_file)
+    if frag.marked and begin in lines:
         start = lines.index(begin)
-        stop = lines.index(end, start)
-        del lines[start:stop + 1]
-    block = [begin] + fragment.splitlines(keepends=True) + [end]
-    at = len(lines)
-    if anchor is not None:
-        for i, line in enumerate(lines):
-            if line.startswith(anchor):
-                at = i
-                break
-        else:
-            sys.exit(f"graft: anchor {anchor!r} not found")
+        del lines[start:lines.index(end, start) + 1]
+    if not frag.marked and text in "".join(lines):
+        return "".join(lines)
+    block = text.splitlines(keepends=True)
+    if marked and frag.marked:
+        block = [begin] + block + [end]
+    at = anchor_index(lines, frag.anchor, frag.qemu_file)
     if at == len(lines) and lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     return "".join(lines[:at] + block + lines[at:])
@@ -91,15 +172,33 @@ def write_if_changed(path, text):
     return True
 
 
-def copied_files():
-    for pattern in COPIED:
-        for src in sorted(glob.glob(os.path.join(ROOT, pattern))):
-            yield os.path.relpath(src, ROOT)
+def check_fragments():
+    marked = [f.qemu_file for step in SERIES for f in step.fragments
+              if f.marked]
+    if len(marked) != len(set(marked)):
+        sys.exit("graft: two marked fragments for the same QEMU file")
+
+
+def step_files():
+    """[(step, [repository files it adds])], each file in its first step."""
+    seen, out = set(), []
+    for step in SERIES:
+        files = []
+        for pattern in step.copied:
+            for src in sorted(glob.glob(os.path.join(ROOT, pattern))):
+                rel = os.path.relpath(src, ROOT)
+                if rel not in seen:
+                    seen.add(rel)
+                    files.append(rel)
+        out.append((step, files))
+    return out
 
 
 def graft(tree):
+    check_fragments()
     changed = []
-    for rel in copied_files():
+    copied = [f for _, files in step_files() for f in files] + BUILD_ONLY
+    for rel in copied:
         src = os.path.join(ROOT, rel)
         dst = os.path.join(tree, rel)
         if os.path.exists(dst) and filecmp.cmp(src, dst, shallow=False):
@@ -107,45 +206,108 @@ def graft(tree):
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         shutil.copyfile(src, dst)
         changed.append(rel)
-    for qemu_file, frag, anchor in FRAGMENTS:
-        dst = os.path.join(tree, qemu_file)
-        with open(os.path.join(ROOT, frag)) as f:
-            fragment = f.read()
-        with open(dst) as f:
-            text = splice(f.read(), fragment, anchor, qemu_file)
-        if write_if_changed(dst, text):
-            changed.append(qemu_file)
+    for step in SERIES:
+        for frag in step.fragments:
+            dst = os.path.join(tree, frag.qemu_file)
+            with open(dst) as f:
+                text = splice(f.read(), frag, marked=True)
+            if write_if_changed(dst, text):
+                changed.append(frag.qemu_file)
     return changed
 
 
-def diff(tree):
-    out = sys.stdout
-    for rel in copied_files():
-        with open(os.path.join(ROOT, rel)) as f:
-            new = f.readlines()
-        out.writelines(difflib.unified_diff([], new, "/dev/null", "b/" + rel))
-    for qemu_file, frag, anchor in FRAGMENTS:
-        with open(os.path.join(tree, qemu_file)) as f:
-            old = f.read()
-        with open(os.path.join(ROOT, frag)) as f:
-            fragment = f.read()
-        # The pristine file has no markers; the patch carries the bare lines.
-        begin, end = markers(qemu_file)
-        new = splice(old, fragment, anchor, qemu_file).replace(
-            begin, "").replace(end, "")
-        out.writelines(difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True),
-            "a/" + qemu_file, "b/" + qemu_file))
+def file_diff(rel, old, new):
+    """One file's change in git's format; OLD is None for a new file."""
+    for name, text in ((rel, old), (rel, new)):
+        if text and not text.endswith("\n"):
+            sys.exit(f"graft: {name} does not end with a newline")
+    head = [f"diff --git a/{rel} b/{rel}\n"]
+    if old is None:
+        head.append("new file mode 100644\n")
+    body = list(unified_diff(
+        (old or "").splitlines(keepends=True), new.splitlines(keepends=True),
+        "/dev/null" if old is None else "a/" + rel, "b/" + rel))
+    return head + body if body else []
+
+
+def identity():
+    """The sign-off: the first maintainer in the MAINTAINERS fragment."""
+    with open(os.path.join(ROOT, "MAINTAINERS")) as f:
+        m = re.search(r"^M:\s*(.+<[^>]+>)\s*$", f.read(), re.M)
+    if not m:
+        sys.exit("graft: no 'M:' line in MAINTAINERS")
+    return m.group(1)
+
+
+def commit_date():
+    """The date of the checkout's last commit (stable between runs), or
+    now outside a git checkout."""
+    try:
+        return subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%aD"],
+                              capture_output=True, text=True,
+                              check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return email.utils.formatdate()
+
+
+def series(tree):
+    """The patches, as [(file name, mbox text)], against pristine TREE."""
+    state = {}     # QEMU file -> its text after the steps so far
+
+    def current(qemu_file):
+        if qemu_file not in state:
+            with open(os.path.join(tree, qemu_file)) as f:
+                state[qemu_file] = f.read()
+        return state[qemu_file]
+
+    check_fragments()
+    who, date = identity(), commit_date()
+    steps = step_files()
+    patches = []
+    for n, (step, files) in enumerate(steps, 1):
+        diff = []
+        for rel in files:
+            if os.path.exists(os.path.join(tree, rel)):
+                sys.exit(f"graft: {rel} already exists in {tree}")
+            with open(os.path.join(ROOT, rel)) as f:
+                diff += file_diff(rel, None, f.read())
+        for frag in step.fragments:
+            old = current(frag.qemu_file)
+            state[frag.qemu_file] = splice(old, frag, marked=False)
+            diff += file_diff(frag.qemu_file, old, state[frag.qemu_file])
+        body = (step.body + "\n\n" if step.body else "") + \
+            f"Signed-off-by: {who}\n"
+        mail = (f"From 0000000000000000000000000000000000000000 "
+                f"Mon Sep 17 00:00:00 2001\n"
+                f"From: {who}\nDate: {date}\n"
+                f"Subject: [PATCH {n}/{len(steps)}] {step.subject}\n\n"
+                f"{body}---\n" + "".join(diff))
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", step.subject).strip("-")
+        patches.append((f"{n:04d}-{slug[:52]}.patch", mail))
+    return patches
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tree", help="QEMU source tree")
     ap.add_argument("--diff", action="store_true",
-                    help="print the graft as a patch against a pristine tree")
+                    help="print the graft as a patch series against a "
+                         "pristine tree")
+    ap.add_argument("-o", "--output-directory", metavar="DIR",
+                    help="with --diff: write one .patch file per step to "
+                         "DIR instead of an mbox on stdout")
     args = ap.parse_args()
     if args.diff:
-        diff(args.tree)
+        patches = series(args.tree)
+        if args.output_directory:
+            os.makedirs(args.output_directory, exist_ok=True)
+            for name, text in patches:
+                with open(os.path.join(args.output_directory, name),
+                          "w") as f:
+                    f.write(text)
+                print(os.path.join(args.output_directory, name))
+        else:
+            sys.stdout.write("\n".join(text for _, text in patches))
         return
     changed = graft(args.tree)
     for rel in changed:

@@ -7,7 +7,22 @@ PVDC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PVDC_CACHE=${PVDC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pvdc}
 # Per-clone build output (git-ignored).
 PVDC_BUILD=${PVDC_BUILD:-$PVDC_ROOT/build}
-mkdir -p "$PVDC_CACHE" "$PVDC_BUILD"
+# Sourcing this file changes nothing on disk: each script creates the
+# folders it writes to.
+
+# "-h" or "--help" among the arguments: print the comment block at the top
+# of the calling script (its usage) and exit.  Call before doing anything.
+help_and_exit_if_asked() {
+    local arg
+    for arg in "$@"; do
+        case $arg in
+        -h | --help)
+            sed -n '2,/^[^#]/{/^#/!q;s/^# \{0,1\}//;p}' "$0"
+            exit 0
+            ;;
+        esac
+    done
+}
 
 stage() {
     printf '==> [%s] %s\n' "$(date +%H:%M:%S)" "$*"

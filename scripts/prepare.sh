@@ -1,8 +1,11 @@
 #!/bin/bash
 # Everything both README commands need before meson takes over: Debian
 # packages, the QEMU source, the guest kernel, and a configured meson build.
+#
+#   scripts/prepare.sh
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+help_and_exit_if_asked "$@"
 
 stage "1/4 host packages"
 "$PVDC_ROOT/scripts/setup-host.sh"

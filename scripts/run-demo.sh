@@ -1,6 +1,9 @@
 #!/bin/bash
 # Set up and build everything, then boot the demo VM on the pvdc display.
-# Extra arguments go to scripts/demo.py (see --help there).
+#
+#   scripts/run-demo.sh [DEMO-OPTIONS...]
+#
+# The options go to scripts/demo.py; --help prints them (and builds nothing).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 

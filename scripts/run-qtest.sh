@@ -5,6 +5,12 @@
 #
 # TEST is the name of a binary in tests/qtest, pvdc-test by default.
 set -euo pipefail
+case ${1:-} in
+-h | --help)
+    sed -n '2,/^[^#]/{/^#/!q;s/^# \{0,1\}//;p}' "$0"
+    exit 0
+    ;;
+esac
 qemu_build=${1:?usage: run-qtest.sh QEMU_BUILD_DIR [TEST] [gtester args]}
 shift
 test=pvdc-test

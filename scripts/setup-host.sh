@@ -3,8 +3,11 @@
 # driver, the guest image and to run the tests.  Idempotent: a second run
 # installs nothing and makes no network access beyond "apt-get update" when
 # a package is actually missing.
+#
+#   scripts/setup-host.sh
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+help_and_exit_if_asked "$@"
 
 SOURCES=/etc/apt/sources.list.d/pvdc.sources
 # bookworm-backports for meson >= 1.5 (QEMU 10 needs it), trixie as deb-src
@@ -44,8 +47,9 @@ PACKAGES=(
     seabios qemu-system-data
     # guest image
     busybox-static cpio kmod libdrm-dev libdrm-tests
-    # docs check
-    python3-docutils
+    # the upstream series check: git am, QEMU's manual (Sphinx and the
+    # theme QEMU's docs/conf.py uses); checkpatch (perl)
+    git python3-sphinx python3-sphinx-rtd-theme perl
     # the DKMS package (scripts/build-deb.sh) and the stock Debian guest's
     # root filesystem (scripts/build-rootfs.sh)
     debhelper dh-dkms debootstrap e2fsprogs
@@ -88,9 +92,11 @@ dpkg-query -W -f='${Status}\n' "linux-headers-$KVER" 2>/dev/null | grep -q '^ins
 
 if [ ${#missing[@]} -gt 0 ]; then
     stage "installing ${#missing[@]} packages: ${missing[*]}"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 \
+        install -y -q --no-install-recommends "${missing[@]}"
 else
     stage "host packages already installed"
 fi
+mkdir -p "$PVDC_BUILD"
 echo "$KVER" > "$PVDC_BUILD/kernel-version"
 stage "guest kernel version: $KVER"

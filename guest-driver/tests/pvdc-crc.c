@@ -10,6 +10,8 @@
  * Usage: pvdc-crc [DEVICE [DEBUGFS-DIR]]; debugfs must be mounted
  * (default /sys/kernel/debug/dri/0).
  */
+#include <poll.h>
+
 #include "pvdc-kms-util.h"
 
 #define SAMPLES		4
@@ -66,20 +68,42 @@ static bool stable_crc(uint32_t since, uint32_t *crc)
 	return true;
 }
 
-/* Show @buf; returns the vblank count from which it is on screen. */
+static void flip_done(int fd, unsigned int seq, unsigned int sec,
+		      unsigned int usec, void *data)
+{
+	(void)fd; (void)sec; (void)usec;
+	*(unsigned int *)data = seq;
+}
+
+/*
+ * Show @buf (NULL: what is shown); returns the vblank count from which it
+ * is on screen: the flip event's, however late the flip is queued and the
+ * event read on a loaded host.
+ */
 static uint32_t show(int fd, uint32_t crtc_id, int pipe,
 		     struct kms_buffer *buf)
 {
+	drmEventContext ev = {
+		.version = 2,
+		.page_flip_handler = flip_done,
+	};
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	unsigned int seq = 0;
 	drmVBlank vbl = { 0 };
 
-	if (buf && drmModePageFlip(fd, crtc_id, buf->fb_id, 0, NULL))
+	if (!buf) {
+		vbl.request.type = DRM_VBLANK_RELATIVE |
+				   (pipe << DRM_VBLANK_HIGH_CRTC_SHIFT);
+		vbl.request.sequence = 1;
+		return drmWaitVBlank(fd, &vbl) ? 0 : vbl.reply.sequence;
+	}
+	if (drmModePageFlip(fd, crtc_id, buf->fb_id, DRM_MODE_PAGE_FLIP_EVENT,
+			    &seq))
 		return 0;
-	vbl.request.type = DRM_VBLANK_RELATIVE |
-			   (pipe << DRM_VBLANK_HIGH_CRTC_SHIFT);
-	vbl.request.sequence = 2;
-	if (drmWaitVBlank(fd, &vbl))
-		return 0;
-	return vbl.reply.sequence;
+	/* The kernel itself gives up on a flip after 10 s. */
+	while (!seq && poll(&pfd, 1, 10000) > 0)
+		drmHandleEvent(fd, &ev);
+	return seq;
 }
 
 static void report(bool ok, const char *name, uint32_t crc)
@@ -87,28 +111,18 @@ static void report(bool ok, const char *name, uint32_t crc)
 	kms_result(ok, "%s%s%08x", name, ok ? " # " : ": crc ", crc);
 }
 
-int main(int argc, char **argv)
+/* The first connected connector, its mode, and the first CRTC it can use. */
+static int find_head(int fd, drmModeRes *res, uint32_t *conn_id,
+		     uint32_t *crtc_id, drmModeModeInfo *mode)
 {
-	const char *path = argc > 1 ? argv[1] : "/dev/dri/card0";
-	const char *dbg = argc > 2 ? argv[2] : "/sys/kernel/debug/dri/0";
-	struct kms_buffer a, b;
-	drmModeModeInfo mode;
-	drmModeConnector *conn = NULL;
-	drmModeEncoder *enc = NULL;
-	uint32_t crc_a = 0, crc_b = 0, crc_a2 = 0, conn_id = 0, crtc_id = 0;
-	uint32_t since;
-	bool ok;
-	char file[256];
-	drmModeRes *res;
-	int fd, i, pipe = -1;
+	int i, j, pipe = -1;
 
-	fd = kms_open(path);
-	res = drmModeGetResources(fd);
 	for (i = 0; res && i < res->count_connectors && pipe < 0; i++) {
-		int j;
+		drmModeConnector *conn;
+		drmModeEncoder *enc;
 
 		conn = drmModeGetConnector(fd, res->connectors[i]);
-		if (!conn || kms_connector_mode(conn, &mode) ||
+		if (!conn || kms_connector_mode(conn, mode) ||
 		    !conn->count_encoders) {
 			drmModeFreeConnector(conn);
 			continue;
@@ -117,14 +131,53 @@ int main(int argc, char **argv)
 		for (j = 0; enc && j < res->count_crtcs; j++) {
 			if (enc->possible_crtcs & (1u << j)) {
 				pipe = j;
-				crtc_id = res->crtcs[j];
-				conn_id = conn->connector_id;
+				*crtc_id = res->crtcs[j];
+				*conn_id = conn->connector_id;
 				break;
 			}
 		}
 		drmModeFreeEncoder(enc);
 		drmModeFreeConnector(conn);
 	}
+	return pipe;
+}
+
+/* Select the "auto" CRC source of CRTC @pipe and open its data file. */
+static bool open_crc_capture(const char *dbg, int pipe)
+{
+	char file[256];
+
+	snprintf(file, sizeof(file), "%s/crtc-%d/crc/control", dbg, pipe);
+	crc_fd = open(file, O_WRONLY);
+	if (crc_fd < 0 || write(crc_fd, "auto", 4) != 4) {
+		printf("not ok crc-source-auto: %s: %s\n", file,
+		       strerror(errno));
+		return false;
+	}
+	close(crc_fd);
+	snprintf(file, sizeof(file), "%s/crtc-%d/crc/data", dbg, pipe);
+	crc_data = open(file, O_RDONLY);
+	kms_result(crc_data >= 0, "crc-capture-opens%s%s",
+		   crc_data >= 0 ? "" : ": ",
+		   crc_data >= 0 ? "" : strerror(errno));
+	return crc_data >= 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = argc > 1 ? argv[1] : "/dev/dri/card0";
+	const char *dbg = argc > 2 ? argv[2] : "/sys/kernel/debug/dri/0";
+	struct kms_buffer a, b;
+	drmModeModeInfo mode;
+	uint32_t crc_a = 0, crc_b = 0, crc_a2 = 0, conn_id = 0, crtc_id = 0;
+	uint32_t since;
+	bool ok;
+	drmModeRes *res;
+	int fd, pipe;
+
+	fd = kms_open(path);
+	res = drmModeGetResources(fd);
+	pipe = find_head(fd, res, &conn_id, &crtc_id, &mode);
 	if (pipe < 0) {
 		printf("not ok crc-setup: no connected head\n");
 		return 1;
@@ -143,21 +196,7 @@ int main(int argc, char **argv)
 		printf("not ok crc-setup: modeset: %s\n", strerror(errno));
 		return 1;
 	}
-
-	snprintf(file, sizeof(file), "%s/crtc-%d/crc/control", dbg, pipe);
-	crc_fd = open(file, O_WRONLY);
-	if (crc_fd < 0 || write(crc_fd, "auto", 4) != 4) {
-		printf("not ok crc-source-auto: %s: %s\n", file,
-		       strerror(errno));
-		return 1;
-	}
-	close(crc_fd);
-	snprintf(file, sizeof(file), "%s/crtc-%d/crc/data", dbg, pipe);
-	crc_data = open(file, O_RDONLY);
-	kms_result(crc_data >= 0, "crc-capture-opens%s%s",
-		   crc_data >= 0 ? "" : ": ",
-		   crc_data >= 0 ? "" : strerror(errno));
-	if (crc_data < 0)
+	if (!open_crc_capture(dbg, pipe))
 		return 1;
 
 	since = show(fd, crtc_id, pipe, NULL);

@@ -18,26 +18,10 @@
  * Usage: pvdc-demo [SECONDS [DEVICE]]; runs until SIGINT/SIGTERM when
  * SECONDS is absent or 0.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdbool.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
-#include <drm_fourcc.h>
-#include <xf86drm.h>
-#include <xf86drmMode.h>
 
-/* Linux 6.8; absent from older libdrm headers. */
-#ifndef DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT
-#define DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT 6
-#endif
+#include "pvdc-kms-util.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define MAX_HEADS	2
@@ -415,68 +399,12 @@ struct demo {
 	int64_t start_ns;
 };
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
 static void force(struct demo *d, enum degrade what, const char *why)
 {
 	if (d->degraded[what])
 		return;
 	d->degraded[what] = d->forced[what] = true;
 	printf("pvdc-demo: dropped: %s: %s\n", degrade_text[what], why);
-}
-
-/* Look up a property by name; optionally hand back its description. */
-static uint32_t find_prop(int fd, uint32_t obj, uint32_t type,
-			  const char *name, drmModePropertyPtr *out)
-{
-	drmModeObjectPropertiesPtr props;
-	uint32_t id = 0;
-
-	props = drmModeObjectGetProperties(fd, obj, type);
-	if (!props)
-		return 0;
-	for (uint32_t i = 0; i < props->count_props && !id; i++) {
-		drmModePropertyPtr p = drmModeGetProperty(fd, props->props[i]);
-
-		if (!p)
-			continue;
-		if (strcmp(p->name, name) == 0) {
-			id = p->prop_id;
-			if (out) {
-				*out = p;
-				p = NULL;
-			}
-		}
-		drmModeFreeProperty(p);
-	}
-	drmModeFreeObjectProperties(props);
-	return id;
-}
-
-static uint64_t prop_value(int fd, uint32_t obj, uint32_t type,
-			   const char *name)
-{
-	drmModeObjectPropertiesPtr props;
-	uint64_t value = 0;
-
-	props = drmModeObjectGetProperties(fd, obj, type);
-	if (!props)
-		return 0;
-	for (uint32_t i = 0; i < props->count_props; i++) {
-		drmModePropertyPtr p = drmModeGetProperty(fd, props->props[i]);
-
-		if (p && strcmp(p->name, name) == 0)
-			value = props->prop_values[i];
-		drmModeFreeProperty(p);
-	}
-	drmModeFreeObjectProperties(props);
-	return value;
 }
 
 static int load_planes(struct demo *d)
@@ -493,26 +421,28 @@ static int load_planes(struct demo *d)
 		struct plane *p = &d->planes[i];
 		uint32_t obj = res->planes[i], t = DRM_MODE_OBJECT_PLANE;
 		drmModePropertyPtr prop = NULL;
+		uint64_t type;
 
 		p->id = obj;
 		p->info = drmModeGetPlane(d->fd, obj);
 		p->possible_crtcs = p->info ? p->info->possible_crtcs : 0;
 		p->crtc_id = p->info ? p->info->crtc_id : 0;
-		p->type = (int)prop_value(d->fd, obj, t, "type");
-		p->fb_id = find_prop(d->fd, obj, t, "FB_ID", NULL);
-		p->crtc = find_prop(d->fd, obj, t, "CRTC_ID", NULL);
-		p->src_x = find_prop(d->fd, obj, t, "SRC_X", NULL);
-		p->src_y = find_prop(d->fd, obj, t, "SRC_Y", NULL);
-		p->src_w = find_prop(d->fd, obj, t, "SRC_W", NULL);
-		p->src_h = find_prop(d->fd, obj, t, "SRC_H", NULL);
-		p->crtc_x = find_prop(d->fd, obj, t, "CRTC_X", NULL);
-		p->crtc_y = find_prop(d->fd, obj, t, "CRTC_Y", NULL);
-		p->crtc_w = find_prop(d->fd, obj, t, "CRTC_W", NULL);
-		p->crtc_h = find_prop(d->fd, obj, t, "CRTC_H", NULL);
-		p->alpha = find_prop(d->fd, obj, t, "alpha", NULL);
-		p->hotspot_x = find_prop(d->fd, obj, t, "HOTSPOT_X", NULL);
-		p->hotspot_y = find_prop(d->fd, obj, t, "HOTSPOT_Y", NULL);
-		p->zpos = find_prop(d->fd, obj, t, "zpos", &prop);
+		p->type = kms_prop_value(d->fd, obj, t, "type", &type) ?
+			  (int)type : 0;
+		p->fb_id = kms_prop_find(d->fd, obj, t, "FB_ID", NULL);
+		p->crtc = kms_prop_find(d->fd, obj, t, "CRTC_ID", NULL);
+		p->src_x = kms_prop_find(d->fd, obj, t, "SRC_X", NULL);
+		p->src_y = kms_prop_find(d->fd, obj, t, "SRC_Y", NULL);
+		p->src_w = kms_prop_find(d->fd, obj, t, "SRC_W", NULL);
+		p->src_h = kms_prop_find(d->fd, obj, t, "SRC_H", NULL);
+		p->crtc_x = kms_prop_find(d->fd, obj, t, "CRTC_X", NULL);
+		p->crtc_y = kms_prop_find(d->fd, obj, t, "CRTC_Y", NULL);
+		p->crtc_w = kms_prop_find(d->fd, obj, t, "CRTC_W", NULL);
+		p->crtc_h = kms_prop_find(d->fd, obj, t, "CRTC_H", NULL);
+		p->alpha = kms_prop_find(d->fd, obj, t, "alpha", NULL);
+		p->hotspot_x = kms_prop_find(d->fd, obj, t, "HOTSPOT_X", NULL);
+		p->hotspot_y = kms_prop_find(d->fd, obj, t, "HOTSPOT_Y", NULL);
+		p->zpos = kms_prop_find(d->fd, obj, t, "zpos", &prop);
 		if (prop) {
 			p->zpos_mutable = !(prop->flags & DRM_MODE_PROP_IMMUTABLE) &&
 					  (prop->flags & DRM_MODE_PROP_RANGE) &&
@@ -524,7 +454,7 @@ static int load_planes(struct demo *d)
 			drmModeFreeProperty(prop);
 			prop = NULL;
 		}
-		p->blend = find_prop(d->fd, obj, t, "pixel blend mode", &prop);
+		p->blend = kms_prop_find(d->fd, obj, t, "pixel blend mode", &prop);
 		if (prop) {
 			p->blend = 0;
 			for (int e = 0; e < prop->count_enums; e++)
@@ -733,7 +663,7 @@ static bool primary_on(const struct demo *d, const struct head *h)
 
 static float seconds(const struct demo *d)
 {
-	return (float)(now_ns() - d->start_ns) / 1e9f;
+	return (float)(kms_now_ns() - d->start_ns) / 1e9f;
 }
 
 /* Where head 0's video overlay is at time t: scaling and moving. */
@@ -940,9 +870,9 @@ static int setup_head(struct demo *d, struct head *h)
 {
 	uint32_t c = DRM_MODE_OBJECT_CRTC;
 
-	h->prop_mode_id = find_prop(d->fd, h->crtc_id, c, "MODE_ID", NULL);
-	h->prop_active = find_prop(d->fd, h->crtc_id, c, "ACTIVE", NULL);
-	h->prop_conn_crtc = find_prop(d->fd, h->conn_id,
+	h->prop_mode_id = kms_prop_find(d->fd, h->crtc_id, c, "MODE_ID", NULL);
+	h->prop_active = kms_prop_find(d->fd, h->crtc_id, c, "ACTIVE", NULL);
+	h->prop_conn_crtc = kms_prop_find(d->fd, h->conn_id,
 				      DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID",
 				      NULL);
 	if (!h->prop_mode_id || !h->prop_active || !h->prop_conn_crtc) {
@@ -1071,7 +1001,7 @@ static int commit_frame(struct demo *d, struct head *h)
 	if (ret == 0) {
 		h->pending = true;
 		h->failures = 0;
-		h->commit_ns = now_ns();
+		h->commit_ns = kms_now_ns();
 		/*
 		 * A driver without vblank interrupts sends the event at once
 		 * (its sequence never moves): keep it near the refresh rate.
@@ -1154,7 +1084,7 @@ static void report_fps(struct demo *d, int64_t now, int64_t *window_start,
 
 static int poll_timeout(const struct demo *d)
 {
-	int64_t now = now_ns(), wait = 20000000;
+	int64_t now = kms_now_ns(), wait = 20000000;
 
 	for (int n = 0; n < d->nheads; n++) {
 		const struct head *h = &d->heads[n];
@@ -1172,11 +1102,11 @@ static int run(struct demo *d, int64_t duration_ns)
 		.version = 3,
 		.page_flip_handler2 = on_flip,
 	};
-	int64_t window_start = now_ns(), print_start = window_start;
+	int64_t window_start = kms_now_ns(), print_start = window_start;
 	int ret = 0;
 
 	while (!stop_requested) {
-		int64_t now = now_ns();
+		int64_t now = kms_now_ns();
 		struct pollfd pfd = { .fd = d->fd, .events = POLLIN };
 
 		if (duration_ns && now - d->start_ns >= duration_ns)
@@ -1265,7 +1195,7 @@ int main(int argc, char **argv)
 		if (create_buffers(&d, &d.heads[n]))
 			return 1;
 
-	d.start_ns = now_ns();
+	d.start_ns = kms_now_ns();
 	if (negotiate(&d))
 		return 1;
 	for (int i = 0; i < 2; i++) {
@@ -1296,7 +1226,7 @@ int main(int argc, char **argv)
 		return 1;
 	printf("pvdc-demo: %s after %.1f s\n",
 	       stop_requested ? "stopped" : "done",
-	       (double)(now_ns() - d.start_ns) / 1e9);
+	       (double)(kms_now_ns() - d.start_ns) / 1e9);
 	close(d.fd);
 	return 0;
 }

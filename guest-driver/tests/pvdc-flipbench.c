@@ -3,9 +3,11 @@
  * pvdc-flipbench: page-flip pacing and atomic check cost, in the guest.
  *
  *   pvdc-flipbench [-d CARD] [-k HEADS] [-t SECONDS] [-n FLIPS] [-c CHECKS]
+ *                  [-r HZ]
  *
  * Sets the preferred mode on up to HEADS connected outputs (two dumb
- * buffers each), then flips every head from its own thread with legacy
+ * buffers each; with -r, every head but the first runs the same size at
+ * HZ, its pixel clock lowered to match), then flips every head from its own thread with legacy
  * nonblocking page flips (drmModePageFlip with an event), each thread
  * waiting for its event before the next flip, for SECONDS seconds or
  * FLIPS flips per head (-t 0: set the modes, flip nothing; bench/run.py
@@ -57,14 +59,6 @@ static struct head heads[MAX_HEADS];
 static unsigned int num_heads;
 static volatile bool stop_events;
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void flip_done(int drm_fd, unsigned int seq, unsigned int sec,
 		      unsigned int usec, unsigned int crtc_id, void *data)
 {
@@ -106,14 +100,21 @@ static void *event_thread(void *arg)
 static struct {
 	double seconds;
 	unsigned int max_flips;
+	unsigned int slow_hz;
 } run = { .seconds = 5 };
+
+/*
+ * A flip is done at the latest one frame after it is queued; the kernel
+ * itself gives up on a flip after 10 s.
+ */
+#define FLIP_TIMEOUT_S 10
 
 static void *flip_thread(void *arg)
 {
 	struct head *h = arg;
-	double t0 = now_s(), end = t0 + run.seconds;
+	double t0 = kms_now(), end = t0 + run.seconds;
 
-	while (run.max_flips ? h->flips < run.max_flips : now_s() < end) {
+	while (run.max_flips ? h->flips < run.max_flips : kms_now() < end) {
 		unsigned int next = h->front ^ 1;
 		int ret;
 
@@ -133,7 +134,7 @@ static void *flip_thread(void *arg)
 			struct timespec ts;
 
 			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += 2;
+			ts.tv_sec += FLIP_TIMEOUT_S;
 			if (pthread_cond_timedwait(&h->cond, &h->lock, &ts)) {
 				h->error = ETIMEDOUT;
 				break;
@@ -145,7 +146,7 @@ static void *flip_thread(void *arg)
 		h->front = next;
 		h->flips++;
 	}
-	h->seconds = now_s() - t0;
+	h->seconds = kms_now() - t0;
 	return NULL;
 }
 
@@ -154,6 +155,18 @@ static double mode_refresh(const drmModeModeInfo *m)
 	if (!m->htotal || !m->vtotal)
 		return m->vrefresh;
 	return m->clock * 1000.0 / ((double)m->htotal * m->vtotal);
+}
+
+/* @m with its pixel clock lowered so that it refreshes at @hz. */
+static void slow_mode(drmModeModeInfo *m, unsigned int hz)
+{
+	m->clock = (uint32_t)((uint64_t)m->htotal * m->vtotal * hz / 1000);
+	if (!m->clock)
+		m->clock = 1;
+	m->vrefresh = hz;
+	m->type &= ~DRM_MODE_TYPE_PREFERRED;
+	snprintf(m->name, sizeof(m->name), "%ux%u@%u", m->hdisplay,
+		 m->vdisplay, hz);
 }
 
 static int setup_heads(unsigned int want)
@@ -175,6 +188,8 @@ static int setup_heads(unsigned int want)
 			drmModeFreeConnector(conn);
 			continue;
 		}
+		if (num_heads && run.slow_hz)
+			slow_mode(&h->mode, run.slow_hz);
 		/* The first free CRTC this connector's encoders can drive. */
 		h->crtc_id = 0;
 		for (j = 0; j < conn->count_encoders && !h->crtc_id; j++) {
@@ -270,7 +285,7 @@ static int check_bench(unsigned int checks)
 	}
 
 	for (int round = 0; round < 2; round++) {	/* first one warms up */
-		t0 = now_s();
+		t0 = kms_now();
 		for (i = 0; i < checks; i++) {
 			drmModeAtomicReq *req = drmModeAtomicAlloc();
 			int ret;
@@ -287,15 +302,15 @@ static int check_bench(unsigned int checks)
 				return -1;
 			}
 		}
-		t_check = now_s() - t0;
+		t_check = kms_now() - t0;
 
-		t0 = now_s();
+		t0 = kms_now();
 		for (i = 0; i < checks; i++) {
 			drmVersionPtr v = drmGetVersion(fd);
 
 			drmFreeVersion(v);
 		}
-		t_version = now_s() - t0;
+		t_version = kms_now() - t0;
 	}
 	printf("checkbench test_only_ns=%.0f version_ns=%.0f checks=%u\n",
 	       t_check * 1e9 / checks, t_version * 1e9 / checks, checks);
@@ -311,7 +326,7 @@ int main(int argc, char **argv)
 	int opt, status = 0;
 	unsigned int i;
 
-	while ((opt = getopt(argc, argv, "d:k:t:n:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:k:t:n:c:r:")) != -1) {
 		switch (opt) {
 		case 'd':
 			card = optarg;
@@ -328,9 +343,12 @@ int main(int argc, char **argv)
 		case 'c':
 			checks = atoi(optarg);
 			break;
+		case 'r':
+			run.slow_hz = atoi(optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-d CARD] [-k HEADS] "
-				"[-t SECONDS] [-n FLIPS] [-c CHECKS]\n",
+				"[-t SECONDS] [-n FLIPS] [-c CHECKS] [-r HZ]\n",
 				argv[0]);
 			return 2;
 		}

@@ -19,14 +19,6 @@
 
 #include "pvdc-kms-util.h"
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* True when the NUL-separated uevent in @buf has every one of @keys. */
 static bool uevent_has(const char *buf, size_t len, const char *const *keys,
 		       int count)
@@ -66,14 +58,14 @@ static int open_uevents(void)
 static int wait_hotplug(int sock, double timeout)
 {
 	static const char *const keys[] = { "SUBSYSTEM=drm", "HOTPLUG=1" };
-	double deadline = now() + timeout;
+	double deadline = kms_now() + timeout;
 	char buf[8192];
 
-	while (now() < deadline) {
+	while (kms_now() < deadline) {
 		struct pollfd pfd = { .fd = sock, .events = POLLIN };
 		ssize_t len;
 
-		if (poll(&pfd, 1, (int)((deadline - now()) * 1000) + 1) <= 0)
+		if (poll(&pfd, 1, (int)((deadline - kms_now()) * 1000) + 1) <= 0)
 			continue;
 		len = recv(sock, buf, sizeof(buf) - 1, 0);
 		if (len <= 0)

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 #include <drm_fourcc.h>
 #include <xf86drm.h>
@@ -42,6 +43,21 @@ kms_result(bool ok, const char *fmt, ...)
 	fflush(stdout);
 	if (!ok)
 		kms_failures++;
+}
+
+/* CLOCK_MONOTONIC, the clock of DRM's event timestamps. */
+static KMS_UNUSED int64_t kms_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* kms_now_ns(), in seconds. */
+static KMS_UNUSED double kms_now(void)
+{
+	return kms_now_ns() / 1e9;
 }
 
 static KMS_UNUSED int kms_open(const char *path)
@@ -156,8 +172,14 @@ static KMS_UNUSED void kms_buffer_fill(struct kms_buffer *buf,
 	}
 }
 
-static KMS_UNUSED uint32_t kms_prop_id(int fd, uint32_t obj, uint32_t type,
-				       const char *name)
+/*
+ * The id of the property NAME of an object, 0 if it has none; with @out,
+ * also its description (for its range or enum values; the caller frees it
+ * with drmModeFreeProperty()).
+ */
+static KMS_UNUSED uint32_t kms_prop_find(int fd, uint32_t obj, uint32_t type,
+					 const char *name,
+					 drmModePropertyRes **out)
 {
 	drmModeObjectProperties *props;
 	uint32_t id = 0, i;
@@ -168,12 +190,23 @@ static KMS_UNUSED uint32_t kms_prop_id(int fd, uint32_t obj, uint32_t type,
 	for (i = 0; i < props->count_props && !id; i++) {
 		drmModePropertyRes *p = drmModeGetProperty(fd, props->props[i]);
 
-		if (p && !strcmp(p->name, name))
+		if (p && !strcmp(p->name, name)) {
 			id = p->prop_id;
+			if (out) {
+				*out = p;
+				p = NULL;
+			}
+		}
 		drmModeFreeProperty(p);
 	}
 	drmModeFreeObjectProperties(props);
 	return id;
+}
+
+static KMS_UNUSED uint32_t kms_prop_id(int fd, uint32_t obj, uint32_t type,
+				       const char *name)
+{
+	return kms_prop_find(fd, obj, type, name, NULL);
 }
 
 static KMS_UNUSED bool kms_prop_value(int fd, uint32_t obj, uint32_t type,

@@ -12,7 +12,6 @@
  */
 #include <poll.h>
 #include <signal.h>
-#include <time.h>
 
 #include "pvdc-kms-util.h"
 
@@ -92,24 +91,14 @@ static bool wait_flips(int fd, struct head *heads, int n, int timeout_ms)
 	}
 }
 
-int main(int argc, char **argv)
+/*
+ * Each connected connector's preferred mode on a CRTC of its own, showing
+ * colour bars (SETCRTC); returns how many heads are lit, -1 on failure.
+ */
+static int light_heads(int fd, drmModeRes *res, struct head *heads)
 {
-	int seconds = argc > 1 ? atoi(argv[1]) : -1;
-	const char *path = argc > 2 ? argv[2] : "/dev/dri/card0";
-	struct head heads[MAX_HEADS];
-	struct kms_buffer cursor = { 0 };
-	bool cursor_ok;
 	uint32_t used = 0;
-	drmModeRes *res;
-	int fd, i, n = 0, f;
-
-	memset(heads, 0, sizeof(heads));
-	fd = kms_open(path);
-	res = drmModeGetResources(fd);
-	if (!res) {
-		printf("not ok resources: %s\n", strerror(errno));
-		return 1;
-	}
+	int i, n = 0, f;
 
 	for (i = 0; i < res->count_connectors && n < MAX_HEADS; i++) {
 		drmModeConnector *conn = drmModeGetConnector(fd,
@@ -142,7 +131,7 @@ int main(int argc, char **argv)
 			if (ret) {
 				kms_result(false, "buffer-head-%d: %s", pipe,
 					   strerror(-ret));
-				return 1;
+				return -1;
 			}
 			kms_buffer_fill(&h->buf[f], pipe + f * 4);
 		}
@@ -156,18 +145,20 @@ int main(int argc, char **argv)
 	}
 	if (!n)
 		kms_result(false, "no connected head");
+	return n;
+}
 
-	for (i = 0; i < n; i++) {
-		drmVBlank vbl = { 0 };
+/*
+ * FLIPS legacy page flips on every head, each waiting for the events of
+ * the last, while a legacy cursor (no hotspot client cap) moves; returns
+ * false when a flip could not be queued.
+ */
+static bool flip_with_cursor(int fd, struct head *heads, int n)
+{
+	struct kms_buffer cursor = { 0 };
+	bool cursor_ok;
+	int i, f;
 
-		vbl.request.type = DRM_VBLANK_RELATIVE |
-			(heads[i].pipe << DRM_VBLANK_HIGH_CRTC_SHIFT);
-		vbl.request.sequence = 2;
-		kms_result(!drmWaitVBlank(fd, &vbl), "vblank-wait-head-%d",
-			   heads[i].pipe);
-	}
-
-	/* A legacy cursor (no hotspot client cap) moving during the flips. */
 	cursor_ok = n && !kms_buffer_create(fd, &cursor, CURSOR_SIZE,
 					    CURSOR_SIZE, DRM_FORMAT_ARGB8888);
 	if (cursor_ok) {
@@ -192,11 +183,12 @@ int main(int argc, char **argv)
 					    DRM_MODE_PAGE_FLIP_EVENT, h)) {
 				kms_result(false, "page-flip-head-%d: %s",
 					   h->pipe, strerror(errno));
-				return 1;
+				return false;
 			}
 			h->pending = true;
 		}
-		if (!wait_flips(fd, heads, n, 2000))
+		/* The kernel itself gives up on a flip after 10 s. */
+		if (!wait_flips(fd, heads, n, 10000))
 			break;
 	}
 	for (i = 0; cursor_ok && i < n; i++)
@@ -207,27 +199,58 @@ int main(int argc, char **argv)
 			   "page-flip-events-head-%d %s %u of %d", heads[i].pipe,
 			   heads[i].events == FLIPS ? "#" : ":",
 			   heads[i].events, FLIPS);
-
-	if (seconds >= 0) {
-		struct timespec end, now;
-
-		signal(SIGINT, on_signal);
-		signal(SIGTERM, on_signal);
-		/* Tells a waiting harness that every head shows its pattern. */
-		printf("# holding the picture on %d heads\n", n);
-		fflush(stdout);
-		clock_gettime(CLOCK_MONOTONIC, &end);
-		end.tv_sec += seconds;
-		while (!stop) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if (seconds && now.tv_sec >= end.tv_sec)
-				break;
-			usleep(100000);
-		}
-	}
-
 	if (cursor.handle)
 		kms_buffer_destroy(fd, &cursor);
+	return true;
+}
+
+/* Keep the picture for @seconds, or until SIGINT/SIGTERM when 0. */
+static void hold(int n, int seconds)
+{
+	double end = kms_now() + seconds;
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	/* Tells a waiting harness that every head shows its pattern. */
+	printf("# holding the picture on %d heads\n", n);
+	fflush(stdout);
+	while (!stop && (!seconds || kms_now() < end))
+		usleep(100000);
+}
+
+int main(int argc, char **argv)
+{
+	int seconds = argc > 1 ? atoi(argv[1]) : -1;
+	const char *path = argc > 2 ? argv[2] : "/dev/dri/card0";
+	struct head heads[MAX_HEADS];
+	drmModeRes *res;
+	int fd, i, n;
+
+	memset(heads, 0, sizeof(heads));
+	fd = kms_open(path);
+	res = drmModeGetResources(fd);
+	if (!res) {
+		printf("not ok resources: %s\n", strerror(errno));
+		return 1;
+	}
+
+	n = light_heads(fd, res, heads);
+	if (n < 0)
+		return 1;
+	for (i = 0; i < n; i++) {
+		drmVBlank vbl = { 0 };
+
+		vbl.request.type = DRM_VBLANK_RELATIVE |
+			(heads[i].pipe << DRM_VBLANK_HIGH_CRTC_SHIFT);
+		vbl.request.sequence = 2;
+		kms_result(!drmWaitVBlank(fd, &vbl), "vblank-wait-head-%d",
+			   heads[i].pipe);
+	}
+	if (!flip_with_cursor(fd, heads, n))
+		return 1;
+	if (seconds >= 0)
+		hold(n, seconds);
+
 	for (i = 0; i < n; i++) {
 		kms_buffer_destroy(fd, &heads[i].buf[0]);
 		kms_buffer_destroy(fd, &heads[i].buf[1]);

@@ -62,14 +62,6 @@ static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long accepted, accepted_test_only, accepted_real;
 static unsigned long refused[MAX_ERRNO + 1];
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Discovery                                                                */
 /* ------------------------------------------------------------------------ */
@@ -439,7 +431,7 @@ static void run_random(unsigned int threads, unsigned int count,
 		       unsigned int seed)
 {
 	struct worker workers[16];
-	double start = now();
+	double start = kms_now();
 	bool ok = true;
 	unsigned int i;
 	int ret;
@@ -456,7 +448,7 @@ static void run_random(unsigned int threads, unsigned int count,
 		pthread_join(workers[i].thread, NULL);
 		ok &= workers[i].ok;
 	}
-	printf("# %u threads, %.1f s\n", threads, now() - start);
+	printf("# %u threads, %.1f s\n", threads, kms_now() - start);
 	print_stats("random");
 	kms_result(ok, "random-requests-refused-only-with-uapi-errors");
 	kms_result(accepted_real >= 20 && accepted_test_only >= 20,

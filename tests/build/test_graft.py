@@ -12,13 +12,25 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from pvdc_paths import ROOT  # noqa: E402
+from pvdc_tap import Tap  # noqa: E402
+
 QEMU_FILES = ["hw/display/meson.build", "hw/display/Kconfig",
               "hw/display/trace-events", "tests/qtest/meson.build",
-              "tests/qtest/fuzz/generic_fuzz_configs.h"]
+              "tests/qtest/fuzz/generic_fuzz_configs.h",
+              "docs/specs/index.rst", "docs/system/device-emulation.rst",
+              "MAINTAINERS"]
 # What each fake file holds: the anchor its fragment needs.
 FAKE_CONTENT = {
-    "tests/qtest/meson.build": "qtests_cxl = []\n",
+    "tests/qtest/meson.build": "qtests_x86_64 = qtests_i386\n\n"
+                               "qtests_alpha = []\n",
+    "docs/specs/index.rst": ".. toctree::\n\n   pci-ids\n   pvpanic\n",
+    "docs/system/device-emulation.rst":
+        ".. toctree::\n\n   devices/virtio-gpu.rst\n"
+        "   devices/virtio-pmem.rst\n",
+    "MAINTAINERS": "ramfb\nM: A <a@b>\n\nvirtio-gpu\nS: Orphan\n",
     "tests/qtest/fuzz/generic_fuzz_configs.h":
         "const generic_fuzz_config predefined_configs[] = {\n"
         "    {\n        .name = \"a\",\n    },{\n        .name = \"b\",\n"
@@ -45,16 +57,10 @@ def fake_qemu_tree(tmp):
 
 
 def main():
-    n = failed = 0
+    tap = Tap()
 
     def case(name, ok, why=""):
-        nonlocal n, failed
-        n += 1
-        if not ok:
-            failed += 1
-        print(f"{'ok' if ok else 'not ok'} {n} - {name}")
-        if not ok:
-            print(f"# {why}")
+        tap.result(ok, name, why)
 
     with tempfile.TemporaryDirectory() as tmp:
         repo = os.path.join(tmp, "repo")
@@ -90,10 +96,17 @@ def main():
 
         with open(os.path.join(tree, "tests/qtest/meson.build")) as f:
             text = f.read()
-        case("the qtest fragment sits before its anchor",
-             text.index("pvdc-test") < text.index("qtests_cxl = "), text)
-    print(f"1..{n}")
-    return 1 if failed else 0
+        case("the qtests are added for x86_64 only, after its list",
+             text.index("qtests_x86_64 = qtests_i386") <
+             text.index("qtests_x86_64 += ") < text.index("pvdc-test") <
+             text.index("qtests_alpha = "), text)
+
+        with open(os.path.join(tree, "docs/specs/index.rst")) as f:
+            text = f.read()
+        case("a toctree entry is inserted once, unmarked, before its anchor",
+             text.count("   pvdc\n") == 1 and "graft" not in text and
+             text.index("   pvdc\n") < text.index("   pvpanic"), text)
+    return tap.done()
 
 
 if __name__ == "__main__":

@@ -15,7 +15,9 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from pvdc_paths import ROOT  # noqa: E402
 GRAFT = os.path.join(ROOT, "scripts", "graft-libvirt.py")
 MARKER = re.compile(r"^(/\* |<!-- |\.\. |# )pvdc graft (begin|end) .*\n",
                     re.M)

@@ -7,12 +7,11 @@ timeout: a hung or panicked guest raises GuestError with the end of the
 serial log, and QEMU is killed; nothing here can hang a test run.
 """
 
-import json
+import asyncio
 import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,8 +19,25 @@ import threading
 import time
 import zlib
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUILD = os.environ.get("PVDC_BUILD", os.path.join(ROOT, "build"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from pvdc_paths import BUILD, qemu_python  # noqa: E402
+from pvdc_tap import Tap  # noqa: E402
+
+sys.path.insert(0, qemu_python())
+try:
+    from qemu.qmp import QMPError
+    from qemu.qmp.legacy import QEMUMonitorProtocol
+except ImportError as e:  # no QEMU tree yet: GuestVM.start() says so
+    QEMU_QMP_MISSING = e
+    QMPError = OSError
+    QEMUMonitorProtocol = None
+else:
+    QEMU_QMP_MISSING = None
+
+__all__ = ["BOOT_TIMEOUT", "BUILD", "GuestError", "GuestVM", "Picture",
+           "STEP_TIMEOUT", "Tap", "artefact", "modeset_head", "parse_kms_state",
+           "read_picture", "read_ppm"]
 
 BOOT_TIMEOUT = float(os.environ.get("PVDC_BOOT_TIMEOUT", "120"))
 STEP_TIMEOUT = float(os.environ.get("PVDC_STEP_TIMEOUT", "60"))
@@ -41,69 +57,64 @@ def artefact(name):
     return path
 
 
-class QMP:
-    """A minimal QMP client: commands and the events seen meanwhile."""
+class Monitor:
+    """QEMU's own QMP client (python/qemu/qmp of the QEMU tree the project
+    builds), with every wait bounded and every failure a GuestError."""
 
-    def __init__(self, path, timeout):
+    def __init__(self, path, proc, timeout):
+        if QEMU_QMP_MISSING:
+            raise GuestError(f"no python/qemu in {qemu_python()}: build "
+                             f"QEMU first ({QEMU_QMP_MISSING})")
+        self.qmp = QEMUMonitorProtocol(path)
+        self.qmp.settimeout(timeout)
         deadline = time.monotonic() + timeout
+        # QEMU creates the socket (server=on,wait=off) before the guest
+        # starts; connect as soon as it is there, unless QEMU died first.
         while True:
             try:
-                self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                self.sock.connect(path)
-                break
-            except OSError:
-                self.sock.close()
+                self.qmp.connect()
+                return
+            except (QMPError, OSError) as e:
+                if proc.poll() is not None:
+                    raise GuestError(f"QEMU exited with status "
+                                     f"{proc.returncode} before QMP "
+                                     "answered") from e
                 if time.monotonic() > deadline:
-                    raise GuestError(f"QMP socket {path} did not appear")
+                    raise GuestError(f"QMP socket {path} did not answer "
+                                     f"within {timeout:.0f} s: {e}") from e
                 time.sleep(0.05)
-        self.sock.settimeout(timeout)
-        self.file = self.sock.makefile("rb")
-        self.events = []
-        self._recv()  # greeting
-        self.command("qmp_capabilities")
 
-    def _recv(self):
+    def command(self, command, /, **args):
+        """COMMAND's return value; ARGS are its arguments, by name."""
         try:
-            line = self.file.readline()
-        except socket.timeout:
-            raise GuestError("QMP did not answer in time")
-        if not line:
-            raise GuestError("QMP connection closed (QEMU exited)")
-        return json.loads(line)
-
-    def command(self, name, **args):
-        msg = {"execute": name}
-        if args:
-            msg["arguments"] = args
-        self.sock.sendall(json.dumps(msg).encode() + b"\n")
-        while True:
-            resp = self._recv()
-            if "event" in resp:
-                self.events.append(resp)
-                continue
-            if "error" in resp:
-                raise GuestError(f"QMP {name}: {resp['error']['desc']}")
-            return resp.get("return")
+            return self.qmp.cmd(command, **args)
+        except asyncio.TimeoutError:
+            raise GuestError(f"QMP {command} did not answer in time") \
+                from None
+        except (QMPError, OSError, EOFError) as e:
+            raise GuestError(f"QMP {command}: {e}") from e
 
     def wait_event(self, name, timeout):
+        """The next event NAME (earlier events of other names are
+        dropped), within TIMEOUT seconds."""
         deadline = time.monotonic() + timeout
         while True:
-            for i, ev in enumerate(self.events):
-                if ev["event"] == name:
-                    return self.events.pop(i)
             left = deadline - time.monotonic()
-            if left <= 0:
-                raise GuestError(f"QMP event {name} did not come in time")
-            self.sock.settimeout(left)
             try:
-                resp = self._recv()
-            finally:
-                self.sock.settimeout(STEP_TIMEOUT)
-            if "event" in resp:
-                self.events.append(resp)
+                event = self.qmp.pull_event(wait=max(left, 0.001))
+            except asyncio.TimeoutError:
+                event = None
+            if event and event.get("event") == name:
+                return event
+            if time.monotonic() >= deadline:
+                raise GuestError(f"QMP event {name} did not come within "
+                                 f"{timeout:.0f} s")
 
     def close(self):
-        self.sock.close()
+        try:
+            self.qmp.close()
+        except (QMPError, OSError, EOFError):
+            pass
 
 
 class GuestVM:
@@ -153,7 +164,7 @@ class GuestVM:
                                      stderr=subprocess.STDOUT,
                                      start_new_session=True)
         threading.Thread(target=self._reader, daemon=True).start()
-        self.qmp = QMP(f"{self.tmp}/qmp.sock", STEP_TIMEOUT)
+        self.qmp = Monitor(f"{self.tmp}/qmp.sock", self.proc, STEP_TIMEOUT)
         m = self._wait_for(READY, self.boot_timeout, "boot")
         self.kernel_version = m.group(1).decode()
         return self
@@ -207,7 +218,7 @@ class GuestVM:
             if self.proc and self.proc.poll() is None:
                 try:
                     self.qmp.command("quit")
-                except (GuestError, OSError):
+                except GuestError:
                     pass
             self.qmp.close()
             self.qmp = None
@@ -264,12 +275,21 @@ class GuestVM:
                              f"s:\n{self.run('cat ' + log)[1][-3000:]}")
         return self.run(f"cat {log}")[1]
 
-    def start_background(self, cmd, ready, timeout=STEP_TIMEOUT):
-        """Start CMD in the guest's background and wait until its output
-        shows the extended regex READY; return the log path in the guest."""
+    def start_background(self, cmd, ready=None, timeout=STEP_TIMEOUT,
+                         hold_stdin=False):
+        """Start CMD in the guest's background; with READY, wait until its
+        output shows that extended regex.  HOLD_STDIN gives it a stdin that
+        stays open and empty (a FIFO it holds both ends of), for programs
+        that stop at the first key or at end of file.  Return the log path
+        in the guest."""
         log = f"/tmp/bg{self.next_id}.log"
-        self.check(f"{cmd} >{log} 2>&1 & echo $! >{log}.pid")
-        self.wait_for_output(log, ready, timeout)
+        stdin = "</dev/null"
+        if hold_stdin:
+            self.check(f"mkfifo {log}.in")
+            stdin = f"<>{log}.in"
+        self.check(f"{cmd} {stdin} >{log} 2>&1 & echo $! >{log}.pid")
+        if ready:
+            self.wait_for_output(log, ready, timeout)
         return log
 
     def stop_background(self, log, timeout=30):
@@ -283,6 +303,46 @@ class GuestVM:
 
     def dmesg(self):
         return self.check("dmesg")
+
+    def kms_state(self):
+        """The DRM core's atomic state of the pvdc device, from debugfs:
+        {object id: {"type", "name", key: value..., "size": (w, h)}}.
+        Reading it takes the modeset locks but opens no DRM file, so it
+        never competes with a client under test for DRM master."""
+        out = self.check("for d in /sys/kernel/debug/dri/*; do "
+                         "read -r name rest <$d/name; "
+                         "[ \"$name\" = pvdc ] && exec cat $d/state; "
+                         "done; echo 'no pvdc in debugfs' >&2; exit 1")
+        return parse_kms_state(out)
+
+    def wait_until(self, what, probe, timeout=STEP_TIMEOUT, interval=0.05):
+        """Call PROBE until it returns a true value and return that; PROBE
+        may raise AssertionError to say what it sees meanwhile.  After
+        TIMEOUT seconds raise GuestError with WHAT and the last reason."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                result = probe()
+                why = "the condition never held"
+            except AssertionError as e:
+                result, why = None, str(e)
+            if result:
+                return result
+            if time.monotonic() > deadline:
+                raise GuestError(f"{what}: not within {timeout:.0f} s: "
+                                 f"{why}")
+            time.sleep(interval)
+
+    def wait_screen(self, what, check, head=0, timeout=STEP_TIMEOUT):
+        """Take screendumps of HEAD until CHECK(picture) stops raising
+        AssertionError; return the picture.  The device latches a commit
+        at the head's next vblank, so what a client has just done reaches
+        the screen a little later, however loaded the host is."""
+        def probe():
+            pic = self.screen(head)
+            check(pic)
+            return pic
+        return self.wait_until(what, probe, timeout)
 
     # -- host side ----------------------------------------------------------
 
@@ -302,6 +362,35 @@ class GuestVM:
         path = self.screendump(os.path.join(self.tmp, f"head{head}.ppm"),
                                device, head, "ppm")
         return read_ppm(path)
+
+
+KMS_OBJECT = re.compile(r"^(plane|crtc|connector)\[(\d+)\]: (.*)$")
+KMS_MODE = re.compile(r'^mode: "[^"]*":((?: -?\d+){10})')
+
+
+def parse_kms_state(text):
+    """The objects of drm_state_info()'s output (debugfs dri/N/state)."""
+    objects, current = {}, None
+    for line in text.splitlines():
+        m = KMS_OBJECT.match(line)
+        if m:
+            current = {"type": m.group(1), "name": m.group(3)}
+            objects[int(m.group(2))] = current
+            continue
+        if current is None or not line.startswith("\t") or \
+                line.startswith("\t\t"):
+            continue
+        field = line.strip()
+        m = KMS_MODE.match(field)
+        if m:
+            # vrefresh clock hdisplay ... vdisplay ...
+            numbers = [int(n) for n in m.group(1).split()]
+            current["size"] = (numbers[2], numbers[6])
+            continue
+        key, sep, value = field.partition("=")
+        if sep:
+            current[key] = value
+    return objects
 
 
 def read_ppm(path):
@@ -395,44 +484,6 @@ class Picture:
     def xrgb(self, x, y):
         r, g, b = self.pixel(x, y)
         return (r << 16) | (g << 8) | b
-
-
-def _raise(error):
-    raise error
-
-
-class Tap:
-    """Prints TAP for a group of cases; every case reports, whatever fails."""
-
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def case(self, name, fn, *args):
-        self.n += 1
-        try:
-            fn(*args)
-        except Exception as e:  # noqa: BLE001 - report every failure
-            self.failed += 1
-            print(f"not ok {self.n} - {name}")
-            for line in str(e).splitlines() or [type(e).__name__]:
-                print(f"# {line}")
-        else:
-            print(f"ok {self.n} - {name}")
-        sys.stdout.flush()
-
-    def fail(self, name, error):
-        """Report a case that could not even run (the guest did not boot)."""
-        self.case(name, _raise, error)
-
-    def skip(self, name, why):
-        self.n += 1
-        print(f"ok {self.n} - {name} # SKIP {why}")
-        sys.stdout.flush()
-
-    def done(self):
-        print(f"1..{self.n}")
-        return 1 if self.failed else 0
 
 
 # The colour bars pvdc-modeset shows (guest-driver/tests/pvdc-kms-util.h,

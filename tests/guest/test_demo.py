@@ -8,7 +8,11 @@ import sys
 import tempfile
 import zlib
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from pvdc_paths import ROOT  # noqa: E402
+from pvdc_tap import Tap  # noqa: E402
+
 HEADS = 2
 
 
@@ -61,20 +65,24 @@ def png_pixels(path):
 
 def main():
     out = tempfile.mkdtemp(prefix="pvdc-demo-test-")
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "demo.py"),
-                           "--no-gtk", "--duration", "6", "--interval", "3",
-                           "--out", out], capture_output=True, text=True,
-                          timeout=300)
-    n = failed = 0
+    tap = Tap()
 
     def case(name, ok, why):
-        nonlocal n, failed
-        n += 1
-        failed += not ok
-        print(f"{'ok' if ok else 'not ok'} {n} - {name}")
-        if not ok:
-            for line in str(why).splitlines()[-30:]:
-                print(f"# {line}")
+        tap.result(ok, name, why)
+
+    try:
+        # demo.py bounds each of its own steps; this bounds a hang of it.
+        proc = subprocess.run([sys.executable,
+                               os.path.join(ROOT, "scripts", "demo.py"),
+                               "--no-gtk", "--duration", "6", "--interval",
+                               "3", "--out", out], capture_output=True,
+                              text=True, timeout=900)
+    except subprocess.TimeoutExpired as e:
+        out_so_far = e.stdout or ""
+        if isinstance(out_so_far, bytes):
+            out_so_far = out_so_far.decode(errors="replace")
+        proc = subprocess.CompletedProcess(e.cmd, -1, out_so_far,
+                                           f"no end within {e.timeout} s")
 
     case("the demo VM boots, runs and stops cleanly", proc.returncode == 0,
          proc.stdout + proc.stderr)
@@ -89,8 +97,7 @@ def main():
         except (OSError, AssertionError, zlib.error) as e:
             ok, why = False, e
         case(f"head {head}: the screenshot shows a picture", ok, why)
-    print(f"1..{n}")
-    return 1 if failed else 0
+    return tap.done()
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ userspace as a hotplug uevent, and the module unloads and loads again.
 import os
 import re
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pvdc_harness import GuestError, GuestVM, Tap  # noqa: E402
@@ -58,9 +57,9 @@ def result_cases(tap, prefix, out):
     return seen
 
 
-def colour_bars_on_every_head(vm):
-    for head in range(HEADS):
-        pic = vm.screen(head)
+def colour_bars(head):
+    """A check of a screendump: kms_buffer_fill()'s bars, whole."""
+    def check(pic):
         if pic.width < 64 or pic.height < 64:
             raise AssertionError(f"head {head}: {pic.width}x{pic.height}")
         seen = []
@@ -75,6 +74,15 @@ def colour_bars_on_every_head(vm):
         want = [BARS[(phase + i) % 8] for i in range(8)]
         if phase < 0 or seen != want:
             raise AssertionError(f"head {head} shows {list(map(hex, seen))}")
+    return check
+
+
+def colour_bars_on_every_head(vm):
+    # pvdc-modeset's last cursor update may reach the device a vblank
+    # after it says it holds the picture: wait for the screen to show it.
+    for head in range(HEADS):
+        vm.wait_screen(f"colour bars on head {head}", colour_bars(head),
+                       head, timeout=10)
 
 
 def modeset_scene(tap, vm, when=""):
@@ -124,32 +132,30 @@ def test_only_writes_no_register(tap, vm):
     result_cases(tap, "pvdc-stress test-only", state.get("out", ""))
 
 
-FLIP_RATE = re.compile(r"flipbench head=(\d+) .*flips_per_s=([\d.]+) "
-                       r"missed=\d+")
-
-
-def flip_rates(vm, heads, seconds):
-    out = vm.check(f"pvdc-flipbench -k {heads} -t {seconds}", 120)
-    rates = {int(h): float(r) for h, r in FLIP_RATE.findall(out)}
-    if len(rates) != heads or "error=" in out:
-        raise AssertionError(out)
-    return rates
+FLIPS = re.compile(r"flipbench head=(\d+) .*\bflips=(\d+) ")
+# Head 1 runs this slow in heads_flip_independently: if head 0 waited for
+# head 1 anywhere, it could flip no faster.
+SLOW_HZ = 1
 
 
 def heads_flip_independently(tap, vm):
-    """One thread per head, each waiting for its own flip events: with two
-    running, each head flips as fast as one head alone."""
-    def rates():
-        single = flip_rates(vm, 1, 3)[0]
-        both = flip_rates(vm, 2, 3)
-        print(f"# flips/s: head 0 alone {single:.2f}; both heads "
-              + ", ".join(f"head {h} {r:.2f}" for h, r in both.items()))
-        slow = {h: r for h, r in both.items() if r < 0.9 * single}
-        if single <= 0 or slow:
-            raise AssertionError(f"head 0 alone {single}/s, with both "
-                                 f"running {both}")
-    tap.case("two threads flip two heads each at its single-head rate",
-             rates)
+    """One thread per head, each waiting for its own flip events, head 1
+    at 1 Hz and head 0 at its 60 Hz: head 0 flips many times per head 1
+    flip.  Counts in one run, with a margin no load reaches: a head 0
+    paced by head 1 makes at most one flip more than head 1."""
+    def counts():
+        out = vm.check(f"pvdc-flipbench -k 2 -t 4 -r {SLOW_HZ}", 120)
+        flips = {int(h): int(n) for h, n in FLIPS.findall(out)}
+        print(f"# flips in 4 s: head 0 {flips.get(0)}, head 1 at "
+              f"{SLOW_HZ} Hz {flips.get(1)}")
+        if len(flips) != 2 or "error=" in out or not flips[1]:
+            raise AssertionError(out)
+        if flips[0] < 4 * (flips[1] + 1):
+            raise AssertionError(f"head 0 made {flips[0]} flips while the "
+                                 f"{SLOW_HZ} Hz head 1 made {flips[1]}:\n"
+                                 f"{out}")
+    tap.case("a head flips at its own rate while another runs at 1 Hz",
+             counts)
 
 
 def random_stress(tap, vm):
@@ -180,38 +186,40 @@ def connector_ids(vm):
                                         re.M)]
 
 
-def modetest_picture(vm, width, height):
-    # modetest prints nothing once its commit is done: wait (bounded) for
-    # the CRTC to report the mode, then for the device to latch it.
-    if not vm.poll(f"modetest -M pvdc -p | grep -q '({width}x{height})'",
-                   10):
-        raise GuestError(f"the CRTC never reported {width}x{height}")
-    deadline = time.monotonic() + 10
-    pic = vm.screen(0)
-    while (pic.width, pic.height) != (width, height) and \
-            time.monotonic() < deadline:
-        time.sleep(0.05)
-        pic = vm.screen(0)
-    if (pic.width, pic.height) != (width, height):
-        raise AssertionError(f"head 0 is {pic.width}x{pic.height}")
-    colours = {pic.xrgb(x, y) for x in range(0, width, 16)
-               for y in range(0, height, 16)}
-    # modetest's SMPTE-like pattern: many colours, not bars of our own.
-    if len(colours) < 8:
-        raise AssertionError(f"head 0 shows {len(colours)} colours")
-    return colours
+def modetest_on_screen(vm, log, crtc, overlay, width, height):
+    """Wait until modetest's mode and overlay are committed (the DRM
+    core's state in debugfs) and on head 0 (screendump).  Never opens the
+    device: a second client could take DRM master from modetest."""
+    def committed():
+        if vm.run(f"kill -0 $(cat {log}.pid)")[0]:
+            raise GuestError("modetest exited")
+        state = vm.kms_state()
+        c = state.get(crtc, {})
+        p = state.get(overlay, {})
+        if c.get("active") != "1" or c.get("size") != (width, height):
+            raise AssertionError(f"CRTC {crtc} active={c.get('active')} "
+                                 f"mode {c.get('size')}")
+        if p.get("crtc") != c.get("name"):
+            raise AssertionError(f"overlay plane {overlay} is on "
+                                 f"{p.get('crtc')}")
+        return True
+    vm.wait_until(f"modetest's {width}x{height} and overlay on CRTC {crtc}",
+                  committed, 30)
+
+    def picture(pic):
+        if (pic.width, pic.height) != (width, height):
+            raise AssertionError(f"head 0 is {pic.width}x{pic.height}")
+        colours = {pic.xrgb(x, y) for x in range(0, width, 16)
+                   for y in range(0, height, 16)}
+        # modetest's SMPTE-like pattern: many colours, not bars of our own.
+        if len(colours) < 8:
+            raise AssertionError(f"head 0 shows {len(colours)} colours")
+    vm.wait_screen(f"modetest's picture at {width}x{height}", picture, 0,
+                   timeout=10)
 
 
 def modetest_sets_modes(tap, vm):
     """libdrm's modetest through the legacy and the atomic uAPI."""
-    def run(cmd):
-        # modetest waits for a key on stdin: the pipe from sleep keeps it
-        # waiting until reap_modetest kills it.  Its stdout is a file, so
-        # fully buffered: modetest_picture waits on the device state.
-        log = f"/tmp/modetest{vm.next_id}.log"
-        vm.check(f"sleep 60 | {cmd} >{log} 2>&1 & echo $! >{log}.pid")
-        return log
-
     def mode_and_overlay(flags, width, height, overlay_geometry):
         conn = connector_ids(vm)[0]
         out = vm.check("modetest -M pvdc -p")
@@ -219,15 +227,16 @@ def modetest_sets_modes(tap, vm):
         overlay = overlay_plane(out)
         if overlay is None:
             raise AssertionError(f"no overlay plane found:\n{out[-3000:]}")
-        log = run(f"modetest -M pvdc {flags} -s {conn}@{crtc}:"
-                  f"{width}x{height} -P {overlay}@{crtc}:{overlay_geometry}")
+        # modetest holds its mode until a key arrives on stdin; its stdout
+        # is a file, so fully buffered until it exits.
+        log = vm.start_background(
+            f"modetest -M pvdc {flags} -s {conn}@{crtc}:{width}x{height} "
+            f"-P {overlay}@{crtc}:{overlay_geometry}", hold_stdin=True)
         try:
-            modetest_picture(vm, width, height)
-            vm.check(f"modetest -M pvdc -p | grep -Eq "
-                     f"'^{overlay}[[:space:]]+{crtc}[[:space:]]'")
+            modetest_on_screen(vm, log, crtc, overlay, width, height)
         except GuestError as e:
-            raise AssertionError(f"{e}\n{reap_modetest(vm, log)}")
-        out = reap_modetest(vm, log)
+            raise AssertionError(f"{e}\n{vm.stop_background(log)}")
+        out = vm.stop_background(log)
         # Our gamma-less CRTC makes modetest say "failed to set gamma".
         if re.search(r"can't|failed (?!to set gamma)", out):
             raise AssertionError(out[-3000:])
@@ -248,15 +257,6 @@ def overlay_plane(planes):
         if m and t and int(t.group(1)) == 0 and int(m.group(2), 16) & 1:
             return int(m.group(1))
     return None
-
-
-def reap_modetest(vm, log):
-    out = vm.stop_background(log)
-    # Killing the pipeline's last process may leave sleep; modetest itself
-    # must be gone before anything else opens the device.
-    if not vm.poll("! pidof modetest >/dev/null", 30):
-        raise GuestError("modetest did not exit")
-    return out
 
 
 def hotplug_reaches_userspace(tap, vm):
@@ -332,12 +332,18 @@ def real_clients(tap, vm):
              proptest_connector_properties)
 
     def vbltest_runs():
-        # vbltest stops as soon as its stdin is readable: keep it open.
-        rc, out = vm.run("sleep 6 | timeout -s INT 4 vbltest -M pvdc", 30)
+        # vbltest prints a rate every 60 events and stops at the first key
+        # on stdin.  How close the rate is to the refresh is a matter of
+        # the host's load (bench/run.py measures pacing); that events come
+        # and never faster than the refresh is not.
+        log = vm.start_background("vbltest -M pvdc", hold_stdin=True)
+        reported = vm.poll(f"[ $(grep -c 'freq:' {log}) -ge 3 ]", 60)
+        out = vm.stop_background(log)
         rates = [float(x) for x in re.findall(r"freq:\s*([\d.]+)Hz", out)]
-        if not rates or not all(40 < r < 80 for r in rates):
+        if not reported or not rates or not all(0 < r < 80 for r in rates):
             raise AssertionError(f"vbltest rates {rates}:\n{out[-2000:]}")
-    tap.case("vbltest sees vblank events at the refresh rate", vbltest_runs)
+    tap.case("vbltest receives vblank events, never faster than the "
+             "refresh rate", vbltest_runs)
 
 
 def main():

@@ -31,7 +31,8 @@ import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import ROOT, GuestError, Tap  # noqa: E402
+from pvdc_harness import GuestError, Tap  # noqa: E402
+from pvdc_paths import ROOT  # noqa: E402
 from stock_guest import (DESKTOP_LOG, DESKTOP_UNIT, WAYLAND_ENV,  # noqa: E402
                          StockGuest)
 

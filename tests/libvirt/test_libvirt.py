@@ -38,7 +38,10 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from pvdc_paths import ROOT  # noqa: E402
+
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
 from pvdc_harness import (GuestError, Tap, artefact, modeset_head,  # noqa: E402
                           read_picture)

@@ -25,7 +25,9 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from pvdc_paths import ROOT  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "ui"))
 from pvdc_harness import (GuestError, GuestVM, MODESET_BARS, Tap,  # noqa: E402

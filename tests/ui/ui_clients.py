@@ -20,7 +20,9 @@ import subprocess
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from pvdc_paths import ROOT  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
 from pvdc_harness import Picture  # noqa: E402
 

@@ -3,8 +3,8 @@
  * pvdc: paravirtual display controller - register map.
  *
  * The single source of truth for the device model, the qtests and the
- * Linux guest driver.  Plain C preprocessor definitions only, no types and
- * no includes, so that QEMU, libqtest and the kernel can all include it.
+ * guest drivers (the Linux driver's copy is generated from it).  Plain C
+ * preprocessor definitions only, no types and no includes.
  *
  * The behaviour behind every register is specified in docs/specs/pvdc.rst.
  *

@@ -1,0 +1,275 @@
+#!/usr/bin/python3
+"""The upstream patch series applies to QEMU with git am and builds at
+every step (TAP).
+
+scripts/graft-qemu.py --diff turns the graft into the series to post
+upstream.  This test does what a maintainer would: in a scratch git
+repository holding the unmodified QEMU source the project builds from
+(Debian's 10.0.x source package), "git am" the series, then build every
+commit in turn as upstream wants a bisectable series built: QEMU's
+-Werror, its whole manual with Sphinx's warnings as errors (so a broken
+page or a page in no table of contents fails), the pvdc qtests once the
+series has them.  Last, the series' result must be the tree the project
+builds and tests (the graft, without its marker lines).
+
+The scratch repository and its build directory are kept in the cache,
+keyed by the QEMU version and the configuration, and reused: a commit
+whose tree was built before is not built again, and a series identical to
+the last verified one is not applied again.  The first run builds QEMU
+from scratch (about as long as scripts/build-qemu.sh's first build, plus
+the manual).
+"""
+
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts"))
+from pvdc_tap import Tap  # noqa: E402
+from pvdc_paths import BUILD, CACHE, ROOT  # noqa: E402
+
+# The project's minimal QEMU (scripts/build-qemu.sh), with git's default
+# for a checkout (-Werror) and the manual.  The device list is written per
+# commit: pvdc only once the series has its Kconfig symbol.
+CONFIGURE = ["--python=/usr/bin/python3", "--target-list=x86_64-softmmu",
+             "--without-default-features", "--without-default-devices",
+             "--with-devices-x86_64=pvdc-series", "--enable-tcg",
+             "--enable-kvm", "--enable-pixman", "--enable-vnc", "--enable-png",
+             "--enable-docs", "--enable-werror", "--disable-download",
+             "--disable-install-blobs"]
+DEVICES = "configs/devices/x86_64-softmmu/pvdc-series.mak"
+GIT_ENV = {"GIT_AUTHOR_NAME": "pvdc test", "GIT_AUTHOR_EMAIL": "test@pvdc",
+           "GIT_COMMITTER_NAME": "pvdc test",
+           "GIT_COMMITTER_EMAIL": "test@pvdc"}
+BUILD_TIMEOUT = 3 * 3600
+
+
+def log(msg):
+    print(f"# [{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def run(cmd, cwd=None, timeout=600, env=None):
+    """(exit status, output) of CMD."""
+    try:
+        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
+                           timeout=timeout,
+                           env=dict(os.environ, **GIT_ENV, **(env or {})))
+    except subprocess.TimeoutExpired as e:
+        return 124, f"{' '.join(cmd)}: no end within {timeout} s\n" + \
+            (e.stdout or "")
+    return p.returncode, p.stdout + p.stderr
+
+
+def git(repo, *args, timeout=600):
+    rc, out = run(["git", "-C", repo, *args], timeout=timeout)
+    if rc:
+        raise RuntimeError(f"git {' '.join(args)} exited {rc}:\n{out}")
+    return out.strip()
+
+
+def scratch_repository(src, repo):
+    """A git repository whose first commit, tagged base, is SRC as it is."""
+    if os.path.exists(os.path.join(repo, ".git", "pvdc-base-ready")):
+        return
+    log(f"creating the scratch repository from {src}")
+    shutil.rmtree(repo, ignore_errors=True)
+    shutil.copytree(src, repo, symlinks=True)
+    stamp = os.path.join(repo, ".pvdc-extracted")
+    if os.path.exists(stamp):
+        os.remove(stamp)
+    git(repo, "init", "-q")
+    # Everything, .gitignore'd files too: the tree the project builds.
+    git(repo, "add", "-A", "-f")
+    git(repo, "commit", "-q", "-m",
+        f"QEMU {os.path.basename(src)} (Debian's source package)")
+    git(repo, "tag", "base")
+    open(os.path.join(repo, ".git", "pvdc-base-ready"), "w").close()
+
+
+def make_series(src, out):
+    shutil.rmtree(out, ignore_errors=True)
+    rc, text = run([sys.executable, os.path.join(ROOT, "scripts",
+                                                 "graft-qemu.py"),
+                    "--diff", src, "-o", out])
+    if rc:
+        raise RuntimeError(f"graft-qemu.py --diff exited {rc}:\n{text}")
+    return sorted(os.path.join(out, f) for f in os.listdir(out))
+
+
+def series_key(patches, version):
+    h = hashlib.sha256("\n".join([version] + CONFIGURE).encode())
+    for path in patches:
+        with open(path) as f:
+            # The date does not change what is applied and built.
+            h.update(re.sub(r"^Date: .*\n", "", f.read(), flags=re.M)
+                     .encode())
+    return h.hexdigest()
+
+
+def subject(path):
+    with open(path) as f:
+        return re.search(r"^Subject: (.*)$", f.read(), re.M).group(1)
+
+
+def pvdc_qtests(repo):
+    with open(os.path.join(repo, "tests", "qtest", "meson.build")) as f:
+        return sorted(set(re.findall(r"'(pvdc[\w-]*-test)'", f.read())))
+
+
+def build_commit(repo, build, commit):
+    """Check COMMIT out and build it; (ok, output)."""
+    git(repo, "checkout", "-q", "--detach", commit)
+    with open(os.path.join(repo, "hw", "display", "Kconfig")) as f:
+        has_pvdc = re.search(r"^config PVDC$", f.read(), re.M)
+    devices = "CONFIG_Q35=y\n" + ("CONFIG_PVDC=y\n" if has_pvdc else "")
+    path = os.path.join(repo, DEVICES)
+    try:
+        with open(path) as f:
+            same = f.read() == devices
+    except FileNotFoundError:
+        same = False
+    if not same:
+        with open(path, "w") as f:
+            f.write(devices)
+    if not os.path.exists(os.path.join(build, "build.ninja")):
+        log("configuring QEMU: " + " ".join(CONFIGURE))
+        shutil.rmtree(build, ignore_errors=True)
+        os.makedirs(build)
+        rc, out = run([os.path.join(repo, "configure")] + CONFIGURE,
+                      cwd=build, timeout=1800)
+        if rc:
+            shutil.rmtree(build, ignore_errors=True)
+            return False, "configure failed:\n" + out[-6000:]
+    targets = ["qemu-system-x86_64", "html", "man"] + \
+        [f"tests/qtest/{t}" for t in pvdc_qtests(repo)]
+    rc, out = run(["ninja", "-C", build, "-n"] + targets)
+    steps = len(re.findall(r"^\[\d+/\d+\]", out, re.M))
+    log(f"building {commit[:12]}: {steps} step(s): {' '.join(targets)}")
+    t0 = time.monotonic()
+    rc, out = run(["ninja", "-C", build] + targets, timeout=BUILD_TIMEOUT)
+    log(f"built in {time.monotonic() - t0:.0f} s")
+    failed = [line for line in out.splitlines()
+              if line.startswith("FAILED") or "error" in line.lower()]
+    return rc == 0, "\n".join(failed[:20]) + "\n" + out[-6000:]
+
+
+def grafted_tree_matches(repo, files, grafted):
+    """Differences between the series' result and the grafted tree."""
+    marker = re.compile(r"^(# |/\* )pvdc graft (begin|end)\b.*\n", re.M)
+    differ = []
+    for rel in files:
+        with open(os.path.join(repo, rel)) as f:
+            ours = f.read()
+        try:
+            with open(os.path.join(grafted, rel)) as f:
+                theirs = marker.sub("", f.read())
+        except FileNotFoundError:
+            theirs = None
+        if ours != theirs:
+            differ.append(rel)
+    return differ
+
+
+def main():
+    tap = Tap()
+    rc, src = run([os.path.join(ROOT, "scripts", "fetch-qemu.sh")])
+    src = src.strip().splitlines()[-1] if src.strip() else ""
+    if rc or not os.path.isdir(src):
+        tap.result(False, "the QEMU source is there", src)
+        return tap.done()
+    version = os.path.basename(src).replace("qemu-", "")
+    key = hashlib.sha256("\n".join([version] + CONFIGURE).encode())
+    work = os.path.join(CACHE, f"qemu-series-{version}-"
+                               f"{key.hexdigest()[:12]}")
+    repo, build = os.path.join(work, "src"), os.path.join(work, "build")
+    os.makedirs(work, exist_ok=True)
+    lock = open(os.path.join(work, ".lock"), "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+
+    patches = make_series(src, os.path.join(work, "patches"))
+    subjects = [subject(p) for p in patches]
+    print("# " + "\n# ".join(subjects))
+    tap.result(len(patches) >= 5 and all(
+        re.match(r"\[PATCH \d+/\d+\] \S+: ", s) for s in subjects),
+        f"graft-qemu.py --diff makes a series of {len(patches)} patches "
+        "with subsystem prefixes", "\n".join(subjects))
+
+    verified_file = os.path.join(work, "verified-series")
+    trees_file = os.path.join(work, "built-trees")
+    key = series_key(patches, version)
+    try:
+        with open(verified_file) as f:
+            verified = f.read().strip() == key
+    except FileNotFoundError:
+        verified = False
+    try:
+        with open(trees_file) as f:
+            built = set(f.read().split())
+    except FileNotFoundError:
+        built = set()
+
+    if verified:
+        note = "the same series was applied and built before"
+        tap.result(True, f"git am applies the series onto QEMU {version} "
+                         f"({note})")
+        for s in subjects:
+            tap.result(True, f"{s} builds ({note})")
+    else:
+        scratch_repository(src, repo)
+        run(["git", "-C", repo, "am", "--abort"])
+        git(repo, "checkout", "-q", "--detach", "base")
+        git(repo, "reset", "-q", "--hard", "base")
+        rc, out = run(["git", "-C", repo, "am", "--whitespace=error-all"]
+                      + patches)
+        tap.result(rc == 0, f"git am applies the series onto QEMU {version}",
+                   out)
+        if rc:
+            run(["git", "-C", repo, "am", "--abort"])
+            for s in subjects:
+                tap.skip(f"{s} builds", "the series does not apply")
+        else:
+            commits = git(repo, "rev-list", "--reverse",
+                          "base..HEAD").split()
+            all_built = len(commits) == len(subjects)
+            for commit, s in zip(commits, subjects):
+                tree = git(repo, "rev-parse", commit + "^{tree}")
+                if tree in built:
+                    tap.result(True, f"{s} builds (this tree was built "
+                                     "before)")
+                    continue
+                ok, out = build_commit(repo, build, commit)
+                tap.result(ok, f"{s} builds", "" if ok else out)
+                all_built &= ok
+                if ok:
+                    built.add(tree)
+                    with open(trees_file, "w") as f:
+                        f.write("\n".join(sorted(built)) + "\n")
+            git(repo, "checkout", "-q", "--detach", commits[-1])
+            if all_built:
+                with open(verified_file, "w") as f:
+                    f.write(key + "\n")
+
+    grafted = os.path.join(BUILD, "qemu-src")
+    if not os.path.isdir(os.path.join(repo, ".git")) or \
+            not os.path.isdir(grafted):
+        tap.skip("the series' result is the tree the project builds",
+                 "no scratch repository or no grafted tree")
+    else:
+        files = git(repo, "diff", "--name-only", "base", "HEAD").split()
+        differ = grafted_tree_matches(repo, files, grafted)
+        tap.result(bool(files) and not differ,
+                   "the series' result is the tree the project builds "
+                   f"({len(files)} files)",
+                   "differ from the graft in " + os.path.realpath(grafted) +
+                   ": " + " ".join(differ))
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
