@@ -1599,6 +1599,11 @@ static void test_rejects(void)
         nv.chroma_offset + 4);
     BAD(nv, "chroma offset near 2^64", chroma_offset, UINT64_MAX - 63);
     BAD(nv, "chroma pitch below the chroma width", chroma_pitch, 124);
+    /* 65 pixels need 33 samples: a pitch of 32 samples is one short */
+    BAD(nv, "NV12 of odd width, chroma pitch one sample short", chroma_pitch,
+        64);
+    bad[n - 1].p.format = PVDC_FMT_NV12;
+    bad[n - 1].p.fb_width = 65;
     BAD(nv, "chroma pitch not a multiple of 4", chroma_pitch, 130);
     BAD(nv, "chroma offset not a multiple of 4", chroma_offset,
         nv.chroma_offset - 2);
