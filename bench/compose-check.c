@@ -1979,6 +1979,28 @@ static void test_plane_damage(void)
         ok(exact_ok, "plane rectangle is clipped to the head");
     }
     {
+        /* macropixel 3 of line 2 (pixels 6 and 7) shows at (16, 7) */
+        PVDCComposePlane p = plane_new(PVDC_FMT_YUYV, 40, 20, 0, 0);
+
+        p.dst_x = 10;
+        p.dst_y = 5;
+        exact_ok = true;
+        for (int byte = 0; byte < 4; byte++) {
+            /* Y0 Cb Y1 Cr: chroma belongs to both pixels, luma to one */
+            int lo = byte & 1 ? 16 : 16 + byte / 2;
+            int hi = byte & 1 ? 18 : lo + 1;
+
+            exact_ok &= pvdc_compose_plane_damage(&p, w, h, p.offset +
+                                                  2 * p.pitch + 3 * 4 + byte,
+                                                  1, &r) &&
+                        r.y == 7 && r.height == 1 && r.x <= lo &&
+                        r.x + r.width >= hi && r.x >= 16 &&
+                        r.x + r.width <= 18;
+        }
+        ok(exact_ok, "YUYV: a Cb or Cr write damages both pixels of its "
+           "macropixel, and nothing else");
+    }
+    {
         PVDCComposePlane p = plane_new(PVDC_FMT_NV12, 50, 41, 8, 0);
         uint64_t rs[2], re[2];
 
