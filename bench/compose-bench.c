@@ -352,6 +352,14 @@ int main(int argc, char **argv)
         } },
     };
     scenes[n++] = (Scene) {
+        .name = "NV12 1280x720 overlay -> full screen, nearest",
+        .target = "",
+        .scene = { WIDTH, HEIGHT, 0, 2, {
+            primary(),
+            yuv420(PVDC_FMT_NV12, 1, 16 * MIB, 1280, 720, 0),
+        } },
+    };
+    scenes[n++] = (Scene) {
         .name = "P010 1920x1080 overlay, full screen",
         .target = "<= 4",
         .scene = { WIDTH, HEIGHT, 0, 2, {
