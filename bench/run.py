@@ -22,6 +22,10 @@ rows that miss their target are marked MISS.  Sections:
   flipcost     MMIO accesses (and virtqueue kicks, device callbacks) per
                primary-plane page flip: pvdc vs bochs-display vs virtio-gpu
   check        one atomic TEST_ONLY commit / one DRM_IOCTL_VERSION
+  timing       pvdc's vblank timestamps (jitter of 300 intervals / frame
+               period), a wait for a vblank that has passed (/ frame
+               period), legacy cursor moves per frame while the head flips
+               on every vblank, and the frames those flips miss
 
 This is a benchmark, not a test: it is not part of the test suite, and a
 MISS does not make it fail (the exit status is 0 unless it could not run).
@@ -62,7 +66,8 @@ REGIONS = {
 }
 NOTIFY = re.compile(r"^virtio-pci-notify-")
 
-SECTIONS = ["composition", "damage", "idle", "flips", "flipcost", "check"]
+SECTIONS = ["composition", "damage", "idle", "flips", "flipcost", "check",
+            "timing"]
 
 
 # -- statistics and the result table ---------------------------------------
@@ -214,9 +219,9 @@ def accel_args(args):
         else ["-accel", "tcg"]
 
 
-def boot(device, args, extra=None, memory="512"):
+def boot(device, args, extra=None, memory="512", append=""):
     name, devices, driver = device
-    append = "" if driver == "pvdc" else "pvdc.noload"
+    append = append if driver == "pvdc" else "pvdc.noload"
     vm = GuestVM(devices=devices, append=append, memory=memory,
                  extra_args=accel_args(args) + (extra or []))
     vm.start()
@@ -484,6 +489,63 @@ def bench_guests(res, args):
                 "DRM_IOCTL_VERSION in the same guest", "")
 
 
+INTERVALS = re.compile(r"# intervals: .* period (\d+) ns, mean ([\d.]+) ns, "
+                       r"sigma ([\d.]+) ns")
+PASSED = re.compile(r"^ok (wait-for-passed-sequence\S*) # (\d+) us", re.M)
+CURSOR = re.compile(r"# (\d+) flips over (\d+) frames, (\d+) missed, (\d+) "
+                    r"latched later .*; (\d+) cursor moves \((\d+) refused\), "
+                    r"([\d.]+) per frame")
+
+
+def bench_timing(res, args):
+    """Vblank timestamps, waits and cursor moves as pvdc's driver gives
+    them, measured in the guest by pvdc-vblank and pvdc-cursor."""
+    # iomem=relaxed: pvdc-vblank reads the device's registers through BAR0.
+    vm = boot(PVDC, args, append="iomem=relaxed")
+    try:
+        jitter, passed, cursor = [], {}, []
+        for _ in range(args.repeats):
+            # The programs' own verdicts are the tests' business: a row
+            # that misses its target is reported here, not dropped.
+            _, out = vm.run("pvdc-vblank -n 300 intervals passed", 300)
+            m = INTERVALS.search(out)
+            if not m:
+                raise GuestError(f"pvdc-vblank:\n{out}")
+            period, sigma = float(m.group(1)), float(m.group(3))
+            jitter.append(3 * sigma / period)
+            for name, us in PASSED.findall(out):
+                passed.setdefault(name, []).append(float(us))
+            _, out = vm.run("pvdc-cursor -r 75 -m 0 -t 5 moves", 120)
+            m = CURSOR.search(out)
+            if not m:
+                raise GuestError(f"pvdc-cursor:\n{out}")
+            cursor.append([float(x) for x in m.groups()])
+    except GuestError as e:
+        res.failed("timing", "pvdc", e)
+        return
+    finally:
+        vm.stop()
+    res.add("timing", "pvdc: 3 sigma of 300 vblank intervals / frame period",
+            statistics.median(jitter), jitter, "frame period of the mode",
+            "<= 0.0005", extra={"period_ns": period})
+    for name, samples in passed.items():
+        label = ("after the vblank interrupt went off"
+                 if "interrupt-off" in name else "vblank interrupt on")
+        res.add("timing", f"pvdc: wait for a passed vblank, {label}",
+                statistics.median(samples) * 1000 / 500e6, None,
+                "frame period (2 Hz mode)", "", value=statistics.median(samples),
+                unit="us", extra={"samples_us": samples})
+    moves = [c[6] for c in cursor]
+    res.add("timing", "pvdc: cursor moves per frame while flipping each vblank",
+            statistics.median(moves), moves, "one frame (75 Hz)", ">= 10")
+    flips = sum(c[0] for c in cursor)
+    res.add("timing", "pvdc: missed frames per 1000 flips during cursor moves",
+            None, None, "0", "== 0",
+            value=1000.0 * sum(c[2] for c in cursor) / max(flips, 1),
+            unit="/1000", target_on="value",
+            extra={"late": sum(c[3] for c in cursor), "flips": flips})
+
+
 # -- main --------------------------------------------------------------------
 
 def main():
@@ -519,6 +581,8 @@ def main():
         bench_idle(res, args)
     if {"flips", "flipcost", "check"} & set(args.only):
         bench_guests(res, args)
+    if "timing" in args.only:
+        bench_timing(res, args)
     elapsed = time.monotonic() - t0
 
     print_table(res)

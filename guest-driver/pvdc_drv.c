@@ -15,6 +15,7 @@
 
 #include <drm/drm_atomic_helper.h>
 #include <drm/drm_blend.h>
+#include <drm/drm_client_setup.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_fbdev_ttm.h>
 #include <drm/drm_file.h>
@@ -30,8 +31,12 @@
 
 #include "pvdc_drv.h"
 
-/* Longest a disable of a head left enabled by a previous driver may take. */
-#define PVDC_SANITIZE_TIMEOUT_US	(2 * USEC_PER_SEC)
+/*
+ * How long probe waits for the device to latch what a previous driver left
+ * armed, or the sanitizing commit: a latch point is at most the longest
+ * frame, or the link-up delay, after its doorbell.
+ */
+#define PVDC_SANITIZE_TIMEOUT_US	(70 * USEC_PER_SEC)
 
 void pvdc_update_int_enable(struct pvdc_device *pvdc, u32 set, u32 clear)
 {
@@ -40,46 +45,61 @@ void pvdc_update_int_enable(struct pvdc_device *pvdc, u32 set, u32 clear)
 
 	spin_lock_irqsave(&pvdc->irq_lock, flags);
 	pvdc->int_enable = (pvdc->int_enable & ~clear) | set;
-	if (drm_dev_enter(&pvdc->drm, &idx)) {
+	if (!pvdc->quiesced && drm_dev_enter(&pvdc->drm, &idx)) {
 		pvdc_write(pvdc, PVDC_REG_INT_ENABLE, pvdc->int_enable);
 		drm_dev_exit(idx);
 	}
 	spin_unlock_irqrestore(&pvdc->irq_lock, flags);
 }
 
+/*
+ * Write the registers of a state window at @base that differ from what the
+ * shadow copy holds (@old), or all of them: the one way the driver writes
+ * a register image.
+ */
+void pvdc_write_regs(struct pvdc_device *pvdc, u32 base, const u32 *regs,
+		     const u32 *old, unsigned int count, bool all)
+{
+	unsigned int i;
+
+	for (i = 0; i < count; i++)
+		if (all || regs[i] != old[i])
+			pvdc_write(pvdc, base + i * 4, regs[i]);
+}
+
+/*
+ * The BAR stays mapped as long as the interrupt is requested (both are
+ * devres, the interrupt released first), and the handler acknowledges
+ * whatever the device raised until pvdc_irq_quiesce() masked it: a shared
+ * INTx line is never left asserted.
+ */
 static irqreturn_t pvdc_irq_handler(int irq, void *arg)
 {
 	struct pvdc_device *pvdc = arg;
 	bool hotplug = false;
 	unsigned int h;
 	u32 status;
-	int idx;
 
-	if (!drm_dev_enter(&pvdc->drm, &idx))
+	if (READ_ONCE(pvdc->quiesced))
 		return IRQ_NONE;
 
 	/* One read acknowledges everything it returns. */
 	status = pvdc_read(pvdc, PVDC_REG_INT_ACK);
-	if (!status || status == ~0u) {
-		drm_dev_exit(idx);
+	if (!status || status == ~0u)
 		return IRQ_NONE;
-	}
 
 	for (h = 0; h < pvdc->num_heads; h++) {
 		struct pvdc_head *head = &pvdc->heads[h];
 		u32 bits = (status >> (h * PVDC_INT_BITS_PER_HEAD)) &
 			   PVDC_INT_HEAD_MASK;
 
-		/* A commit latches at a vblank: count the vblank first. */
 		if (bits & PVDC_INT_VBLANK)
 			pvdc_head_vblank(head);
 		if (bits & (PVDC_INT_COMMIT_DONE | PVDC_INT_COMMIT_REJECTED))
-			pvdc_head_commit_done(head,
-					      bits & PVDC_INT_COMMIT_REJECTED);
+			pvdc_head_latched(head, bits & PVDC_INT_COMMIT_REJECTED);
 		if (bits & PVDC_INT_HOTPLUG)
 			hotplug = true;
 	}
-	drm_dev_exit(idx);
 
 	if (hotplug)
 		schedule_work(&pvdc->hotplug_work);
@@ -99,33 +119,32 @@ static int pvdc_dumb_create(struct drm_file *file, struct drm_device *dev,
 	return drm_gem_vram_fill_create_dumb(file, dev, 0, pitch_align, args);
 }
 
+/*
+ * drm_atomic_helper_check(), with the shared resources checked before the
+ * legacy cursor path is chosen: a cursor update goes in place only if it
+ * changes nothing the heads share.
+ */
 static int pvdc_atomic_check(struct drm_device *dev,
 			     struct drm_atomic_state *state)
 {
-	bool rerun = false;
-	int pass, ret;
+	int ret;
 
-	/*
-	 * A plane update that needs a new bandwidth split turns into a
-	 * modeset of its head, and that split may need the other heads to
-	 * be modeset too; the modeset checks then run again.
-	 */
-	for (pass = 0; pass < 3; pass++) {
-		ret = drm_atomic_helper_check_modeset(dev, state);
-		if (ret)
-			return ret;
-		ret = drm_atomic_normalize_zpos(dev, state);
-		if (ret)
-			return ret;
-		ret = drm_atomic_helper_check_planes(dev, state);
-		if (ret)
-			return ret;
-		ret = pvdc_crtc_global_check(state, &rerun);
-		if (ret || !rerun)
-			return ret;
-	}
+	ret = drm_atomic_helper_check_modeset(dev, state);
+	if (ret)
+		return ret;
+	ret = drm_atomic_normalize_zpos(dev, state);
+	if (ret)
+		return ret;
+	ret = drm_atomic_helper_check_planes(dev, state);
+	if (ret)
+		return ret;
+	ret = pvdc_global_check(state);
+	if (ret)
+		return ret;
+	if (state->legacy_cursor_update)
+		state->async_update = !drm_atomic_helper_async_check(dev, state);
 
-	return -EINVAL;
+	return 0;
 }
 
 static const struct drm_mode_config_funcs pvdc_mode_config_funcs = {
@@ -137,6 +156,7 @@ static const struct drm_mode_config_funcs pvdc_mode_config_funcs = {
 
 static const struct drm_mode_config_helper_funcs pvdc_mode_config_helpers = {
 	.atomic_commit_tail = pvdc_atomic_commit_tail,
+	.atomic_commit_setup = pvdc_global_commit_setup,
 };
 
 DEFINE_DRM_GEM_FOPS(pvdc_fops);
@@ -147,7 +167,6 @@ static const struct drm_driver pvdc_driver = {
 	.fops			= &pvdc_fops,
 	.name			= PVDC_DRIVER_NAME,
 	.desc			= "QEMU paravirtual display controller",
-	.date			= "20261203",
 	.major			= PVDC_VERSION_MAJOR,
 	.minor			= PVDC_VERSION_MINOR,
 	.debugfs_init		= drm_vram_mm_debugfs_init,
@@ -158,6 +177,8 @@ static const struct drm_driver pvdc_driver = {
 
 static int pvdc_read_caps(struct pvdc_device *pvdc)
 {
+	const u32 needed = PVDC_FEATURE_CLOCK | PVDC_FEATURE_DOORBELL_AMEND |
+			   PVDC_FEATURE_MULTI_HEAD_COMMIT;
 	struct drm_device *drm = &pvdc->drm;
 	u32 id, version, size, limits;
 	u64 vram;
@@ -176,6 +197,13 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 	}
 
 	pvdc->features = pvdc_read(pvdc, PVDC_REG_FEATURES);
+	/* Exact vblank times, and cursors that do not wait, rely on these. */
+	if ((pvdc->features & needed) != needed) {
+		drm_err(drm, "device %u.%u lacks features %#x\n",
+			version >> 16, version & 0xffff,
+			needed & ~pvdc->features);
+		return -ENODEV;
+	}
 	pvdc->num_heads = pvdc_read(pvdc, PVDC_REG_NUM_HEADS);
 	pvdc->num_overlays = pvdc_read(pvdc, PVDC_REG_NUM_OVERLAYS);
 	pvdc->num_planes = pvdc_read(pvdc, PVDC_REG_NUM_PLANES);
@@ -240,50 +268,124 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 	return 0;
 }
 
+/* DONE_SEQ of every head has caught up with ARMED_SEQ. */
+static int pvdc_wait_idle(struct pvdc_device *pvdc)
+{
+	u32 armed;
+
+	return readx_poll_timeout(ioread32, pvdc->mmio + PVDC_REG_MULTI_DOORBELL,
+				  armed, !armed, USEC_PER_MSEC,
+				  PVDC_SANITIZE_TIMEOUT_US);
+}
+
+/* The head plane @p is on, or -1 if it is off. */
+static int pvdc_plane_active_head(struct pvdc_device *pvdc, unsigned int p)
+{
+	u32 head = pvdc_read(pvdc, PVDC_PLANE_ACTIVE(p) + PVDC_PS_HEAD);
+
+	if (!(pvdc_read(pvdc, PVDC_PLANE_ACTIVE(p) + PVDC_PS_CTRL) &
+	      PVDC_PS_CTRL_ENABLE) || head >= pvdc->num_heads)
+		return -1;
+
+	return head;
+}
+
+/* Heads that are on, or that have a plane on. */
+static u32 pvdc_heads_in_use(struct pvdc_device *pvdc)
+{
+	unsigned int h, p;
+	u32 mask = 0;
+
+	for (h = 0; h < pvdc->num_heads; h++)
+		if (pvdc_read(pvdc, PVDC_HEAD_ACTIVE(h) + PVDC_HS_CTRL) &
+		    PVDC_HS_CTRL_ENABLE)
+			mask |= BIT(h);
+	for (p = 0; p < pvdc->num_planes; p++)
+		if (pvdc_plane_active_head(pvdc, p) >= 0)
+			mask |= BIT(pvdc_plane_active_head(pvdc, p));
+
+	return mask;
+}
+
+/* What the sanitizing commit must have left: nothing on. */
+static int pvdc_sanitize_verify(struct pvdc_device *pvdc, u32 mask)
+{
+	unsigned int h;
+
+	for (h = 0; h < pvdc->num_heads; h++) {
+		u32 result = pvdc_read(pvdc, PVDC_HEAD_CONTROL(h) +
+				       PVDC_HEAD_RESULT);
+
+		if (mask & BIT(h) &&
+		    FIELD_GET(PVDC_RESULT_CODE_MASK, result) !=
+		    PVDC_RESULT_APPLIED) {
+			drm_err(&pvdc->drm, "head %u: turning off refused: %#x\n",
+				h, result);
+			return -EIO;
+		}
+	}
+	if (pvdc_heads_in_use(pvdc)) {
+		drm_err(&pvdc->drm, "heads %#x still on\n",
+			pvdc_heads_in_use(pvdc));
+		return -EIO;
+	}
+
+	return 0;
+}
+
 /*
  * Bring the device to the state the driver's initial atomic state
  * describes: every plane disabled on its home head, every head disabled.
- * A head a previous driver instance left enabled is disabled with a
- * doorbell, polled since interrupts are not set up yet.
+ * A previous driver may have left heads on, with planes of other heads on
+ * them: one MULTI_DOORBELL over all of those turns them off at once, as
+ * the device's head isolation requires.  Interrupts are not set up yet:
+ * the device is polled.
  */
-static void pvdc_sanitize(struct pvdc_device *pvdc)
+static int pvdc_sanitize(struct pvdc_device *pvdc)
 {
-	unsigned int h, p;
-	u32 armed = 0, val;
+	u32 regs[PVDC_PLANE_STATE_REGS];
+	unsigned int h, p, i;
+	u32 mask;
 	int ret;
 
 	pvdc_write(pvdc, PVDC_REG_INT_ENABLE, 0);
-	for (p = 0; p < pvdc->num_planes; p++)
-		pvdc_plane_sanitize(pvdc, p);
-
-	for (h = 0; h < pvdc->num_heads; h++) {
-		pvdc_write(pvdc, PVDC_HEAD_SHADOW(h) + PVDC_HS_CTRL, 0);
-		if (pvdc_read(pvdc, PVDC_HEAD_ACTIVE(h) + PVDC_HS_CTRL) &
-		    PVDC_HS_CTRL_ENABLE)
-			armed |= BIT(h);
-	}
-	for (h = 0; h < pvdc->num_heads; h++) {
-		if (!(armed & BIT(h)))
-			continue;
-		ret = readl_poll_timeout(pvdc->mmio + PVDC_HEAD_CONTROL(h) +
-					 PVDC_HEAD_DOORBELL, val, !val, 1000,
-					 PVDC_SANITIZE_TIMEOUT_US);
-		if (!ret) {
-			pvdc_write(pvdc, PVDC_HEAD_CONTROL(h) +
-				   PVDC_HEAD_DOORBELL, 1);
-			ret = readl_poll_timeout(pvdc->mmio +
-						 PVDC_HEAD_CONTROL(h) +
-						 PVDC_HEAD_DOORBELL, val, !val,
-						 1000, PVDC_SANITIZE_TIMEOUT_US);
-		}
-		if (ret)
-			drm_warn(&pvdc->drm, "head %u did not turn off\n", h);
+	ret = pvdc_wait_idle(pvdc);
+	if (ret) {
+		drm_err(&pvdc->drm, "a commit left armed never latched\n");
+		return ret;
 	}
 
+	mask = pvdc_heads_in_use(pvdc);
+	/*
+	 * A plane is turned off by the commit of the head it is on, which
+	 * is in the group whatever the device's head isolation says; the
+	 * driver rewrites it whole before it uses it.
+	 */
+	for (p = 0; p < pvdc->num_planes; p++) {
+		int head = pvdc_plane_active_head(pvdc, p);
+		u32 home = FIELD_GET(PVDC_PLANE_CAPS_HOME,
+				     pvdc_read(pvdc, PVDC_REG_PLANE_CAPS(p)));
+
+		pvdc_plane_reset_regs(regs, head >= 0 ? head : home);
+		for (i = 0; i < PVDC_PLANE_STATE_REGS; i++)
+			pvdc_write(pvdc, PVDC_PLANE_SHADOW(p) + i * 4, regs[i]);
+	}
 	for (h = 0; h < pvdc->num_heads; h++)
-		pvdc->heads[h].armed_seq = pvdc_read(pvdc, PVDC_HEAD_CONTROL(h) +
-						     PVDC_HEAD_ARMED_SEQ);
+		pvdc_write(pvdc, PVDC_HEAD_SHADOW(h) + PVDC_HS_CTRL, 0);
+
+	if (mask) {
+		pvdc_write(pvdc, PVDC_REG_MULTI_DOORBELL, mask);
+		ret = pvdc_wait_idle(pvdc);
+		if (!ret)
+			ret = pvdc_sanitize_verify(pvdc, mask);
+		if (ret)
+			return ret;
+	}
+
+	pvdc_heads_reset(pvdc);
 	pvdc_write(pvdc, PVDC_REG_INT_STATUS, ~0u);
+
+	return 0;
 }
 
 /*
@@ -311,9 +413,8 @@ static int pvdc_planes_init(struct pvdc_device *pvdc)
 			unsigned int seen[PVDC_MAX_HEADS] = { 0 };
 
 			for (p = 0; p < pvdc->num_planes; p++) {
-				unsigned int home = (caps[p] >>
-						     PVDC_PLANE_CAPS_HOME_SHIFT) &
-						    PVDC_PLANE_CAPS_HOME_MASK;
+				unsigned int home =
+					FIELD_GET(PVDC_PLANE_CAPS_HOME, caps[p]);
 				struct pvdc_plane *plane;
 
 				if ((caps[p] & PVDC_PLANE_CAPS_TYPE_MASK) !=
@@ -375,8 +476,6 @@ static int pvdc_kms_init(struct pvdc_device *pvdc)
 	for (h = 0; h < pvdc->num_heads; h++) {
 		struct pvdc_head *head = &pvdc->heads[h];
 
-		head->pvdc = pvdc;
-		head->index = h;
 		ret = pvdc_crtc_init(pvdc, head);
 		if (ret)
 			return ret;
@@ -412,9 +511,9 @@ static int pvdc_irq_init(struct pvdc_device *pvdc, struct pci_dev *pdev)
 	if (ret < 0)
 		return ret;
 
-	ret = devm_request_irq(&pdev->dev, pci_irq_vector(pdev, 0),
-			       pvdc_irq_handler, IRQF_SHARED,
-			       PVDC_DRIVER_NAME, pvdc);
+	pvdc->irq = pci_irq_vector(pdev, 0);
+	ret = devm_request_irq(&pdev->dev, pvdc->irq, pvdc_irq_handler,
+			       IRQF_SHARED, PVDC_DRIVER_NAME, pvdc);
 	if (ret)
 		return ret;
 
@@ -425,6 +524,28 @@ static int pvdc_irq_init(struct pvdc_device *pvdc, struct pci_dev *pdev)
 	pvdc_update_int_enable(pvdc, enable, 0);
 
 	return 0;
+}
+
+/* The driver's side of each head, before anything touches the device. */
+static void pvdc_heads_init(struct pvdc_device *pvdc)
+{
+	unsigned int h;
+
+	for (h = 0; h < PVDC_MAX_HEADS; h++) {
+		struct pvdc_head *head = &pvdc->heads[h];
+
+		head->pvdc = pvdc;
+		head->index = h;
+		INIT_LIST_HEAD(&head->latches);
+		INIT_LIST_HEAD(&head->releases);
+		init_waitqueue_head(&head->wq);
+		spin_lock_init(&head->tl_lock);
+	}
+}
+
+static void pvdc_fini(void *arg)
+{
+	pvdc_clock_fini(arg);
 }
 
 static int pvdc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
@@ -439,14 +560,13 @@ static int pvdc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 		return PTR_ERR(pvdc);
 	drm = &pvdc->drm;
 
-	ret = drmm_mutex_init(drm, &pvdc->hw_lock);
-	if (ret)
-		return ret;
 	spin_lock_init(&pvdc->irq_lock);
-	spin_lock_init(&pvdc->clock_lock);
-	init_waitqueue_head(&pvdc->commit_wq);
-	init_waitqueue_head(&pvdc->global_wq);
+	spin_lock_init(&pvdc->reg64_lock);
+	INIT_LIST_HEAD(&pvdc->released);
+	INIT_WORK(&pvdc->release_work, pvdc_release_work);
+	INIT_WORK(&pvdc->resync_work, pvdc_resync_work);
 	INIT_WORK(&pvdc->hotplug_work, pvdc_hotplug_work);
+	pvdc_heads_init(pvdc);
 
 	ret = pcim_enable_device(pdev);
 	if (ret)
@@ -465,7 +585,14 @@ static int pvdc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	ret = pvdc_read_caps(pvdc);
 	if (ret)
 		return ret;
-	pvdc_sanitize(pvdc);
+	pvdc_clock_init(pvdc);
+	/* Before the BAR goes: devres runs in reverse. */
+	ret = devm_add_action_or_reset(&pdev->dev, pvdc_fini, pvdc);
+	if (ret)
+		return ret;
+	ret = pvdc_sanitize(pvdc);
+	if (ret)
+		return ret;
 
 	ret = drmm_vram_helper_init(drm, pvdc->vram_base, pvdc->vram_size);
 	if (ret)
@@ -485,9 +612,27 @@ static int pvdc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	if (ret)
 		return ret;
 
-	drm_fbdev_ttm_setup(drm, 32);
+	drm_client_setup(drm, NULL);
 
 	return 0;
+}
+
+/*
+ * For good: the device raises nothing more, what it raised is acknowledged
+ * while the BAR is still mapped, and whatever it has not reported yet
+ * counts as done, so that no waiter, event or pinned buffer is left.
+ */
+static void pvdc_irq_quiesce(struct pvdc_device *pvdc)
+{
+	spin_lock_irq(&pvdc->irq_lock);
+	WRITE_ONCE(pvdc->quiesced, true);
+	pvdc->int_enable = 0;
+	pvdc_write(pvdc, PVDC_REG_INT_ENABLE, 0);
+	pvdc_write(pvdc, PVDC_REG_INT_STATUS, ~0u);
+	spin_unlock_irq(&pvdc->irq_lock);
+	synchronize_irq(pvdc->irq);
+
+	pvdc_commit_quiesce(pvdc);
 }
 
 static void pvdc_pci_remove(struct pci_dev *pdev)
@@ -495,11 +640,14 @@ static void pvdc_pci_remove(struct pci_dev *pdev)
 	struct drm_device *drm = pci_get_drvdata(pdev);
 	struct pvdc_device *pvdc = to_pvdc(drm);
 
+	pvdc_irq_quiesce(pvdc);
 	drm_dev_unplug(drm);
+	/* The device is not touched any more: this completes in software. */
 	drm_atomic_helper_shutdown(drm);
 	cancel_work_sync(&pvdc->hotplug_work);
-	/* The BAR is still mapped until the devres release after this. */
-	pvdc_write(pvdc, PVDC_REG_INT_ENABLE, 0);
+	cancel_work_sync(&pvdc->resync_work);
+	flush_work(&pvdc->release_work);
+	pvdc_clock_fini(pvdc);
 }
 
 static void pvdc_pci_shutdown(struct pci_dev *pdev)
@@ -509,25 +657,33 @@ static void pvdc_pci_shutdown(struct pci_dev *pdev)
 
 static int pvdc_pm_suspend(struct device *dev)
 {
-	return drm_mode_config_helper_suspend(dev_get_drvdata(dev));
+	struct drm_device *drm = dev_get_drvdata(dev);
+	int ret;
+
+	ret = drm_mode_config_helper_suspend(drm);
+	if (ret)
+		return ret;
+	/* A powered-down device has no clock to read. */
+	pvdc_clock_fini(to_pvdc(drm));
+
+	return 0;
 }
 
-/* The device may have been reset: rewrite what the driver keeps of it. */
+/*
+ * Waking from S3 resets the device: every head off, sequence numbers back
+ * to 0.  Take it from there and commit the state saved at suspend.
+ */
 static int pvdc_pm_resume(struct device *dev)
 {
 	struct drm_device *drm = dev_get_drvdata(dev);
 	struct pvdc_device *pvdc = to_pvdc(drm);
-	unsigned int p;
+	int ret;
 
-	pvdc_sanitize(pvdc);
+	pvdc_clock_resume(pvdc);
+	ret = pvdc_sanitize(pvdc);
+	if (ret)
+		return ret;
 	pvdc_update_int_enable(pvdc, 0, 0);
-	/* Our clock may have moved relative to the device's meanwhile. */
-	spin_lock_irq(&pvdc->clock_lock);
-	pvdc->clock_offset_valid = false;
-	spin_unlock_irq(&pvdc->clock_lock);
-	for (p = 0; p < pvdc->num_planes; p++)
-		if (pvdc->planes[p])
-			pvdc->planes[p]->shadow_lost = true;
 
 	return drm_mode_config_helper_resume(drm);
 }

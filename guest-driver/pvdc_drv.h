@@ -8,12 +8,19 @@
  * or nothing, and reports the outcome with an interrupt.  The atomic checks
  * mirror the device's validation rules so that a commit the driver accepts
  * is one the device applies.
+ *
+ * Nothing here waits on a clock: a commit is complete when the device says
+ * so (DONE_SEQ reached the ARMED_SEQ of its doorbell), and the heads share
+ * no lock that is held across a wait.
  */
 #ifndef PVDC_DRV_H
 #define PVDC_DRV_H
 
+#include <linux/bitfield.h>
 #include <linux/io.h>
-#include <linux/mutex.h>
+#include <linux/list.h>
+#include <linux/seqlock.h>
+#include <linux/types.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
@@ -29,7 +36,55 @@
 
 #define PVDC_DRIVER_NAME	"pvdc"
 
+/* Index of the register at offset @off of a state window in a regs[] image. */
+#define PVDC_REG_INDEX(off)	((off) / 4)
+
 struct pvdc_device;
+
+/*
+ * The device's vblanks are instants of its clock: vblank n of an enabled
+ * head is at t0 + n * period.  The driver keeps that timeline and a mapping
+ * from the device clock to ktime (pvdc_vblank.c), so that the vblank counter
+ * and timestamps cost no register access.
+ */
+struct pvdc_timeline {
+	bool on;
+	u64 t0;			/* device ns of the enable latch */
+	u64 period;		/* ns per frame */
+	u32 count0;		/* counter at t0 */
+	u32 off_count;		/* counter while off */
+	u64 off_time;		/* device ns of the last vblank while off */
+	/* Device VBLANK_COUNT + offset = the driver's counter. */
+	u32 offset;
+	u32 dev_count;		/* VBLANK_COUNT while off */
+	/* Never report less than what was reported (mapping updates). */
+	u32 floor;
+	u64 floor_time;
+};
+
+/*
+ * What one doorbell of a head completes when the device latches it: a
+ * commit's event and timeline change.  Lives in the commit's CRTC state
+ * (or on the tail's stack) until the tail saw @completed.
+ */
+struct pvdc_latch {
+	struct list_head link;
+	u32 seq;
+	struct drm_pending_vblank_event *event;
+	u64 when;		/* device time of the latch, 0 if unknown */
+	bool enables;		/* the head's timeline starts here */
+	bool disables;		/* ... or stops */
+	bool resync;		/* of a commit rewriting a refused head */
+	bool rejected;
+	bool completed;
+};
+
+/* A framebuffer kept pinned until the device latched what replaced it. */
+struct pvdc_release {
+	struct list_head link;
+	u32 seq;
+	struct drm_framebuffer *fb;
+};
 
 struct pvdc_head {
 	struct pvdc_device *pvdc;
@@ -38,19 +93,24 @@ struct pvdc_head {
 	struct drm_encoder encoder;
 	struct drm_connector connector;
 
+	/* Doorbells, under pvdc->irq_lock. */
+	u32 seq;		/* ARMED_SEQ of the last doorbell written */
+	u32 done;		/* DONE_SEQ the driver has processed */
+	bool resolve;		/* read DONE_SEQ at the next interrupt */
 	/*
-	 * Commit completion, protected by pvdc->irq_lock: armed is true from
-	 * the doorbell to the COMMIT_DONE or COMMIT_REJECTED interrupt; the
-	 * event, if any, is sent from that interrupt.
+	 * Commit tails writing this head's shadow state: a cursor update
+	 * leaves its doorbell to them, so that it never arms half of theirs.
 	 */
-	bool armed;
-	u32 armed_seq;
-	struct drm_pending_vblank_event *event;
+	unsigned int hold;
+	struct list_head latches;	/* struct pvdc_latch, by seq */
+	struct list_head releases;	/* struct pvdc_release, by seq */
+	wait_queue_head_t wq;
 
-	/* Last hardware vblank counter read. */
-	u32 vblank_count;
-	/* Device time of the vblank being handled by the interrupt. */
-	u64 irq_vblank_time;
+	/* pvdc_vblank.c: started and stopped by the interrupt handler. */
+	spinlock_t tl_lock;		/* protects tl */
+	struct pvdc_timeline tl;
+	/* Device time the interrupt handler stands at, 0 outside it. */
+	u64 irq_now;
 
 	/* Set by the CRC debugfs interface, read in the vblank interrupt. */
 	bool crc_enabled;
@@ -62,13 +122,11 @@ struct pvdc_plane {
 	unsigned int type;		/* PVDC_PLANE_TYPE_* */
 	unsigned int home;		/* head bound to at reset */
 	u32 possible_heads;		/* device head mask */
-	/* The shadow registers no longer hold the current state's values. */
-	bool shadow_lost;
 };
 
 /*
  * Values derived from the plane state in atomic_check: the shadow register
- * values to program (indexed by PVDC_PS_* / 4), plus what the head-level
+ * image (indexed by PVDC_REG_INDEX(PVDC_PS_*)), plus what the head-level
  * checks need.  FB_OFFSET is only known once the buffer is pinned, so it is
  * filled in at commit time.
  */
@@ -78,28 +136,49 @@ struct pvdc_plane_state {
 	bool enabled;
 	bool scaled;
 	u32 bandwidth;			/* KiB read per frame */
+	/* For a cursor update that replaces the framebuffer in place. */
+	struct pvdc_release *release;
 };
 
 struct pvdc_crtc_state {
 	struct drm_crtc_state base;
-	u32 bandwidth;			/* HS_BANDWIDTH: allocation, KiB */
+	/* Shadow register image, indexed by PVDC_REG_INDEX(PVDC_HS_*). */
+	u32 regs[PVDC_HEAD_STATE_REGS];
 	u32 need;			/* KiB the enabled planes read */
 	unsigned int scalers;		/* scaled enabled planes */
-	unsigned int num_enabled;	/* enabled planes */
-	/* From atomic_flush to the doorbell that will complete it. */
-	struct drm_pending_vblank_event *event;
+	/* From atomic_flush to the latch of the tail's doorbell. */
+	struct pvdc_latch latch;
+	/* A commit that rewrites the head after the device refused one. */
+	bool resync;
 };
 
 /*
- * Resources shared by all heads.  A commit that changes them carries a new
- * copy of this state; seq orders those commits so that their tails reach
- * the device in the order they were checked.
+ * Resources shared by all heads.  release[] holds, per head, the commit
+ * that lowered the head's share and may not have latched yet: a commit
+ * that takes a share waits for those (pvdc_global_serialize()).
  */
 struct pvdc_global_state {
 	struct drm_private_state base;
-	u64 seq;
 	u32 bandwidth[PVDC_MAX_HEADS];	/* allocation of each enabled head */
 	u8 scalers[PVDC_MAX_HEADS];	/* scaled planes on each head */
+	struct drm_crtc_commit *release[PVDC_MAX_HEADS];
+	/* This commit's changes, decided in atomic_check. */
+	u32 lowered;			/* heads whose share goes down */
+	bool takes;			/* some share goes up */
+};
+
+/* Device clock -> ktime, pvdc_vblank.c. */
+struct pvdc_clock {
+	seqcount_spinlock_t seq;
+	spinlock_t lock;		/* serialises the writers of seq */
+	u64 dev0;			/* device ns at the anchor */
+	s64 kt0;			/* ktime ns at the anchor */
+	s64 skew;			/* slope - 1, in units of 2^-32 */
+	s64 rate;			/* estimated rate - 1, same units */
+	/* Half the width of the best sample of the last sync, ns. */
+	u32 error;
+	unsigned int interval;		/* seconds to the next sync */
+	struct delayed_work sync_work;
 };
 
 struct pvdc_device {
@@ -107,6 +186,7 @@ struct pvdc_device {
 	void __iomem *mmio;
 	resource_size_t vram_base;
 	resource_size_t vram_size;
+	int irq;
 
 	/* Capabilities, read once at probe. */
 	u32 features;
@@ -127,21 +207,31 @@ struct pvdc_device {
 	struct pvdc_plane *planes[PVDC_MAX_PLANES];
 
 	struct drm_property *hotplug_mode_update_property;
-
 	struct drm_private_obj global;
-	wait_queue_head_t global_wq;
-	u64 global_done;		/* seq of the last global commit done */
 
-	struct mutex hw_lock;		/* shadow writes + doorbell of a tail */
-	spinlock_t irq_lock;		/* INT_ENABLE and head commit state */
+	/*
+	 * Interrupt state, doorbells and their completions.  Never held
+	 * across a wait: a head waits on its own wait queue.
+	 */
+	spinlock_t irq_lock;		/* doorbells, INT_ENABLE, the heads' */
 	u32 int_enable;
-	wait_queue_head_t commit_wq;
+	/* Interrupts masked for good (unbind): complete everything at once. */
+	bool quiesced;
+	/* Shadow registers that may not hold what the state says. */
+	DECLARE_BITMAP(stale_heads, PVDC_MAX_HEADS);
+	DECLARE_BITMAP(stale_planes, PVDC_MAX_PLANES);
+	/* Heads the device refused a commit of, to be rewritten. */
+	u32 resync_heads;
+	struct work_struct resync_work;
+
+	/* Framebuffers the device stopped reading, unpinned in a work. */
+	struct list_head released;
+	struct work_struct release_work;
+
 	struct work_struct hotplug_work;
 
-	/* guest ktime - device clock, estimated at vblank interrupts */
-	spinlock_t clock_lock;
-	s64 clock_offset;
-	bool clock_offset_valid;
+	spinlock_t reg64_lock;		/* LO/HI pairs read as one value */
+	struct pvdc_clock clock;
 };
 
 #define to_pvdc(dev)		container_of(dev, struct pvdc_device, drm)
@@ -166,23 +256,58 @@ static inline unsigned int pvdc_planes_per_head(struct pvdc_device *pvdc)
 	return pvdc->num_overlays + 2;
 }
 
+/* Sequence numbers wrap: @a is at or after @b. */
+static inline bool pvdc_seq_reached(u32 a, u32 b)
+{
+	return (s32)(a - b) >= 0;
+}
+
 /* pvdc_drv.c */
 void pvdc_update_int_enable(struct pvdc_device *pvdc, u32 set, u32 clear);
+void pvdc_write_regs(struct pvdc_device *pvdc, u32 base, const u32 *regs,
+		     const u32 *old, unsigned int count, bool all);
 
 /* pvdc_crtc.c */
 int pvdc_crtc_init(struct pvdc_device *pvdc, struct pvdc_head *head);
-int pvdc_crtc_global_check(struct drm_atomic_state *state, bool *rerun);
-void pvdc_head_commit_done(struct pvdc_head *head, bool rejected);
-void pvdc_head_vblank(struct pvdc_head *head);
-void pvdc_atomic_commit_tail(struct drm_atomic_state *state);
-u32 pvdc_mode_period_ns(const struct drm_display_mode *mode);
 enum drm_mode_status pvdc_mode_check(struct pvdc_device *pvdc,
 				     const struct drm_display_mode *mode);
+u32 pvdc_crtc_cursor_bandwidth(struct pvdc_device *pvdc);
+
+/* pvdc_commit.c */
+void pvdc_atomic_commit_tail(struct drm_atomic_state *state);
+void pvdc_head_latched(struct pvdc_head *head, bool rejected);
+void pvdc_head_cursor_doorbell(struct pvdc_head *head,
+			       struct pvdc_release *rel);
+void pvdc_commit_quiesce(struct pvdc_device *pvdc);
+void pvdc_resync_work(struct work_struct *work);
+void pvdc_release_work(struct work_struct *work);
+void pvdc_heads_reset(struct pvdc_device *pvdc);
+
+/* pvdc_vblank.c */
+void pvdc_clock_init(struct pvdc_device *pvdc);
+void pvdc_clock_resume(struct pvdc_device *pvdc);
+void pvdc_clock_fini(struct pvdc_device *pvdc);
+bool pvdc_timeline_on(struct pvdc_head *head);
+void pvdc_timeline_reset(struct pvdc_head *head);
+void pvdc_timeline_start(struct pvdc_head *head);
+void pvdc_timeline_stop(struct pvdc_head *head);
+void pvdc_head_vblank(struct pvdc_head *head);
+void pvdc_head_send_event(struct pvdc_head *head,
+			  struct drm_pending_vblank_event *event, u64 latched);
+u64 pvdc_head_next_vblank(struct pvdc_head *head, u64 now);
+u64 pvdc_clock_device_now(struct pvdc_device *pvdc);
+u64 pvdc_timeline_t0(struct pvdc_head *head);
+u32 pvdc_crtc_get_vblank_counter(struct drm_crtc *crtc);
+bool pvdc_crtc_get_vblank_timestamp(struct drm_crtc *crtc, int *max_error,
+				    ktime_t *vblank_time, bool in_vblank_irq);
+int pvdc_crtc_enable_vblank(struct drm_crtc *crtc);
+void pvdc_crtc_disable_vblank(struct drm_crtc *crtc);
 
 /* pvdc_plane.c */
 struct pvdc_plane *pvdc_plane_init(struct pvdc_device *pvdc,
 				   unsigned int index, u32 caps);
-void pvdc_plane_sanitize(struct pvdc_device *pvdc, unsigned int index);
+void pvdc_plane_reset_regs(u32 *regs, unsigned int home);
+void pvdc_plane_write(struct drm_plane *plane, struct drm_atomic_state *state);
 
 /* pvdc_output.c */
 int pvdc_output_create_properties(struct pvdc_device *pvdc);
@@ -191,14 +316,10 @@ void pvdc_hotplug_work(struct work_struct *work);
 
 /* pvdc_global.c */
 int pvdc_global_init(struct pvdc_device *pvdc);
-struct pvdc_global_state *
-pvdc_get_global_state(struct drm_atomic_state *state);
-struct pvdc_global_state *
-pvdc_get_new_global_state(struct drm_atomic_state *state);
-void pvdc_global_commit_begin(struct pvdc_device *pvdc,
-			      struct pvdc_global_state *global);
-void pvdc_global_commit_end(struct pvdc_device *pvdc,
-			    struct pvdc_global_state *global);
+int pvdc_global_check(struct drm_atomic_state *state);
+int pvdc_global_commit_setup(struct drm_atomic_state *state);
+void pvdc_global_serialize(struct drm_atomic_state *state);
+bool pvdc_global_in_state(struct drm_atomic_state *state);
 
 /* pvdc_crc.c */
 int pvdc_set_crc_source(struct drm_crtc *crtc, const char *source);

@@ -3,15 +3,18 @@
  * pvdc: resources shared by all heads.
  *
  * The scaler pool and the device's bandwidth are used by every head, so they
- * are accounted in a drm_private_obj.  A commit that changes them pulls the
- * global state in with pvdc_get_global_state(): the core takes its lock
- * (handling -EDEADLK) and serialises the checks of such commits.
+ * are accounted in a drm_private_obj.  A commit that changes a head's share
+ * pulls the global state in with pvdc_get_global_state(): the core takes its
+ * lock (handling -EDEADLK), so the checks of such commits see each other.
+ * Page flips and other changes that keep every share never touch it.
  *
- * The device validates a commit against what the other heads scan out at
- * the latch point, so the tails of commits that changed the global state
- * must also reach the device in the order they were checked.  Each such
- * state gets the next sequence number, and a tail waits for the tail of the
- * previous number to be done before it rings a doorbell.
+ * The device checks the sums at the latch point, against what the other
+ * heads scan out then.  So a commit that takes a share another commit gives
+ * up must not latch before that commit: the global state keeps, for each
+ * head, the drm_crtc_commit that last lowered its share, and a commit that
+ * raises a share waits for those to be done before it rings (i915's
+ * "serialize", without pulling every CRTC in).  A commit that only gives
+ * up, or changes nothing shared, waits for nobody.
  */
 
 #include <linux/slab.h>
@@ -23,20 +26,29 @@
 
 #include "pvdc_drv.h"
 
-/* A tail that misses its turn this long goes ahead, loudly. */
-#define PVDC_GLOBAL_TIMEOUT	(5 * HZ)
-
 static struct drm_private_state *
 pvdc_global_duplicate_state(struct drm_private_obj *obj)
 {
 	struct pvdc_global_state *old = to_pvdc_global_state(obj->state);
 	struct pvdc_global_state *state;
+	unsigned int h;
 
 	state = kmemdup(old, sizeof(*state), GFP_KERNEL);
 	if (!state)
 		return NULL;
 	__drm_atomic_helper_private_obj_duplicate_state(obj, &state->base);
-	state->seq = old->seq + 1;
+
+	for (h = 0; h < PVDC_MAX_HEADS; h++) {
+		struct drm_crtc_commit *commit = state->release[h];
+
+		/* Latched: nobody has to wait for it any more. */
+		if (commit && try_wait_for_completion(&commit->flip_done))
+			state->release[h] = NULL;
+		else if (commit)
+			drm_crtc_commit_get(commit);
+	}
+	state->lowered = 0;
+	state->takes = false;
 
 	return &state->base;
 }
@@ -44,7 +56,13 @@ pvdc_global_duplicate_state(struct drm_private_obj *obj)
 static void pvdc_global_destroy_state(struct drm_private_obj *obj,
 				      struct drm_private_state *state)
 {
-	kfree(to_pvdc_global_state(state));
+	struct pvdc_global_state *global = to_pvdc_global_state(state);
+	unsigned int h;
+
+	for (h = 0; h < PVDC_MAX_HEADS; h++)
+		if (global->release[h])
+			drm_crtc_commit_put(global->release[h]);
+	kfree(global);
 }
 
 static const struct drm_private_state_funcs pvdc_global_funcs = {
@@ -71,7 +89,8 @@ int pvdc_global_init(struct pvdc_device *pvdc)
 	return drmm_add_action_or_reset(&pvdc->drm, pvdc_global_fini, NULL);
 }
 
-struct pvdc_global_state *pvdc_get_global_state(struct drm_atomic_state *state)
+static struct pvdc_global_state *
+pvdc_get_global_state(struct drm_atomic_state *state)
 {
 	struct pvdc_device *pvdc = to_pvdc(state->dev);
 	struct drm_private_state *priv;
@@ -83,30 +102,221 @@ struct pvdc_global_state *pvdc_get_global_state(struct drm_atomic_state *state)
 	return to_pvdc_global_state(priv);
 }
 
-struct pvdc_global_state *
-pvdc_get_new_global_state(struct drm_atomic_state *state)
+static struct pvdc_global_state *
+pvdc_global_state(struct drm_atomic_state *state, bool new)
 {
-	struct pvdc_device *pvdc = to_pvdc(state->dev);
+	struct drm_private_obj *obj = &to_pvdc(state->dev)->global;
 	struct drm_private_state *priv;
 
-	priv = drm_atomic_get_new_private_obj_state(state, &pvdc->global);
+	if (new)
+		priv = drm_atomic_get_new_private_obj_state(state, obj);
+	else
+		priv = drm_atomic_get_old_private_obj_state(state, obj);
 
 	return priv ? to_pvdc_global_state(priv) : NULL;
 }
 
-void pvdc_global_commit_begin(struct pvdc_device *pvdc,
-			      struct pvdc_global_state *global)
+bool pvdc_global_in_state(struct drm_atomic_state *state)
 {
-	if (!wait_event_timeout(pvdc->global_wq,
-				READ_ONCE(pvdc->global_done) + 1 >= global->seq,
-				PVDC_GLOBAL_TIMEOUT))
-		drm_err(&pvdc->drm, "global commit %llu: previous one not done\n",
-			global->seq);
+	return pvdc_global_state(state, true);
 }
 
-void pvdc_global_commit_end(struct pvdc_device *pvdc,
-			    struct pvdc_global_state *global)
+/* ------------------------------------------------------------------------ */
+/* Check                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Whether the commit changes a head's share of the device. */
+static bool pvdc_global_needed(struct drm_atomic_state *state)
 {
-	WRITE_ONCE(pvdc->global_done, global->seq);
-	wake_up_all(&pvdc->global_wq);
+	struct drm_crtc_state *old_state, *new_state;
+	struct drm_crtc *crtc;
+	int i;
+
+	for_each_oldnew_crtc_in_state(state, crtc, old_state, new_state, i) {
+		if (drm_atomic_crtc_needs_modeset(new_state) ||
+		    to_pvdc_crtc_state(new_state)->scalers !=
+		    to_pvdc_crtc_state(old_state)->scalers)
+			return true;
+	}
+
+	return false;
+}
+
+static int pvdc_global_check_scalers(struct drm_atomic_state *state,
+				     struct pvdc_global_state *global)
+{
+	struct pvdc_device *pvdc = to_pvdc(state->dev);
+	struct drm_crtc_state *crtc_state;
+	struct drm_crtc *crtc;
+	unsigned int h, scalers = 0;
+	int i;
+
+	for_each_new_crtc_in_state(state, crtc, crtc_state, i)
+		global->scalers[drm_crtc_index(crtc)] =
+			to_pvdc_crtc_state(crtc_state)->scalers;
+	for (h = 0; h < pvdc->num_heads; h++)
+		scalers += global->scalers[h];
+	if (scalers > pvdc->num_scalers) {
+		drm_dbg_atomic(&pvdc->drm, "%u scaled planes, %u scalers\n",
+			       scalers, pvdc->num_scalers);
+		return -EINVAL;
+	}
+
+	return 0;
+}
+
+/*
+ * The device refuses to change the allocation of an enabled head, so a
+ * head gets its allocation when it is enabled: what its planes need, room
+ * for a full-size cursor, and up to a fair share of what is left, so that
+ * later plane updates rarely need more.  They never get more by a modeset:
+ * a plane update that does not fit is refused (pvdc_crtc.c).
+ */
+static int pvdc_global_allocate_bandwidth(struct drm_atomic_state *state,
+					  struct pvdc_global_state *global)
+{
+	struct pvdc_device *pvdc = to_pvdc(state->dev);
+	u32 share = pvdc->bandwidth_total / pvdc->num_heads;
+	u32 cursor = pvdc_crtc_cursor_bandwidth(pvdc);
+	struct drm_crtc_state *crtc_state;
+	struct drm_crtc *crtc;
+	u64 used = 0, needs = 0;
+	unsigned int h;
+	u32 slack;
+	int i;
+
+	for_each_new_crtc_in_state(state, crtc, crtc_state, i) {
+		struct pvdc_crtc_state *pstate = to_pvdc_crtc_state(crtc_state);
+
+		if (!drm_atomic_crtc_needs_modeset(crtc_state))
+			continue;
+		global->bandwidth[drm_crtc_index(crtc)] = 0;
+		if (crtc_state->active)
+			needs += pstate->need;
+	}
+	for (h = 0; h < pvdc->num_heads; h++)
+		used += global->bandwidth[h];
+	if (used + needs > pvdc->bandwidth_total) {
+		drm_dbg_atomic(&pvdc->drm, "needs %llu KiB of bandwidth, has %u\n",
+			       used + needs, pvdc->bandwidth_total);
+		return -EINVAL;
+	}
+
+	slack = pvdc->bandwidth_total - used - needs;
+	for_each_new_crtc_in_state(state, crtc, crtc_state, i) {
+		struct pvdc_crtc_state *pstate = to_pvdc_crtc_state(crtc_state);
+		u32 want, extra;
+
+		if (!drm_atomic_crtc_needs_modeset(crtc_state))
+			continue;
+		if (!crtc_state->active) {
+			pstate->regs[PVDC_REG_INDEX(PVDC_HS_BANDWIDTH)] = 0;
+			continue;
+		}
+		want = max(share, pstate->need + cursor);
+		extra = min(want - pstate->need, slack);
+		slack -= extra;
+		pstate->regs[PVDC_REG_INDEX(PVDC_HS_BANDWIDTH)] =
+			pstate->need + extra;
+		global->bandwidth[drm_crtc_index(crtc)] = pstate->need + extra;
+	}
+
+	return 0;
+}
+
+/* Which heads give up a share, and whether any head takes one. */
+static void pvdc_global_changes(struct drm_atomic_state *state,
+				struct pvdc_global_state *global)
+{
+	struct pvdc_global_state *old = pvdc_global_state(state, false);
+	struct pvdc_device *pvdc = to_pvdc(state->dev);
+	unsigned int h;
+
+	global->lowered = 0;
+	global->takes = false;
+	for (h = 0; h < pvdc->num_heads; h++) {
+		if (global->scalers[h] < old->scalers[h] ||
+		    global->bandwidth[h] < old->bandwidth[h])
+			global->lowered |= BIT(h);
+		if (global->scalers[h] > old->scalers[h] ||
+		    global->bandwidth[h] > old->bandwidth[h])
+			global->takes = true;
+	}
+}
+
+/*
+ * The scalers and the bandwidth are shared by all heads; runs once the
+ * CRTCs summed up what their planes need.
+ */
+int pvdc_global_check(struct drm_atomic_state *state)
+{
+	struct pvdc_global_state *global;
+	int ret;
+
+	if (!pvdc_global_needed(state))
+		return 0;
+
+	global = pvdc_get_global_state(state);
+	if (IS_ERR(global))
+		return PTR_ERR(global);
+
+	ret = pvdc_global_check_scalers(state, global);
+	if (ret)
+		return ret;
+	ret = pvdc_global_allocate_bandwidth(state, global);
+	if (ret)
+		return ret;
+	pvdc_global_changes(state, global);
+
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Commit                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * atomic_commit_setup: the commit objects exist now.  A head whose share
+ * goes down is released when this commit latches on it.
+ */
+int pvdc_global_commit_setup(struct drm_atomic_state *state)
+{
+	struct pvdc_global_state *global = pvdc_global_state(state, true);
+	struct drm_crtc_state *crtc_state;
+	struct drm_crtc *crtc;
+	int i;
+
+	if (!global)
+		return 0;
+
+	for_each_new_crtc_in_state(state, crtc, crtc_state, i) {
+		unsigned int h = drm_crtc_index(crtc);
+
+		if (!(global->lowered & BIT(h)) || !crtc_state->commit)
+			continue;
+		if (global->release[h])
+			drm_crtc_commit_put(global->release[h]);
+		global->release[h] = drm_crtc_commit_get(crtc_state->commit);
+	}
+
+	return 0;
+}
+
+/*
+ * Before a commit that takes a share rings: every commit that gave one up
+ * before it was checked has latched.  No timeout: the device latches every
+ * armed commit at an instant fixed when it was armed.
+ */
+void pvdc_global_serialize(struct drm_atomic_state *state)
+{
+	struct pvdc_global_state *global = pvdc_global_state(state, true);
+	struct pvdc_global_state *old = pvdc_global_state(state, false);
+	unsigned int h;
+
+	if (!global || !global->takes)
+		return;
+
+	for (h = 0; h < PVDC_MAX_HEADS; h++)
+		if (old->release[h])
+			wait_for_completion(&old->release[h]->flip_done);
 }

@@ -22,8 +22,6 @@
 
 #include "pvdc_drv.h"
 
-#define PVDC_REG(off)		((off) / 4)
-
 static const unsigned int pvdc_drm_plane_type[] = {
 	[PVDC_PLANE_TYPE_PRIMARY] = DRM_PLANE_TYPE_PRIMARY,
 	[PVDC_PLANE_TYPE_OVERLAY] = DRM_PLANE_TYPE_OVERLAY,
@@ -52,27 +50,30 @@ static bool pvdc_format_known(u32 fourcc)
 	return false;
 }
 
-/* What the device holds for the plane after reset. */
-static void pvdc_plane_reset_regs(struct pvdc_plane *plane, u32 *regs)
+/* What the device holds for a plane whose home is @home after reset. */
+void pvdc_plane_reset_regs(u32 *regs, unsigned int home)
 {
 	memset(regs, 0, sizeof(u32) * PVDC_PLANE_STATE_REGS);
-	regs[PVDC_REG(PVDC_PS_HEAD)] = plane->home;
-	regs[PVDC_REG(PVDC_PS_ALPHA)] = 0xffff;
+	regs[PVDC_REG_INDEX(PVDC_PS_HEAD)] = home;
+	regs[PVDC_REG_INDEX(PVDC_PS_ALPHA)] = 0xffff;
 }
 
-void pvdc_plane_sanitize(struct pvdc_device *pvdc, unsigned int index)
+/*
+ * Write the registers of plane @p that differ from @shadow, PS_HEAD first:
+ * a doorbell of the head the plane leaves, rung meanwhile, must not arm
+ * half of the new state.
+ */
+static void pvdc_plane_write_regs(struct pvdc_device *pvdc, unsigned int p,
+				  const u32 *regs, const u32 *shadow, bool all)
 {
-	u32 caps = pvdc_read(pvdc, PVDC_REG_PLANE_CAPS(index));
-	struct pvdc_plane plane = {
-		.home = (caps >> PVDC_PLANE_CAPS_HOME_SHIFT) &
-			PVDC_PLANE_CAPS_HOME_MASK,
-	};
-	u32 regs[PVDC_PLANE_STATE_REGS];
-	unsigned int i;
+	unsigned int head = PVDC_REG_INDEX(PVDC_PS_HEAD), i;
+	u32 base = PVDC_PLANE_SHADOW(p);
 
-	pvdc_plane_reset_regs(&plane, regs);
+	if (all || regs[head] != shadow[head])
+		pvdc_write(pvdc, base + PVDC_PS_HEAD, regs[head]);
 	for (i = 0; i < PVDC_PLANE_STATE_REGS; i++)
-		pvdc_write(pvdc, PVDC_PLANE_SHADOW(index) + i * 4, regs[i]);
+		if (i != head && (all || regs[i] != shadow[i]))
+			pvdc_write(pvdc, base + i * 4, regs[i]);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -92,7 +93,7 @@ static void pvdc_plane_reset(struct drm_plane *plane)
 		return;
 	}
 	__drm_atomic_helper_plane_reset(plane, &state->base);
-	pvdc_plane_reset_regs(to_pvdc_plane(plane), state->regs);
+	pvdc_plane_reset_regs(state->regs, to_pvdc_plane(plane)->home);
 }
 
 static struct drm_plane_state *
@@ -105,15 +106,28 @@ pvdc_plane_duplicate_state(struct drm_plane *plane)
 	if (!state)
 		return NULL;
 	__drm_atomic_helper_plane_duplicate_state(plane, &state->base);
+	state->release = NULL;
 
 	return &state->base;
+}
+
+/* A cursor update checked for the async path, then not committed. */
+static void pvdc_release_drop(struct pvdc_release *rel)
+{
+	drm_gem_vram_unpin(drm_gem_vram_of_gem(rel->fb->obj[0]));
+	drm_framebuffer_put(rel->fb);
+	kfree(rel);
 }
 
 static void pvdc_plane_destroy_state(struct drm_plane *plane,
 				     struct drm_plane_state *state)
 {
+	struct pvdc_plane_state *ps = to_pvdc_plane_state(state);
+
+	if (ps->release)
+		pvdc_release_drop(ps->release);
 	__drm_atomic_helper_plane_destroy_state(state);
-	kfree(to_pvdc_plane_state(state));
+	kfree(ps);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -137,7 +151,7 @@ static u32 pvdc_plane_ctrl(const struct pvdc_plane *pplane,
 		blend = PVDC_BLEND_PREMULTI;
 		break;
 	}
-	ctrl |= blend << PVDC_PS_CTRL_BLEND_SHIFT;
+	ctrl |= FIELD_PREP(PVDC_PS_CTRL_BLEND, blend);
 
 	/* Rotation, reflection and filtering are refused on a cursor. */
 	if (pplane->type == PVDC_PLANE_TYPE_CURSOR)
@@ -156,9 +170,28 @@ static u32 pvdc_plane_ctrl(const struct pvdc_plane *pplane,
 }
 
 /*
- * The device's rules for an enabled plane (FORMAT is enforced by the core
- * through the plane's format list, FB_BOUNDS by the framebuffer and the
- * pinning in VRAM), on the rectangles as user space gave them.
+ * The device's limits as drm_atomic_helper_check_plane_state() takes them:
+ * src / dst in 16.16, unclipped, as the device compares them.  A cursor
+ * never scales.
+ */
+static void pvdc_plane_scale_limits(const struct pvdc_device *pvdc,
+				    const struct pvdc_plane *pplane,
+				    int *min_scale, int *max_scale)
+{
+	if (pplane->type == PVDC_PLANE_TYPE_CURSOR) {
+		*min_scale = DRM_PLANE_NO_SCALING;
+		*max_scale = DRM_PLANE_NO_SCALING;
+		return;
+	}
+	*min_scale = DIV_ROUND_UP(DRM_PLANE_NO_SCALING, pvdc->max_upscale);
+	*max_scale = pvdc->max_downscale * DRM_PLANE_NO_SCALING;
+}
+
+/*
+ * The device's rules that neither the DRM core (formats, framebuffer
+ * size, pitch, source inside the framebuffer, possible CRTCs) nor the
+ * plane helper (scaling) apply, on the rectangles as user space gave them:
+ * the device clips itself.
  */
 static int pvdc_plane_check_rules(struct pvdc_device *pvdc,
 				  const struct pvdc_plane *pplane,
@@ -166,33 +199,15 @@ static int pvdc_plane_check_rules(struct pvdc_device *pvdc,
 {
 	const struct drm_framebuffer *fb = state->fb;
 	struct drm_device *drm = &pvdc->drm;
-	u32 cpp = fb->format->cpp[0];
-	u64 src_w = state->src_w, src_h = state->src_h;
-	u64 dst_w = (u64)state->crtc_w << 16, dst_h = (u64)state->crtc_h << 16;
 
-	if (fb->width < 1 || fb->width > pvdc->max_width ||
-	    fb->height < 1 || fb->height > pvdc->max_height ||
-	    (fb->format->format == PVDC_FMT_YUYV && fb->width % 2)) {
-		drm_dbg_atomic(drm, "fb size %ux%u\n", fb->width, fb->height);
+	if (fb->pitches[0] % pvdc->pitch_align ||
+	    fb->offsets[0] % pvdc->offset_align) {
+		drm_dbg_atomic(drm, "pitch %u or offset %u misaligned\n",
+			       fb->pitches[0], fb->offsets[0]);
 		return -EINVAL;
 	}
-	if (fb->pitches[0] < fb->width * cpp ||
-	    fb->pitches[0] % pvdc->pitch_align) {
-		drm_dbg_atomic(drm, "pitch %u\n", fb->pitches[0]);
-		return -EINVAL;
-	}
-	if (fb->offsets[0] % pvdc->offset_align) {
-		drm_dbg_atomic(drm, "fb offset %u\n", fb->offsets[0]);
-		return -EINVAL;
-	}
-	if (!src_w || !src_h ||
-	    (u64)state->src_x + src_w > (u64)fb->width << 16 ||
-	    (u64)state->src_y + src_h > (u64)fb->height << 16) {
-		drm_dbg_atomic(drm, "source rectangle outside the fb\n");
-		return -EINVAL;
-	}
-	if (state->crtc_w < 1 || state->crtc_w > pvdc->max_width ||
-	    state->crtc_h < 1 || state->crtc_h > pvdc->max_height ||
+	if (state->crtc_w > pvdc->max_width ||
+	    state->crtc_h > pvdc->max_height ||
 	    state->crtc_x < -(int)pvdc->max_width ||
 	    state->crtc_x > (int)pvdc->max_width ||
 	    state->crtc_y < -(int)pvdc->max_height ||
@@ -200,24 +215,53 @@ static int pvdc_plane_check_rules(struct pvdc_device *pvdc,
 		drm_dbg_atomic(drm, "destination rectangle out of range\n");
 		return -EINVAL;
 	}
+	/* Exactly unscaled: a fractional source would use a scaler. */
 	if (pplane->type == PVDC_PLANE_TYPE_CURSOR &&
 	    (state->crtc_w > pvdc->cursor_width ||
 	     state->crtc_h > pvdc->cursor_height ||
-	     src_w != dst_w || src_h != dst_h)) {
+	     state->src_w != state->crtc_w << 16 ||
+	     state->src_h != state->crtc_h << 16)) {
 		drm_dbg_atomic(drm, "cursor larger than %ux%u or scaled\n",
 			       pvdc->cursor_width, pvdc->cursor_height);
 		return -EINVAL;
 	}
-	if (src_w > pvdc->max_downscale * dst_w ||
-	    dst_w > pvdc->max_upscale * src_w ||
-	    src_h > pvdc->max_downscale * dst_h ||
-	    dst_h > pvdc->max_upscale * src_h) {
-		drm_dbg_atomic(drm, "scaling beyond 1/%u..%u\n",
-			       pvdc->max_downscale, pvdc->max_upscale);
-		return -ERANGE;
-	}
 
 	return 0;
+}
+
+static void pvdc_plane_derive_regs(struct pvdc_plane_state *ps,
+				   const struct pvdc_plane *pplane)
+{
+	const struct drm_plane_state *state = &ps->base;
+	const struct drm_framebuffer *fb = state->fb;
+	u32 *regs = ps->regs;
+	u64 bytes;
+
+	ps->enabled = true;
+	ps->scaled = state->src_w != (u64)state->crtc_w << 16 ||
+		     state->src_h != (u64)state->crtc_h << 16;
+	bytes = (u64)DIV_ROUND_UP(state->src_w, 1 << 16) *
+		DIV_ROUND_UP(state->src_h, 1 << 16) * fb->format->cpp[0];
+	ps->bandwidth = DIV_ROUND_UP_ULL(bytes, 1024);
+
+	regs[PVDC_REG_INDEX(PVDC_PS_CTRL)] = pvdc_plane_ctrl(pplane, state);
+	regs[PVDC_REG_INDEX(PVDC_PS_HEAD)] = drm_crtc_index(state->crtc);
+	regs[PVDC_REG_INDEX(PVDC_PS_FORMAT)] = fb->format->format;
+	regs[PVDC_REG_INDEX(PVDC_PS_FB_PITCH)] = fb->pitches[0];
+	regs[PVDC_REG_INDEX(PVDC_PS_FB_SIZE)] = PVDC_XY(fb->width, fb->height);
+	regs[PVDC_REG_INDEX(PVDC_PS_SRC_X)] = state->src_x;
+	regs[PVDC_REG_INDEX(PVDC_PS_SRC_Y)] = state->src_y;
+	regs[PVDC_REG_INDEX(PVDC_PS_SRC_W)] = state->src_w;
+	regs[PVDC_REG_INDEX(PVDC_PS_SRC_H)] = state->src_h;
+	regs[PVDC_REG_INDEX(PVDC_PS_DST_POS)] = PVDC_XY(state->crtc_x,
+							state->crtc_y);
+	regs[PVDC_REG_INDEX(PVDC_PS_DST_SIZE)] = PVDC_XY(state->crtc_w,
+							 state->crtc_h);
+	regs[PVDC_REG_INDEX(PVDC_PS_ZPOS)] = state->normalized_zpos;
+	regs[PVDC_REG_INDEX(PVDC_PS_ALPHA)] = state->alpha;
+	if (pplane->type == PVDC_PLANE_TYPE_CURSOR)
+		regs[PVDC_REG_INDEX(PVDC_PS_HOTSPOT)] =
+			PVDC_XY(state->hotspot_x, state->hotspot_y);
 }
 
 static int pvdc_plane_atomic_check(struct drm_plane *plane,
@@ -231,15 +275,12 @@ static int pvdc_plane_atomic_check(struct drm_plane *plane,
 	struct pvdc_plane_state *old_ps = to_pvdc_plane_state(old_state);
 	struct pvdc_device *pvdc = to_pvdc(plane->dev);
 	struct pvdc_plane *pplane = to_pvdc_plane(plane);
-	const struct drm_framebuffer *fb = new_state->fb;
 	struct drm_crtc_state *crtc_state = NULL;
-	u32 *regs = ps->regs;
-	u64 bytes;
-	int ret;
+	int min_scale, max_scale, ret;
 
 	/* A disabled plane: only CTRL changes, it stays on its old head. */
-	memcpy(regs, old_ps->regs, sizeof(ps->regs));
-	regs[PVDC_REG(PVDC_PS_CTRL)] = 0;
+	memcpy(ps->regs, old_ps->regs, sizeof(ps->regs));
+	ps->regs[PVDC_REG_INDEX(PVDC_PS_CTRL)] = 0;
 	ps->enabled = false;
 	ps->scaled = false;
 	ps->bandwidth = 0;
@@ -249,17 +290,18 @@ static int pvdc_plane_atomic_check(struct drm_plane *plane,
 		if (IS_ERR(crtc_state))
 			return PTR_ERR(crtc_state);
 	}
+	pvdc_plane_scale_limits(pvdc, pplane, &min_scale, &max_scale);
 	ret = drm_atomic_helper_check_plane_state(new_state, crtc_state,
-						  1, INT_MAX, true, true);
+						  min_scale, max_scale,
+						  true, true);
 	if (ret)
 		return ret;
-	if (!fb || !new_state->visible || !crtc_state->active)
+	if (!new_state->visible || !crtc_state->active)
 		return 0;
 
-	if (!(pplane->possible_heads & drm_crtc_mask(new_state->crtc)))
-		return -EINVAL;
-	/* The device only binds a plane to a head it is not enabled on. */
-	if (old_ps->enabled && old_state->crtc != new_state->crtc) {
+	/* The device binds an enabled plane only to the head it is on. */
+	if (old_ps->enabled && old_ps->regs[PVDC_REG_INDEX(PVDC_PS_HEAD)] !=
+	    drm_crtc_index(new_state->crtc)) {
 		drm_dbg_atomic(plane->dev,
 			       "[PLANE:%d] must be disabled on its head first\n",
 			       plane->base.id);
@@ -269,32 +311,7 @@ static int pvdc_plane_atomic_check(struct drm_plane *plane,
 	ret = pvdc_plane_check_rules(pvdc, pplane, new_state);
 	if (ret)
 		return ret;
-
-	ps->enabled = true;
-	ps->scaled = new_state->src_w != (u64)new_state->crtc_w << 16 ||
-		     new_state->src_h != (u64)new_state->crtc_h << 16;
-	bytes = (u64)DIV_ROUND_UP(new_state->src_w, 1 << 16) *
-		DIV_ROUND_UP(new_state->src_h, 1 << 16) * fb->format->cpp[0];
-	ps->bandwidth = DIV_ROUND_UP_ULL(bytes, 1024);
-
-	regs[PVDC_REG(PVDC_PS_CTRL)] = pvdc_plane_ctrl(pplane, new_state);
-	regs[PVDC_REG(PVDC_PS_HEAD)] = drm_crtc_index(new_state->crtc);
-	regs[PVDC_REG(PVDC_PS_FORMAT)] = fb->format->format;
-	regs[PVDC_REG(PVDC_PS_FB_PITCH)] = fb->pitches[0];
-	regs[PVDC_REG(PVDC_PS_FB_SIZE)] = PVDC_XY(fb->width, fb->height);
-	regs[PVDC_REG(PVDC_PS_SRC_X)] = new_state->src_x;
-	regs[PVDC_REG(PVDC_PS_SRC_Y)] = new_state->src_y;
-	regs[PVDC_REG(PVDC_PS_SRC_W)] = new_state->src_w;
-	regs[PVDC_REG(PVDC_PS_SRC_H)] = new_state->src_h;
-	regs[PVDC_REG(PVDC_PS_DST_POS)] = PVDC_XY(new_state->crtc_x,
-						  new_state->crtc_y);
-	regs[PVDC_REG(PVDC_PS_DST_SIZE)] = PVDC_XY(new_state->crtc_w,
-						   new_state->crtc_h);
-	regs[PVDC_REG(PVDC_PS_ZPOS)] = new_state->normalized_zpos;
-	regs[PVDC_REG(PVDC_PS_ALPHA)] = new_state->alpha;
-	if (pplane->type == PVDC_PLANE_TYPE_CURSOR)
-		regs[PVDC_REG(PVDC_PS_HOTSPOT)] =
-			PVDC_XY(new_state->hotspot_x, new_state->hotspot_y);
+	pvdc_plane_derive_regs(ps, pplane);
 
 	return 0;
 }
@@ -318,6 +335,26 @@ static bool pvdc_plane_head_was_reset(struct drm_atomic_state *state,
 	       drm_atomic_crtc_needs_modeset(new_crtc_state);
 }
 
+/* FB_OFFSET, now that the framebuffer is pinned; false if it is not. */
+static bool pvdc_plane_fb_offset(struct pvdc_plane_state *ps)
+{
+	struct drm_framebuffer *fb = ps->base.fb;
+	s64 offset;
+
+	if (!ps->enabled)
+		return true;
+	offset = drm_gem_vram_offset(drm_gem_vram_of_gem(fb->obj[0]));
+	if (offset < 0) {
+		ps->regs[PVDC_REG_INDEX(PVDC_PS_CTRL)] = 0;
+		ps->enabled = false;
+		return false;
+	}
+	ps->regs[PVDC_REG_INDEX(PVDC_PS_FB_OFFSET)] = offset + fb->offsets[0];
+
+	return true;
+}
+
+/* A page flip writes one register here: FB_OFFSET. */
 static void pvdc_plane_atomic_update(struct drm_plane *plane,
 				     struct drm_atomic_state *state)
 {
@@ -327,40 +364,124 @@ static void pvdc_plane_atomic_update(struct drm_plane *plane,
 		drm_atomic_get_old_plane_state(state, plane);
 	struct pvdc_plane_state *ps = to_pvdc_plane_state(new_state);
 	struct pvdc_device *pvdc = to_pvdc(plane->dev);
-	struct pvdc_plane *pplane = to_pvdc_plane(plane);
-	u32 base = PVDC_PLANE_SHADOW(pplane->index);
+	unsigned int p = to_pvdc_plane(plane)->index;
 	u32 shadow[PVDC_PLANE_STATE_REGS];
-	u32 *regs = ps->regs;
-	int i, idx;
+	int idx;
 
-	if (ps->enabled) {
-		struct drm_gem_vram_object *gbo =
-			drm_gem_vram_of_gem(new_state->fb->obj[0]);
-		s64 offset = drm_gem_vram_offset(gbo);
+	if (!pvdc_plane_fb_offset(ps))
+		drm_err(plane->dev, "[PLANE:%d] fb not in VRAM\n",
+			plane->base.id);
 
-		if (offset < 0) {
-			drm_err(plane->dev, "[PLANE:%d] fb not in VRAM\n",
-				plane->base.id);
-			regs[PVDC_REG(PVDC_PS_CTRL)] = 0;
-		} else {
-			regs[PVDC_REG(PVDC_PS_FB_OFFSET)] =
-				offset + new_state->fb->offsets[0];
-		}
-	}
-
-	/* What the shadow registers hold now; a page flip differs in one. */
+	/* What the shadow registers hold now. */
 	memcpy(shadow, to_pvdc_plane_state(old_state)->regs, sizeof(shadow));
 	if (pvdc_plane_head_was_reset(state, old_state))
-		shadow[PVDC_REG(PVDC_PS_CTRL)] = 0;
+		shadow[PVDC_REG_INDEX(PVDC_PS_CTRL)] = 0;
 
 	if (!drm_dev_enter(plane->dev, &idx))
 		return;
-	for (i = 0; i < PVDC_PLANE_STATE_REGS; i++) {
-		if (regs[i] != shadow[i] || pplane->shadow_lost)
-			pvdc_write(pvdc, base + i * 4, regs[i]);
-	}
-	pplane->shadow_lost = false;
+	pvdc_plane_write_regs(pvdc, p, ps->regs, shadow,
+			      test_and_clear_bit(p, pvdc->stale_planes));
 	drm_dev_exit(idx);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Cursor updates in place                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Legacy cursor updates (SETCURSOR, MOVECURSOR, and atomic commits that
+ * only touch the cursor plane as the legacy helpers issue them) do not
+ * wait for a vblank: they amend whatever waits for the next one.  The old
+ * framebuffer stays pinned until the device has latched the new one.
+ */
+static int pvdc_plane_atomic_async_check(struct drm_plane *plane,
+					 struct drm_atomic_state *state)
+{
+	struct drm_plane_state *new_state =
+		drm_atomic_get_new_plane_state(state, plane);
+	struct drm_framebuffer *old_fb = plane->state->fb;
+	struct pvdc_plane_state *ps = to_pvdc_plane_state(new_state);
+	struct drm_crtc_state *crtc_state;
+	struct pvdc_release *rel;
+	int ret;
+
+	if (to_pvdc_plane(plane)->type != PVDC_PLANE_TYPE_CURSOR ||
+	    pvdc_global_in_state(state))
+		return -EINVAL;
+	crtc_state = drm_atomic_get_new_crtc_state(state, new_state->crtc);
+	if (!crtc_state || !crtc_state->active)
+		return -EINVAL;
+	if (!old_fb || old_fb == new_state->fb)
+		return 0;
+
+	rel = kzalloc(sizeof(*rel), GFP_KERNEL);
+	if (!rel)
+		return -ENOMEM;
+	ret = drm_gem_vram_pin(drm_gem_vram_of_gem(old_fb->obj[0]), 0);
+	if (ret) {
+		kfree(rel);
+		return ret;
+	}
+	drm_framebuffer_get(old_fb);
+	rel->fb = old_fb;
+	ps->release = rel;
+
+	return 0;
+}
+
+static void pvdc_plane_atomic_async_update(struct drm_plane *plane,
+					   struct drm_atomic_state *state)
+{
+	struct drm_plane_state *new_state =
+		drm_atomic_get_new_plane_state(state, plane);
+	struct pvdc_plane_state *cur = to_pvdc_plane_state(plane->state);
+	struct pvdc_plane_state *ps = to_pvdc_plane_state(new_state);
+	struct pvdc_head *head = to_pvdc_head(new_state->crtc);
+	struct pvdc_device *pvdc = to_pvdc(plane->dev);
+	unsigned int p = to_pvdc_plane(plane)->index;
+	struct pvdc_release *rel = ps->release;
+	u32 shadow[PVDC_PLANE_STATE_REGS];
+	unsigned long flags;
+	int idx;
+
+	ps->release = NULL;
+	pvdc_plane_fb_offset(ps);
+
+	swap(plane->state->fb, new_state->fb);
+	plane->state->crtc_x = new_state->crtc_x;
+	plane->state->crtc_y = new_state->crtc_y;
+	plane->state->crtc_w = new_state->crtc_w;
+	plane->state->crtc_h = new_state->crtc_h;
+	plane->state->src_x = new_state->src_x;
+	plane->state->src_y = new_state->src_y;
+	plane->state->src_w = new_state->src_w;
+	plane->state->src_h = new_state->src_h;
+	plane->state->hotspot_x = new_state->hotspot_x;
+	plane->state->hotspot_y = new_state->hotspot_y;
+	plane->state->src = new_state->src;
+	plane->state->dst = new_state->dst;
+	plane->state->visible = new_state->visible;
+
+	memcpy(shadow, cur->regs, sizeof(shadow));
+	memcpy(cur->regs, ps->regs, sizeof(cur->regs));
+	cur->enabled = ps->enabled;
+	cur->scaled = ps->scaled;
+	cur->bandwidth = ps->bandwidth;
+
+	spin_lock_irqsave(&pvdc->irq_lock, flags);
+	if (!pvdc->quiesced && drm_dev_enter(plane->dev, &idx)) {
+		pvdc_plane_write_regs(pvdc, p, cur->regs, shadow,
+				      test_and_clear_bit(p,
+							 pvdc->stale_planes));
+		pvdc_head_cursor_doorbell(head, rel);
+		drm_dev_exit(idx);
+		rel = NULL;
+	}
+	spin_unlock_irqrestore(&pvdc->irq_lock, flags);
+
+	/* No device to latch it: nothing reads the old buffer any more. */
+	if (rel)
+		pvdc_release_drop(rel);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -380,6 +501,8 @@ static const struct drm_plane_helper_funcs pvdc_plane_helper_funcs = {
 	.atomic_check = pvdc_plane_atomic_check,
 	.atomic_update = pvdc_plane_atomic_update,
 	.atomic_disable = pvdc_plane_atomic_update,
+	.atomic_async_check = pvdc_plane_atomic_async_check,
+	.atomic_async_update = pvdc_plane_atomic_async_update,
 };
 
 static int pvdc_plane_create_properties(struct pvdc_device *pvdc,
@@ -434,11 +557,10 @@ static int pvdc_plane_create_properties(struct pvdc_device *pvdc,
 struct pvdc_plane *pvdc_plane_init(struct pvdc_device *pvdc,
 				   unsigned int index, u32 caps)
 {
-	unsigned int type = caps & PVDC_PLANE_CAPS_TYPE_MASK;
-	unsigned int home = (caps >> PVDC_PLANE_CAPS_HOME_SHIFT) &
-			    PVDC_PLANE_CAPS_HOME_MASK;
-	u32 heads = (caps >> PVDC_PLANE_CAPS_HEADS_SHIFT) &
-		    PVDC_PLANE_CAPS_HEADS_MASK & GENMASK(pvdc->num_heads - 1, 0);
+	unsigned int type = FIELD_GET(PVDC_PLANE_CAPS_TYPE_MASK, caps);
+	unsigned int home = FIELD_GET(PVDC_PLANE_CAPS_HOME, caps);
+	u32 heads = FIELD_GET(PVDC_PLANE_CAPS_HEADS, caps) &
+		    GENMASK(pvdc->num_heads - 1, 0);
 	u32 formats[PVDC_MAX_FORMATS];
 	unsigned int i, count = 0;
 	struct pvdc_plane *pplane;

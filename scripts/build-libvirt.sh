@@ -8,10 +8,11 @@
 # in the cache, keyed by the libvirt version and the meson options; grafting
 # rewrites only what changed, so a second build is incremental.
 # build/libvirt points at the build directory.  The programs run from there
-# (scripts/libvirt-env.sh sets the environment libvirt's own "run" script
-# would): nothing is installed on the host.
+# (tests/libvirt/test_libvirt.py sets LIBVIRT_DIR_OVERRIDE, as libvirt's own
+# "run" script would): nothing is installed on the host.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+help_and_exit_if_asked "$@"
 
 stamp=
 while [ $# -gt 0 ]; do

@@ -21,7 +21,8 @@ import time
 from pvdc_paths import BUILD, ROOT
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
-from pvdc_harness import GuestError, GuestVM  # noqa: E402
+from pvdc_harness import (KERNELS, GuestError, GuestVM,  # noqa: E402
+                          kernel_log_reports)
 from stock_guest import DESKTOP_UNIT, StockGuest  # noqa: E402
 
 # Preferred in-guest programs, best first: the full demo, else a modeset;
@@ -69,7 +70,13 @@ def main():
     ap.add_argument("--distro", action="store_true",
                     help="boot the stock Debian 12 guest to a Weston desktop "
                          "instead of the test guest")
+    ap.add_argument("--kernel", choices=sorted(KERNELS),
+                    help="the test guest's kernel: Debian's (stock, the "
+                    "default) or the debug kernel (lockdep, KASAN...)")
     args = ap.parse_args()
+    if args.distro and args.kernel:
+        ap.error("--kernel picks the test guest's kernel; the stock guest "
+                 "(--distro) boots Debian's own")
 
     os.makedirs(args.out, exist_ok=True)
     if args.distro:
@@ -77,7 +84,8 @@ def main():
                         append=f"systemd.wants={DESKTOP_UNIT}")
     else:
         vm = GuestVM(devices=["-device",
-                              f"pvdc,id=pvdc0,heads={args.heads}"])
+                              f"pvdc,id=pvdc0,heads={args.heads}"],
+                     kernel=args.kernel)
     use_gtk = (not args.no_gtk and os.environ.get("DISPLAY")
                and qemu_has_gtk(vm.qemu))
     if use_gtk:
@@ -134,6 +142,15 @@ def main():
                 if vm.proc.poll() is not None:
                     raise GuestError(f"QEMU exited{vm.exit_reason()}\n"
                                      f"{vm.tail()}")
+        # What the test guest's kernel reported meanwhile (the debug
+        # kernel's lockdep, KASAN... or any WARN) fails the demo.
+        reports = [] if args.distro else kernel_log_reports(vm.dmesg())
+        for kind, line in reports:
+            print(f"demo: guest kernel report ({kind}): {line}",
+                  file=sys.stderr)
+        if reports:
+            vm.kill()
+            return 1
     except GuestError as e:
         print(f"demo: {e}", file=sys.stderr)
         vm.kill()

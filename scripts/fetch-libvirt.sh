@@ -8,6 +8,7 @@
 # is accepted (point releases replace older ones in the archive).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+help_and_exit_if_asked "$@"
 
 SRC_CACHE=$PVDC_CACHE/libvirt-src
 mkdir -p "$SRC_CACHE"

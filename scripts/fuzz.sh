@@ -2,62 +2,105 @@
 # Fuzz pvdc's registers and VRAM with QEMU's generic-fuzz (libFuzzer).
 #
 #   scripts/fuzz.sh [SECONDS] [libFuzzer options...]
+#   scripts/fuzz.sh --minimize
+#   scripts/fuzz.sh --help
 #
 # Builds qemu-fuzz-x86_64 with clang and AddressSanitizer (a third QEMU
 # build: scripts/build-qemu.sh --fuzz, ~10 minutes of every core the first
 # time, run at the lowest priority), then runs the "generic-fuzz-pvdc"
-# target (tests/qtest/fuzz/pvdc-fuzz-config.h) for SECONDS (default 600).
-# The corpus is kept in build/fuzz/corpus, so that every run continues
-# from the last; crashing inputs land in build/fuzz/crashes/.  The last
-# lines printed, and build/fuzz/summary.json, give the executions, the
-# coverage and the crashes.
+# target (tests/qtest/fuzz/pvdc-fuzz-config.h: four heads, host cursor) for
+# SECONDS (default 600).
 #
-# Needs clang-14 and libclang-rt-14-dev (Debian: apt-get install clang-14
-# libclang-rt-14-dev); not installed by setup-host.sh, which keeps to what
-# the build and the tests need.
+# The corpus kept in the repository, tests/qtest/fuzz/pvdc-corpus, seeds
+# every run; what a run finds goes to build/fuzz/corpus, so that runs on
+# one clone continue from each other.  --minimize merges both into the
+# smallest set with the same coverage and writes it back to the
+# repository's corpus (commit it).  Crashing inputs land in
+# build/fuzz/crashes/.  The last lines printed, and build/fuzz/summary.json,
+# give the executions, the coverage and the crashes.
+#
+# Needs clang-14 and libclang-rt-14-dev (scripts/setup-host.sh installs
+# them).
 #
 # Reproduce a crash:  build/qemu-fuzz/qemu-fuzz-x86_64
 #   --fuzz-target=generic-fuzz-pvdc build/fuzz/crashes/crash-...
 # (QEMU_FUZZ_TIMEOUT=0 and -runs=1; scripts/oss-fuzz/output_reproducer.py in
 # the QEMU tree turns it into a qtest command list).
 set -euo pipefail
+
+case ${1:-} in
+-h|--help)
+    sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"
+    exit 0
+    ;;
+esac
+
 . "$(dirname "$0")/lib.sh"
 help_and_exit_if_asked "$@"
 
-seconds=${1:-600}
-shift || true
+minimize=0
+seconds=600
+if [ "${1:-}" = --minimize ]; then
+    minimize=1
+    shift
+elif [ $# -gt 0 ]; then
+    seconds=$1
+    shift
+fi
 
 command -v clang-14 >/dev/null ||
-    die "clang-14 missing: apt-get install clang-14 libclang-rt-14-dev"
+    die "clang-14 missing: run scripts/setup-host.sh"
 ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a \
     >/dev/null 2>&1 ||
-    die "libFuzzer missing: apt-get install libclang-rt-14-dev"
+    die "libFuzzer missing: run scripts/setup-host.sh"
 
 nice -n 19 "$PVDC_ROOT/scripts/build-qemu.sh" --fuzz
 
+fuzzer=$PVDC_BUILD/qemu-fuzz/qemu-fuzz-x86_64
+seeds=$PVDC_ROOT/tests/qtest/fuzz/pvdc-corpus
 out=$PVDC_BUILD/fuzz
-mkdir -p "$out/corpus" "$out/crashes"
+mkdir -p "$out/corpus" "$out/crashes" "$seeds"
+# QEMU leaks by design at exit: leak reports would stop every run.
+export ASAN_OPTIONS=detect_leaks=0:${ASAN_OPTIONS:-}
+
+if [ $minimize -eq 1 ]; then
+    merged=$(mktemp -d "$out/merged.XXXXXX")
+    stage "minimizing $(find "$out/corpus" "$seeds" -type f | wc -l) inputs"
+    nice -n 19 "$fuzzer" --fuzz-target=generic-fuzz-pvdc -merge=1 \
+        "$merged" "$seeds" "$out/corpus" >"$out/merge.log" 2>&1 ||
+        { tail -n 20 "$out/merge.log"; die "merge failed"; }
+    find "$seeds" -type f -delete
+    cp "$merged"/* "$seeds"/
+    rm -rf "$merged"
+    stage "repository corpus: $(find "$seeds" -type f | wc -l) inputs," \
+          "$(du -sk "$seeds" | cut -f1) KiB in $seeds"
+    exit 0
+fi
+
 log=$out/fuzz-$(date +%Y%m%d-%H%M%S).log
 stage "fuzzing generic-fuzz-pvdc for ${seconds} s (log: $log)"
 set +e
-# QEMU leaks by design at exit: leak reports would stop every run.
-ASAN_OPTIONS=detect_leaks=0:${ASAN_OPTIONS:-} \
-nice -n 19 "$PVDC_BUILD/qemu-fuzz/qemu-fuzz-x86_64" \
-    --fuzz-target=generic-fuzz-pvdc \
+# The fuzzer runs at the lowest priority: on a busy machine the wall-clock
+# time says little, so the CPU time it got is recorded too.
+TIMEFORMAT='%U %S'
+{ time nice -n 19 "$fuzzer" --fuzz-target=generic-fuzz-pvdc \
     -max_total_time="$seconds" -timeout=30 -print_final_stats=1 \
-    -artifact_prefix="$out/crashes/" "$@" "$out/corpus" >"$log" 2>&1
+    -artifact_prefix="$out/crashes/" "$@" "$out/corpus" "$seeds" \
+    >"$log" 2>&1; } 2>"$out/cpu-times"
 rc=$?
 set -e
+cpu=$(awk '{ printf "%d", $1 + $2 }' "$out/cpu-times")
 
 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
 cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -n1 || true)
-corpus=$(find "$out/corpus" -type f | wc -l)
+corpus=$(find "$out/corpus" "$seeds" -type f | wc -l)
 crashes=$(find "$out/crashes" -type f | wc -l)
 cat >"$out/summary.json" <<JSON
-{"target": "generic-fuzz-pvdc", "seconds": $seconds, "exit_status": $rc,
+{"target": "generic-fuzz-pvdc", "seconds": $seconds, "cpu_seconds": $cpu,
+ "exit_status": $rc,
  "executions": ${execs:-0}, "coverage": "${cov:-unknown}",
  "corpus_inputs": $corpus, "crashes": $crashes, "log": "$log"}
 JSON
-stage "executions: ${execs:-?}, coverage: ${cov:-?}, corpus: $corpus inputs, crashes: $crashes (exit status $rc)"
+stage "CPU time: $cpu s, executions: ${execs:-?}, coverage: ${cov:-?}, corpus: $corpus inputs, crashes: $crashes (exit status $rc)"
 [ "$crashes" -eq 0 ] || ls -l "$out/crashes"
 exit $rc

@@ -95,6 +95,10 @@ def kernel_value(name, expr, value):
     m = re.fullmatch(r"\(?\s*1[uUlL]*\s*<<\s*(\d+)\s*\)?", expr)
     if m:
         return f"BIT({m.group(1)})"
+    # A flag derived from its field's _SHIFT: the bit it is.
+    if re.fullmatch(r"\(?\s*1[uUlL]*\s*<<\s*\w+_SHIFT\s*\)?", expr) and \
+            value and value & (value - 1) == 0:
+        return f"BIT({value.bit_length() - 1})"
     if name.endswith("_MASK") and value is not None and contiguous(value):
         return "GENMASK_U32(%d, %d)" % contiguous(value)
     return expr
@@ -192,6 +196,11 @@ def generate():
             # C for both: the source's lines, continued with a tab.
             first = DEFINE.match(group[0])
             out.append(f"#define {name}{params} {first.group(3).strip()}")
+            out += ["\t" + g.strip() for g in group[1:]]
+        elif len(group) > 1 and \
+                kernel_value(name, expr, values.get(name)) == expr:
+            # An expression over several lines keeps them.
+            out.append(f"#define {name} \\")
             out += ["\t" + g.strip() for g in group[1:]]
         else:
             out.append(define(name, kernel_value(name, expr,

@@ -96,7 +96,9 @@ SERIES = [
          copied=["tests/qtest/pvdc*.c", "tests/qtest/pvdc*.h"],
          fragments=[Fragment("tests/qtest/meson.build",
                              "tests/qtest/meson.build",
-                             anchor="qtests_alpha = "),
+                             # After the per-target lists, the extra sources
+                             # and the slow tests are defined.
+                             anchor="qtest_executables = {}"),
                     # Inside predefined_configs[]: before the line that
                     # closes its first entry and opens the second.
                     Fragment("tests/qtest/fuzz/generic_fuzz_configs.h",

@@ -47,6 +47,8 @@ PACKAGES=(
     seabios qemu-system-data
     # guest image
     busybox-static cpio kmod libdrm-dev libdrm-tests
+    # debug guest kernel (scripts/build-debug-kernel.sh; objtool needs libelf)
+    bc libelf-dev
     # the upstream series check: git am, QEMU's manual (Sphinx and the
     # theme QEMU's docs/conf.py uses); checkpatch (perl)
     git python3-sphinx python3-sphinx-rtd-theme perl
@@ -55,6 +57,8 @@ PACKAGES=(
     debhelper dh-dkms debootstrap e2fsprogs
     # libvirt test (tests/libvirt: the test starts its own daemon)
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
+    # scripts/fuzz.sh: QEMU's generic-fuzz needs clang and libFuzzer
+    clang-14 libclang-rt-14-dev
 )
 
 need_update=0

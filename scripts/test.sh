@@ -3,6 +3,9 @@
 # end-to-end suites and the build, docs and libvirt checks.  Ends with the
 # line "N passed, N failed" (test cases, counted from each suite's TAP).
 set -uo pipefail
+# One compound command, read whole before it runs: editing this file
+# during a run (which lasts long) cannot change what the run does next.
+{
 . "$(dirname "$0")/lib.sh"
 
 usage() {
@@ -14,8 +17,8 @@ pvdc.ko, the guest programs and the guest image, runs the test suites and
 prints "N passed, N failed" as its last line (exit status 1 on a failure).
 
   --repeat N   build once, then run the suites N times in a row; each run
-               prints its own "run I/N: ..." line, the last line counts
-               the cases of all runs
+               prints its own "run I/N (S s): N passed, N failed" line,
+               the last line counts the cases of all runs
   --load K     start K CPU-bound processes (busy loops at normal priority)
                before anything else and stop them at the end: the whole
                command runs on a machine with K cores' worth of extra load
@@ -79,12 +82,14 @@ for run in $(seq "$repeat"); do
         stage "running the test suites: run $run of $repeat"
     fi
     rm -f "$logs/testlog.json"
+    run_start=$(date +%s)
     meson test -C "$PVDC_BUILD/meson" --print-errorlogs --no-rebuild \
         "${meson_args[@]}"
     if [ "$repeat" -gt 1 ]; then
         mv "$logs/testlog.json" "$logs/testlog-run$run.json"
         runs+=("$logs/testlog-run$run.json")
-        echo "run $run/$repeat: $(summary "$logs/testlog-run$run.json" 2>&1 | tail -n1)"
+        echo "run $run/$repeat ($(( $(date +%s) - run_start )) s):" \
+            "$(summary "$logs/testlog-run$run.json" 2>&1 | tail -n1)"
     else
         runs+=("$logs/testlog.json")
     fi
@@ -92,3 +97,5 @@ done
 stop_hogs
 stage "finished in $(( $(date +%s) - start )) s"
 summary "${runs[@]}"
+exit
+}

@@ -36,6 +36,11 @@ def modinfo(moddir, name, field):
     return out.stdout.strip()
 
 
+def has_module(root, name):
+    return subprocess.run(["/sbin/modinfo", "-b", root, "-k", kver, "-F",
+                           "filename", name], capture_output=True).returncode == 0
+
+
 def module_closure(root, names, extra_deps=()):
     """Module files in load order (dependencies first)."""
     order, seen = [], set()
@@ -79,13 +84,19 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kernel-root", required=True,
                     help="extracted linux-image package")
-    ap.add_argument("--kver", required=True)
+    kv = ap.add_mutually_exclusive_group(required=True)
+    kv.add_argument("--kver", help="kernel release")
+    kv.add_argument("--kver-file", help="file holding the kernel release")
     ap.add_argument("--module", required=True, help="pvdc.ko")
     ap.add_argument("--program", action="append", default=[],
                     help="in-guest test program (repeatable)")
     ap.add_argument("-o", "--output", required=True)
     args = ap.parse_args()
-    kver = args.kver
+    if args.kver_file:
+        with open(args.kver_file) as f:
+            kver = f.read().strip()
+    else:
+        kver = args.kver
 
     with tempfile.TemporaryDirectory() as root:
         for d in ["bin", "sbin", "usr/bin", "usr/sbin", "proc", "sys", "dev",
@@ -102,13 +113,23 @@ def main():
                 os.symlink("/bin/busybox", link)
 
         # Modules are stored uncompressed: busybox insmod cannot read .ko.xz.
+        # The debug kernel (scripts/build-debug-kernel.sh) builds only the
+        # peers it needs, uncompressed.
         files = module_closure(args.kernel_root, BOOT_MODULES)
-        extra = module_closure(args.kernel_root, EXTRA_MODULES)
+        peers = [m for m in EXTRA_MODULES if has_module(args.kernel_root, m)]
+        if peers != EXTRA_MODULES:
+            print(f"  initramfs: kernel {kver} lacks "
+                  f"{', '.join(sorted(set(EXTRA_MODULES) - set(peers)))}")
+        extra = module_closure(args.kernel_root, peers)
         names = []
         for f in files + [e for e in extra if e not in files]:
             base = os.path.basename(f).removesuffix(".xz")
-            data = subprocess.run(["xz", "-dc", f], check=True,
-                                  capture_output=True).stdout
+            if f.endswith(".xz"):
+                data = subprocess.run(["xz", "-dc", f], check=True,
+                                      capture_output=True).stdout
+            else:
+                with open(f, "rb") as ko:
+                    data = ko.read()
             with open(os.path.join(root, "lib/modules", base), "wb") as out:
                 out.write(data)
             if f in files:

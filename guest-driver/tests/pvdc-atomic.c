@@ -6,8 +6,9 @@
  * commits where possible:
  *   - a modeset needs DRM_MODE_ATOMIC_ALLOW_MODESET, a page flip does not;
  *   - the scaler pool is shared by all heads and cannot be over-subscribed;
- *   - a plane update that needs a new bandwidth split is a modeset, and the
- *     device total cannot be exceeded;
+ *   - a head keeps the bandwidth it was enabled with: a plane update that
+ *     needs more is refused, never turned into a modeset, and heads
+ *     enabled together split the device total by what they need;
  *   - a plane moves to another head only once disabled on the old one;
  *   - cursor limits (size, no scaling) and the hotspot properties;
  * then runs nonblocking page flips on every head and counts their events,
@@ -15,8 +16,9 @@
  * same head is refused with EBUSY while another head can still flip.
  *
  * Assumes the device defaults: 3 overlays per head, 256x256 cursor,
- * bandwidth-kib = heads * 24300, max size 4096x4096, 64 MiB of VRAM.  Usage: pvdc-atomic [-s SCALERS]
- * [-f FLIPS] [DEVICE]; SCALERS defaults to 2, FLIPS to 60.
+ * bandwidth-kib = heads * 24300, max size 4096x4096, 64 MiB of VRAM.
+ * Usage: pvdc-atomic [-s SCALERS] [-f FLIPS] [DEVICE]; SCALERS defaults to
+ * 2, FLIPS to 60.
  */
 #include <poll.h>
 #include <time.h>
@@ -174,7 +176,7 @@ static void discover(void)
 	drmModeRes *res = drmModeGetResources(fd);
 	drmModePlaneRes *pres = drmModeGetPlaneResources(fd);
 	uint32_t used = 0;
-	int i, j, k;
+	int i, j;
 
 	if (!res || !pres) {
 		printf("not ok resources: %s\n", strerror(errno));
@@ -195,33 +197,14 @@ static void discover(void)
 	}
 
 	for (i = 0; i < res->count_connectors && num_heads < MAX_HEADS; i++) {
-		drmModeConnector *c = drmModeGetConnector(fd, res->connectors[i]);
 		struct head *h = &heads[num_heads];
 
-		if (!c)
+		h->pipe = kms_output(fd, res, res->connectors[i], &h->mode,
+				     &used);
+		if (h->pipe < 0)
 			continue;
-		if (kms_connector_mode(c, &h->mode)) {
-			drmModeFreeConnector(c);
-			continue;
-		}
-		for (j = 0; j < c->count_encoders && !h->crtc_id; j++) {
-			drmModeEncoder *e = drmModeGetEncoder(fd, c->encoders[j]);
-
-			for (k = 0; e && k < res->count_crtcs; k++) {
-				if ((e->possible_crtcs & (1u << k)) &&
-				    !(used & (1u << k))) {
-					used |= 1u << k;
-					h->pipe = k;
-					h->crtc_id = res->crtcs[k];
-					break;
-				}
-			}
-			drmModeFreeEncoder(e);
-		}
-		h->conn_id = c->connector_id;
-		drmModeFreeConnector(c);
-		if (!h->crtc_id)
-			continue;
+		h->conn_id = res->connectors[i];
+		h->crtc_id = res->crtcs[h->pipe];
 
 		for (j = 0; j < num_planes; j++) {
 			struct plane *p = &planes[j];
@@ -426,7 +409,8 @@ static void test_bandwidth(void)
 
 	/*
 	 * 24300 KiB per head: primary + 2 overlays of 8100 KiB fit, + 3 do
-	 * not, unless the other heads give up part of their share.
+	 * not, unless the heads are enabled again and split the device's
+	 * bandwidth by what they need.
 	 */
 	if (num_heads < 2 || num_overlays() < 3 ||
 	    (uint64_t)heads[0].mode.hdisplay * heads[0].mode.vdisplay * 4 >
@@ -444,11 +428,22 @@ static void test_bandwidth(void)
 	       commit(big_overlays_request(&big, 2), TEST_ONLY, NULL), 0);
 	expect("bandwidth-new-split-without-allow-modeset-refused",
 	       commit(big_overlays_request(&big, 3), TEST_ONLY, NULL), 1);
-	expect("bandwidth-new-split-with-allow-modeset",
+	/* A plane update never turns into a modeset of any head. */
+	expect("bandwidth-plane-update-never-modesets-refused",
 	       commit(big_overlays_request(&big, 3), TEST_ONLY | MODESET,
-		      NULL), 0);
-	ret = commit(big_overlays_request(&big, 3), MODESET, NULL);
-	expect("bandwidth-new-split-committed", ret, 0);
+		      NULL), 1);
+	/* Heads enabled together split the bandwidth by what they need. */
+	expect("bandwidth-heads-off", all_off(), 0);
+	req = all_on_request();
+	{
+		int i;
+
+		for (i = 0; i < 3; i++)
+			plane_set(req, overlay(i), &heads[0], &big, BIG_W, BIG_H,
+				  i * 8, i * 8, BIG_W, BIG_H);
+	}
+	ret = commit(req, MODESET, NULL);
+	expect("bandwidth-new-split-by-enabling-the-heads", ret, 0);
 	if (!ret) {
 		int i;
 

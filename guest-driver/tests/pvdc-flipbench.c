@@ -157,10 +157,14 @@ static double mode_refresh(const drmModeModeInfo *m)
 	return m->clock * 1000.0 / ((double)m->htotal * m->vtotal);
 }
 
-/* @m with its pixel clock lowered so that it refreshes at @hz. */
+/*
+ * @m with its pixel clock lowered so that it refreshes at @hz, rounded up:
+ * a frame no longer than 1 / @hz (the driver may refuse longer ones).
+ */
 static void slow_mode(drmModeModeInfo *m, unsigned int hz)
 {
-	m->clock = (uint32_t)((uint64_t)m->htotal * m->vtotal * hz / 1000);
+	m->clock = (uint32_t)(((uint64_t)m->htotal * m->vtotal * hz + 999) /
+			      1000);
 	if (!m->clock)
 		m->clock = 1;
 	m->vrefresh = hz;
@@ -178,41 +182,16 @@ static int setup_heads(unsigned int want)
 	if (!res)
 		return -errno;
 	for (i = 0; i < res->count_connectors && num_heads < want; i++) {
-		drmModeConnector *conn = drmModeGetConnector(fd,
-							     res->connectors[i]);
 		struct head *h = &heads[num_heads];
 
-		if (!conn)
+		j = kms_output(fd, res, res->connectors[i], &h->mode,
+			       &used_crtcs);
+		if (j < 0)
 			continue;
-		if (kms_connector_mode(conn, &h->mode)) {
-			drmModeFreeConnector(conn);
-			continue;
-		}
+		h->conn_id = res->connectors[i];
+		h->crtc_id = res->crtcs[j];
 		if (num_heads && run.slow_hz)
 			slow_mode(&h->mode, run.slow_hz);
-		/* The first free CRTC this connector's encoders can drive. */
-		h->crtc_id = 0;
-		for (j = 0; j < conn->count_encoders && !h->crtc_id; j++) {
-			drmModeEncoder *enc = drmModeGetEncoder(fd,
-							conn->encoders[j]);
-			int c;
-
-			if (!enc)
-				continue;
-			for (c = 0; c < res->count_crtcs; c++) {
-				if ((enc->possible_crtcs & (1u << c)) &&
-				    !(used_crtcs & (1u << c))) {
-					used_crtcs |= 1u << c;
-					h->crtc_id = res->crtcs[c];
-					break;
-				}
-			}
-			drmModeFreeEncoder(enc);
-		}
-		h->conn_id = conn->connector_id;
-		drmModeFreeConnector(conn);
-		if (!h->crtc_id)
-			continue;
 		for (j = 0; j < 2; j++) {
 			int ret = kms_buffer_create(fd, &h->buf[j],
 						    h->mode.hdisplay,
@@ -371,6 +350,9 @@ int main(int argc, char **argv)
 	for (i = 0; i < num_heads; i++) {
 		pthread_create(&threads[i], NULL, flip_thread, &heads[i]);
 	}
+	/* For a host waiting to disturb the flips. */
+	printf("# flipping %u heads\n", num_heads);
+	fflush(stdout);
 	for (i = 0; i < num_heads; i++)
 		pthread_join(threads[i], NULL);
 	stop_events = true;

@@ -8,6 +8,8 @@
 #define PVDC_KMS_UTIL_H
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <drm_fourcc.h>
@@ -46,12 +49,12 @@ kms_result(bool ok, const char *fmt, ...)
 }
 
 /* CLOCK_MONOTONIC, the clock of DRM's event timestamps. */
-static KMS_UNUSED int64_t kms_now_ns(void)
+static KMS_UNUSED uint64_t kms_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* kms_now_ns(), in seconds. */
@@ -248,6 +251,333 @@ static KMS_UNUSED int kms_connector_mode(drmModeConnector *conn,
 		}
 	}
 	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A display for the timing and head tests: heads with their planes        */
+/* ------------------------------------------------------------------------ */
+
+#define KMS_MAX_HEADS		8
+#define KMS_MAX_PLANES		80
+
+struct kms_head {
+	uint32_t pipe, crtc_id, conn_id;
+	uint32_t primary, cursor;		/* plane ids */
+	drmModeModeInfo mode;
+	struct kms_buffer buf[2];
+};
+
+struct kms_display {
+	int fd;
+	const char *card;
+	unsigned int num_heads;
+	struct kms_head heads[KMS_MAX_HEADS];
+	unsigned int num_planes;
+	uint32_t planes[KMS_MAX_PLANES];
+	uint32_t plane_crtcs[KMS_MAX_PLANES];	/* possible_crtcs */
+	uint64_t plane_type[KMS_MAX_PLANES];
+};
+
+/*
+ * A thread that must react within a frame (flip on every vblank): real-time
+ * priority over the other threads of the test, where allowed.
+ */
+static KMS_UNUSED void kms_realtime(void)
+{
+	struct sched_param param = { .sched_priority = 10 };
+
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
+}
+
+/* The device's frame period of @m, to the nanosecond (FRAME_PERIOD). */
+static KMS_UNUSED uint64_t kms_mode_period_ns(const drmModeModeInfo *m)
+{
+	return (uint64_t)m->htotal * m->vtotal * 1000000ull / m->clock;
+}
+
+/* @m with its pixel clock changed for a refresh of @hz (same timings). */
+static KMS_UNUSED drmModeModeInfo kms_mode_at_hz(const drmModeModeInfo *m,
+						 unsigned int hz)
+{
+	drmModeModeInfo r = *m;
+
+	r.clock = (uint32_t)(((uint64_t)m->htotal * m->vtotal * hz + 999) /
+			     1000);
+	r.vrefresh = hz;
+	return r;
+}
+
+/* Add property @name of object @obj to @req; exits if there is none. */
+static KMS_UNUSED void kms_add(int fd, drmModeAtomicReq *req, uint32_t obj,
+			       uint32_t type, const char *name, uint64_t val)
+{
+	uint32_t prop = kms_prop_id(fd, obj, type, name);
+
+	if (!prop) {
+		printf("not ok property %s of object %u missing\n", name, obj);
+		exit(1);
+	}
+	drmModeAtomicAddProperty(req, obj, prop, val);
+}
+
+/* Every connected head with its CRTC, planes, preferred mode and buffers. */
+static KMS_UNUSED void kms_display_open(struct kms_display *d,
+					const char *card)
+{
+	drmModeRes *res;
+	drmModePlaneRes *pres;
+	uint32_t used = 0;
+	int i, j, k;
+
+	memset(d, 0, sizeof(*d));
+	d->card = card;
+	d->fd = kms_open_atomic(card);
+	/* Without it, a virtual driver hides its cursor planes. */
+	drmSetClientCap(d->fd, DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT, 1);
+	res = drmModeGetResources(d->fd);
+	pres = drmModeGetPlaneResources(d->fd);
+	if (!res || !pres) {
+		printf("not ok resources: %s\n", strerror(errno));
+		exit(1);
+	}
+	for (i = 0; i < (int)pres->count_planes && i < KMS_MAX_PLANES; i++) {
+		drmModePlane *p = drmModeGetPlane(d->fd, pres->planes[i]);
+
+		if (!p)
+			continue;
+		d->planes[d->num_planes] = p->plane_id;
+		d->plane_crtcs[d->num_planes] = p->possible_crtcs;
+		kms_prop_value(d->fd, p->plane_id, DRM_MODE_OBJECT_PLANE, "type",
+			       &d->plane_type[d->num_planes]);
+		d->num_planes++;
+		drmModeFreePlane(p);
+	}
+	for (i = 0; i < res->count_connectors && d->num_heads < KMS_MAX_HEADS;
+	     i++) {
+		drmModeConnector *c = drmModeGetConnector(d->fd,
+							  res->connectors[i]);
+		struct kms_head *h = &d->heads[d->num_heads];
+
+		if (!c)
+			continue;
+		if (kms_connector_mode(c, &h->mode)) {
+			drmModeFreeConnector(c);
+			continue;
+		}
+		for (j = 0; j < c->count_encoders && !h->crtc_id; j++) {
+			drmModeEncoder *e = drmModeGetEncoder(d->fd,
+							      c->encoders[j]);
+
+			for (k = 0; e && k < res->count_crtcs; k++) {
+				if ((e->possible_crtcs & (1u << k)) &&
+				    !(used & (1u << k))) {
+					used |= 1u << k;
+					h->pipe = k;
+					h->crtc_id = res->crtcs[k];
+					break;
+				}
+			}
+			drmModeFreeEncoder(e);
+		}
+		h->conn_id = c->connector_id;
+		drmModeFreeConnector(c);
+		for (j = 0; j < (int)d->num_planes; j++) {
+			if (!(d->plane_crtcs[j] & (1u << h->pipe)))
+				continue;
+			if (d->plane_type[j] == DRM_PLANE_TYPE_PRIMARY &&
+			    !h->primary)
+				h->primary = d->planes[j];
+			if (d->plane_type[j] == DRM_PLANE_TYPE_CURSOR &&
+			    !h->cursor)
+				h->cursor = d->planes[j];
+		}
+		if (!h->crtc_id || !h->primary)
+			continue;
+		for (j = 0; j < 2; j++) {
+			if (kms_buffer_create(d->fd, &h->buf[j],
+					      h->mode.hdisplay,
+					      h->mode.vdisplay,
+					      DRM_FORMAT_XRGB8888)) {
+				printf("not ok buffers: %s\n", strerror(errno));
+				exit(1);
+			}
+			kms_buffer_fill(&h->buf[j], h->pipe * 2 + j);
+		}
+		d->num_heads++;
+	}
+	drmModeFreePlaneResources(pres);
+	drmModeFreeResources(res);
+}
+
+/* The @n-th overlay plane (pvdc's can go on every head). */
+static KMS_UNUSED uint32_t kms_overlay(struct kms_display *d, unsigned int n)
+{
+	unsigned int i, seen = 0;
+
+	for (i = 0; i < d->num_planes; i++)
+		if (d->plane_type[i] == DRM_PLANE_TYPE_OVERLAY && seen++ == n)
+			return d->planes[i];
+	return 0;
+}
+
+/* Add @plane showing @fb at full size, unscaled unless @w x @h differ. */
+static KMS_UNUSED void kms_plane_set(struct kms_display *d,
+				     drmModeAtomicReq *req, uint32_t plane,
+				     struct kms_head *h, struct kms_buffer *fb,
+				     uint32_t x, uint32_t y, uint32_t w,
+				     uint32_t h_)
+{
+	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "FB_ID", fb->fb_id);
+	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_ID",
+		h->crtc_id);
+	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "SRC_X", 0);
+	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "SRC_Y", 0);
+	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "SRC_W",
+		(uint64_t)fb->width << 16);
+	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "SRC_H",
+		(uint64_t)fb->height << 16);
+	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_X", x);
+	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_Y", y);
+	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_W", w);
+	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_H", h_);
+}
+
+static KMS_UNUSED void kms_plane_off(struct kms_display *d,
+				     drmModeAtomicReq *req, uint32_t plane)
+{
+	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "FB_ID", 0);
+	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_ID", 0);
+}
+
+/*
+ * Head @h on with @mode (its own if NULL) and its first buffer, cropped
+ * (not scaled) to the mode: a scaler is for what a test asks for.
+ */
+static KMS_UNUSED void kms_head_on(struct kms_display *d,
+				   drmModeAtomicReq *req, struct kms_head *h,
+				   const drmModeModeInfo *mode)
+{
+	uint32_t blob, w, ht;
+
+	if (!mode)
+		mode = &h->mode;
+	if (drmModeCreatePropertyBlob(d->fd, mode, sizeof(*mode), &blob)) {
+		printf("not ok mode blob: %s\n", strerror(errno));
+		exit(1);
+	}
+	w = h->buf[0].width < mode->hdisplay ? h->buf[0].width :
+	    mode->hdisplay;
+	ht = h->buf[0].height < mode->vdisplay ? h->buf[0].height :
+	     mode->vdisplay;
+	kms_add(d->fd, req, h->crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID", blob);
+	kms_add(d->fd, req, h->crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
+	kms_add(d->fd, req, h->conn_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID",
+		h->crtc_id);
+	kms_plane_set(d, req, h->primary, h, &h->buf[0], 0, 0, w, ht);
+	kms_add(d->fd, req, h->primary, DRM_MODE_OBJECT_PLANE, "SRC_W",
+		(uint64_t)w << 16);
+	kms_add(d->fd, req, h->primary, DRM_MODE_OBJECT_PLANE, "SRC_H",
+		(uint64_t)ht << 16);
+}
+
+static KMS_UNUSED void kms_head_off(struct kms_display *d,
+				    drmModeAtomicReq *req, struct kms_head *h)
+{
+	kms_add(d->fd, req, h->crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID", 0);
+	kms_add(d->fd, req, h->crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 0);
+	kms_add(d->fd, req, h->conn_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID",
+		0);
+	kms_plane_off(d, req, h->primary);
+}
+
+/* Commit and free @req; 0 or -errno. */
+static KMS_UNUSED int kms_commit(struct kms_display *d, drmModeAtomicReq *req,
+				 uint32_t flags, void *data)
+{
+	int ret = drmModeAtomicCommit(d->fd, req, flags, data);
+
+	ret = ret ? -errno : 0;
+	drmModeAtomicFree(req);
+	return ret;
+}
+
+/*
+ * BAR @bar of the PCI device at sysfs path @dev, mapped: the device's
+ * registers read without being a client of its driver.  While the driver
+ * holds the BARs, that needs the guest booted with iomem=relaxed.
+ */
+static KMS_UNUSED volatile uint32_t *kms_bar_map_path(const char *dev,
+						      int bar, size_t *size)
+{
+	char path[512];
+	struct stat st;
+	void *map;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/resource%d", dev, bar);
+	fd = open(path, O_RDWR | O_SYNC | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		printf("not ok %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	map = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED) {
+		printf("not ok mmap %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	if (size)
+		*size = st.st_size;
+	return map;
+}
+
+/* BAR @bar of the device behind @card (/dev/dri/cardN). */
+static KMS_UNUSED volatile uint32_t *kms_bar_map(const char *card, int bar,
+						 size_t *size)
+{
+	const char *name = strrchr(card, '/');
+	char dev[256];
+
+	snprintf(dev, sizeof(dev), "/sys/class/drm/%s/device",
+		 name ? name + 1 : card);
+	return kms_bar_map_path(dev, bar, size);
+}
+
+static KMS_UNUSED uint32_t kms_reg(volatile uint32_t *bar, uint32_t reg)
+{
+	return bar[reg / 4];
+}
+
+/*
+ * Connector @conn_id as an output: its preferred mode, to @mode, and the
+ * first CRTC one of its encoders can drive that is not in @used (a mask of
+ * CRTC indices, updated).  The CRTC's index, or -1 when the connector is
+ * not connected or no CRTC is left for it.
+ */
+static KMS_UNUSED int kms_output(int fd, const drmModeRes *res,
+				 uint32_t conn_id, drmModeModeInfo *mode,
+				 uint32_t *used)
+{
+	drmModeConnector *conn = drmModeGetConnector(fd, conn_id);
+	int i, c, pipe = -1;
+
+	if (!conn || kms_connector_mode(conn, mode))
+		goto out;
+	for (i = 0; i < conn->count_encoders && pipe < 0; i++) {
+		drmModeEncoder *enc = drmModeGetEncoder(fd, conn->encoders[i]);
+
+		for (c = 0; enc && c < res->count_crtcs && pipe < 0; c++) {
+			if ((enc->possible_crtcs & (1u << c)) &&
+			    !(*used & (1u << c))) {
+				*used |= 1u << c;
+				pipe = c;
+			}
+		}
+		drmModeFreeEncoder(enc);
+	}
+out:
+	drmModeFreeConnector(conn);
+	return pipe;
 }
 
 #endif /* PVDC_KMS_UTIL_H */

@@ -8,6 +8,9 @@
  * is part of the interface (docs/specs/pvdc.rst): the error reported for a
  * commit that breaks several rules is the first one in that order.
  *
+ * The same rules check a state loaded from a migration stream: no state
+ * becomes active that a commit would not accept.
+ *
  * Copyright (c) 2026 The pvdc authors
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -16,63 +19,41 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "qemu/units.h"
+#include "qapi/error.h"
+#include "pvdc-compose.h"
 #include "pvdc-internal.h"
 #include "trace.h"
 
-enum {
-    PVDC_FORMAT_XRGB8888,
-    PVDC_FORMAT_ARGB8888,
-    PVDC_FORMAT_XBGR8888,
-    PVDC_FORMAT_ABGR8888,
-    PVDC_FORMAT_RGB565,
-    PVDC_FORMAT_XRGB2101010,
-    PVDC_FORMAT_YUYV,
-    PVDC_NUM_FORMATS
-};
+QEMU_BUILD_BUG_ON(PVDC_COMPOSE_NUM_FORMATS > PVDC_MAX_FORMATS);
 
-const PVDCFormat pvdc_formats[] = {
-    [PVDC_FORMAT_XRGB8888]    = { PVDC_FMT_XRGB8888, 4 },
-    [PVDC_FORMAT_ARGB8888]    = { PVDC_FMT_ARGB8888, 4 },
-    [PVDC_FORMAT_XBGR8888]    = { PVDC_FMT_XBGR8888, 4 },
-    [PVDC_FORMAT_ABGR8888]    = { PVDC_FMT_ABGR8888, 4 },
-    [PVDC_FORMAT_RGB565]      = { PVDC_FMT_RGB565, 2 },
-    [PVDC_FORMAT_XRGB2101010] = { PVDC_FMT_XRGB2101010, 4 },
-    [PVDC_FORMAT_YUYV]        = { PVDC_FMT_YUYV, 2 },
-};
-const unsigned int pvdc_num_formats = PVDC_NUM_FORMATS;
-QEMU_BUILD_BUG_ON(PVDC_NUM_FORMATS > PVDC_MAX_FORMATS);
+/* The FORMAT_TABLE index of @fourcc, or -1. */
+static int pvdc_format_index(uint32_t fourcc)
+{
+    const PVDCComposeFormat *fmt = pvdc_compose_format(fourcc);
+
+    return fmt ? fmt - pvdc_compose_formats : -1;
+}
 
 uint32_t pvdc_format_mask(unsigned int plane_type)
 {
-    uint32_t all = MAKE_64BIT_MASK(0, PVDC_NUM_FORMATS);
+    uint32_t all = MAKE_64BIT_MASK(0, PVDC_COMPOSE_NUM_FORMATS);
 
     switch (plane_type) {
     case PVDC_PLANE_TYPE_PRIMARY:
-        return all & ~BIT(PVDC_FORMAT_YUYV);
+        return all & ~BIT(pvdc_format_index(PVDC_FMT_YUYV));
     case PVDC_PLANE_TYPE_OVERLAY:
         return all;
     case PVDC_PLANE_TYPE_CURSOR:
-        return BIT(PVDC_FORMAT_ARGB8888);
+        return BIT(pvdc_format_index(PVDC_FMT_ARGB8888));
     default:
         g_assert_not_reached();
     }
 }
 
-static int pvdc_format_lookup(uint32_t fourcc)
-{
-    int i;
-
-    for (i = 0; i < PVDC_NUM_FORMATS; i++) {
-        if (pvdc_formats[i].fourcc == fourcc) {
-            return i;
-        }
-    }
-    return -1;
-}
-
 uint64_t pvdc_mode_period_ns(const PVDCHeadRegs *regs)
 {
-    uint64_t pixels = (uint64_t)PVDC_Y(regs->htiming) * PVDC_Y(regs->vtiming);
+    uint64_t pixels = (uint64_t)FIELD_EX32(regs->htiming, XY, Y) *
+                      FIELD_EX32(regs->vtiming, XY, Y);
 
     if (!regs->pixel_clock) {
         return 0;
@@ -100,14 +81,14 @@ static void pvdc_commit_view_init(PVDCCommitView *v, PVDCState *s,
 
     v->s = s;
     v->group = group;
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         v->head[h] = (group & BIT(h)) ? &s->heads[h].armed
                                       : &s->heads[h].active;
     }
     for (p = 0; p < s->num_planes; p++) {
         v->plane[p] = &s->planes[p].active;
         v->owner[p] = -1;
-        for (h = 0; h < s->num_heads; h++) {
+        for (h = 0; h < s->conf.num_heads; h++) {
             if ((group & BIT(h)) && s->heads[h].plane_armed[p]) {
                 v->plane[p] = &s->heads[h].armed_planes[p];
                 v->owner[p] = h;
@@ -127,7 +108,7 @@ static const char *pvdc_error_name(uint32_t result)
         [PVDC_ERR_HEAD_DISABLED] = "plane enabled on a disabled head",
         [PVDC_ERR_HEAD_RESERVED] = "reserved bits in HS_CTRL",
         [PVDC_ERR_PLANE_HEAD] = "plane cannot be bound to that head",
-        [PVDC_ERR_PLANE_BUSY] = "plane still enabled on another head",
+        [PVDC_ERR_PLANE_BUSY] = "plane shown by a head outside the commit",
         [PVDC_ERR_FORMAT] = "format not accepted by the plane",
         [PVDC_ERR_FB_SIZE] = "framebuffer size",
         [PVDC_ERR_PITCH] = "pitch too small or misaligned",
@@ -142,14 +123,27 @@ static const char *pvdc_error_name(uint32_t result)
         [PVDC_ERR_PLANE_CTRL] = "reserved or invalid PS_CTRL bits",
         [PVDC_ERR_GROUP] = "another head of the group was refused",
     };
-    uint32_t code = result & PVDC_RESULT_CODE_MASK;
+    uint32_t code = FIELD_EX32(result, RESULT, CODE);
 
     return code < ARRAY_SIZE(names) && names[code] ? names[code] : "?";
 }
 
+/* " (plane N)" for an error about a plane, "" for one about the head. */
+static void pvdc_error_where(uint32_t result, char *buf, size_t size)
+{
+    uint32_t plane = FIELD_EX32(result, RESULT, PLANE);
+
+    buf[0] = 0;
+    if (plane != PVDC_RESULT_PLANE_NONE) {
+        snprintf(buf, size, " (plane %u)", plane);
+    }
+}
+
 static uint32_t pvdc_error(uint32_t code, unsigned int plane)
 {
-    return code | plane << PVDC_RESULT_PLANE_SHIFT;
+    uint32_t result = FIELD_DP32(0, RESULT, CODE, code);
+
+    return FIELD_DP32(result, RESULT, PLANE, plane);
 }
 
 static uint32_t pvdc_head_error(uint32_t code)
@@ -157,32 +151,41 @@ static uint32_t pvdc_head_error(uint32_t code)
     return pvdc_error(code, PVDC_RESULT_PLANE_NONE);
 }
 
-static bool pvdc_plane_on(const PVDCPlaneRegs *r)
+static bool pvdc_in_group(uint32_t group, uint32_t head)
 {
-    return r->ctrl & PVDC_PS_CTRL_ENABLE;
+    return head < PVDC_MAX_HEADS && (group & BIT(head));
 }
 
 static bool pvdc_plane_scaled(const PVDCPlaneRegs *r)
 {
-    return r->src_w != (uint64_t)PVDC_X(r->dst_size) << 16 ||
-           r->src_h != (uint64_t)PVDC_Y(r->dst_size) << 16;
+    return r->src_w != (uint64_t)FIELD_EX32(r->dst_size, XY, X) << 16 ||
+           r->src_h != (uint64_t)FIELD_EX32(r->dst_size, XY, Y) << 16;
 }
 
-static bool pvdc_axis_valid(uint32_t active, uint32_t sync_start,
-                            uint32_t sync_end, uint32_t total, uint32_t max)
+/* Bytes per pixel of an enabled plane of a validated state. */
+static unsigned int pvdc_plane_cpp(const PVDCPlaneRegs *r)
 {
+    const PVDCComposeFormat *fmt = pvdc_compose_format(r->format);
+
+    /* Validation made this impossible; count the widest if it happened. */
+    return fmt ? fmt->cpp : 4;
+}
+
+static bool pvdc_axis_valid(uint32_t timing, uint32_t sync, uint32_t max)
+{
+    uint32_t active = FIELD_EX32(timing, XY, X);
+    uint32_t total = FIELD_EX32(timing, XY, Y);
+    uint32_t sync_start = FIELD_EX32(sync, XY, X);
+    uint32_t sync_end = FIELD_EX32(sync, XY, Y);
+
     return active >= 1 && active <= max && active <= sync_start &&
            sync_start <= sync_end && sync_end <= total;
 }
 
 static bool pvdc_mode_valid(PVDCState *s, const PVDCHeadRegs *r)
 {
-    return pvdc_axis_valid(PVDC_X(r->htiming), PVDC_X(r->hsync),
-                           PVDC_Y(r->hsync), PVDC_Y(r->htiming),
-                           s->max_width) &&
-           pvdc_axis_valid(PVDC_X(r->vtiming), PVDC_X(r->vsync),
-                           PVDC_Y(r->vsync), PVDC_Y(r->vtiming),
-                           s->max_height) &&
+    return pvdc_axis_valid(r->htiming, r->hsync, s->conf.max_width) &&
+           pvdc_axis_valid(r->vtiming, r->vsync, s->conf.max_height) &&
            r->pixel_clock >= 1 && r->pixel_clock <= PVDC_MAX_PIXEL_CLOCK_KHZ &&
            pvdc_mode_period_ns(r) >= PVDC_MIN_FRAME_PERIOD_NS;
 }
@@ -199,15 +202,14 @@ static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
     PVDCState *s = v->s;
     const PVDCHeadRegs *armed = v->head[h];
     const PVDCHeadRegs *active = &s->heads[h].active;
-    bool was_on = active->ctrl & PVDC_HS_CTRL_ENABLE;
-    bool on = armed->ctrl & PVDC_HS_CTRL_ENABLE;
+    bool was_on = FIELD_EX32(active->ctrl, HS_CTRL, ENABLE);
     uint64_t allocated = 0;
     unsigned int k;
 
     if (armed->ctrl & ~PVDC_HS_CTRL_ENABLE) {
         return pvdc_head_error(PVDC_ERR_HEAD_RESERVED);
     }
-    if (!on) {
+    if (!FIELD_EX32(armed->ctrl, HS_CTRL, ENABLE)) {
         return 0;
     }
     if (!pvdc_mode_valid(s, armed)) {
@@ -219,65 +221,77 @@ static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
     if (was_on && armed->bandwidth != active->bandwidth) {
         return pvdc_head_error(PVDC_ERR_BANDWIDTH_CHANGE);
     }
-    for (k = 0; k < s->num_heads; k++) {
-        if (v->head[k]->ctrl & PVDC_HS_CTRL_ENABLE) {
+    for (k = 0; k < s->conf.num_heads; k++) {
+        if (FIELD_EX32(v->head[k]->ctrl, HS_CTRL, ENABLE)) {
             allocated += v->head[k]->bandwidth;
         }
     }
-    if (allocated > s->bandwidth_total) {
+    if (allocated > s->conf.bandwidth_total) {
         return pvdc_head_error(PVDC_ERR_BANDWIDTH_ALLOC);
     }
     return 0;
 }
 
-/* The rules on one plane carried by the commit of head @h. */
-static uint32_t pvdc_check_plane_rules(PVDCCommitView *v, unsigned int h,
-                                       unsigned int p)
+/*
+ * A plane the commit carries may not be taken from a head outside the
+ * group that shows it, whatever the commit does with it: the state of a
+ * head only ever changes at a latch point of its own.
+ */
+static bool pvdc_plane_busy(PVDCCommitView *v, unsigned int p)
+{
+    const PVDCPlaneRegs *active = &v->s->planes[p].active;
+
+    return pvdc_plane_on(active) && !pvdc_in_group(v->group, active->head);
+}
+
+/* Where the enabled plane @p carried by head @h may be shown. */
+static uint32_t pvdc_check_plane_binding(PVDCCommitView *v, unsigned int h,
+                                         unsigned int p)
 {
     PVDCState *s = v->s;
     const PVDCPlaneRegs *r = v->plane[p];
-    const PVDCPlaneRegs *active = &s->planes[p].active;
     uint32_t type = pvdc_plane_type(s, p);
-    uint32_t possible = extract32(pvdc_plane_caps(s, p),
-                                  PVDC_PLANE_CAPS_HEADS_SHIFT,
-                                  ctpop32(PVDC_PLANE_CAPS_HEADS_MASK));
-    uint32_t blend = extract32(r->ctrl, PVDC_PS_CTRL_BLEND_SHIFT,
-                               ctpop32(PVDC_PS_CTRL_BLEND_MASK));
+    uint32_t possible = FIELD_EX32(pvdc_plane_caps(s, p), PLANE_CAPS, HEADS);
     uint32_t transforms = PVDC_PS_CTRL_ROTATE_180 | PVDC_PS_CTRL_REFLECT_X |
                           PVDC_PS_CTRL_REFLECT_Y |
                           PVDC_PS_CTRL_FILTER_BILINEAR;
-    uint32_t fb_w = PVDC_X(r->fb_size), fb_h = PVDC_Y(r->fb_size);
-    uint32_t dst_w = PVDC_X(r->dst_size), dst_h = PVDC_Y(r->dst_size);
-    int32_t dst_x = (int16_t)PVDC_X(r->dst_pos);
-    int32_t dst_y = (int16_t)PVDC_Y(r->dst_pos);
-    uint64_t dst_w_fp = (uint64_t)dst_w << 16, dst_h_fp = (uint64_t)dst_h << 16;
-    uint64_t line;
-    int fmt;
-    unsigned int q;
 
     if ((r->ctrl & ~PVDC_PS_CTRL_VALID_MASK) ||
-        blend == PVDC_PS_CTRL_BLEND_MASK ||
+        FIELD_EX32(r->ctrl, PS_CTRL, BLEND) == PVDC_PS_CTRL_BLEND_MASK ||
         (type == PVDC_PLANE_TYPE_CURSOR && (r->ctrl & transforms))) {
         return pvdc_error(PVDC_ERR_PLANE_CTRL, p);
     }
-    if (r->head >= s->num_heads || !(possible & BIT(r->head))) {
+    if (!pvdc_in_group(possible, r->head)) {
         return pvdc_error(PVDC_ERR_PLANE_HEAD, p);
     }
-    if (pvdc_plane_on(active) && active->head != h) {
+    if (pvdc_plane_busy(v, p)) {
         return pvdc_error(PVDC_ERR_PLANE_BUSY, p);
     }
-    if (!(v->head[h]->ctrl & PVDC_HS_CTRL_ENABLE)) {
+    if (!FIELD_EX32(v->head[h]->ctrl, HS_CTRL, ENABLE)) {
         return pvdc_error(PVDC_ERR_HEAD_DISABLED, p);
     }
-    fmt = pvdc_format_lookup(r->format);
-    if (fmt < 0 || !(pvdc_format_mask(type) & BIT(fmt))) {
+    return 0;
+}
+
+/* The framebuffer of plane @p: format, size, layout, inside VRAM. */
+static uint32_t pvdc_check_plane_fb(PVDCCommitView *v, unsigned int p)
+{
+    PVDCState *s = v->s;
+    const PVDCPlaneRegs *r = v->plane[p];
+    uint32_t fb_w = FIELD_EX32(r->fb_size, XY, X);
+    uint32_t fb_h = FIELD_EX32(r->fb_size, XY, Y);
+    int fmt = pvdc_format_index(r->format);
+    uint64_t line;
+
+    if (fmt < 0 || !(pvdc_format_mask(pvdc_plane_type(s, p)) & BIT(fmt))) {
         return pvdc_error(PVDC_ERR_FORMAT, p);
     }
-    if (!fb_w || !fb_h || fb_w > s->max_width || fb_h > s->max_height ||
-        (fmt == PVDC_FORMAT_YUYV && (fb_w & 1))) {
+    if (!fb_w || !fb_h || fb_w > s->conf.max_width ||
+        fb_h > s->conf.max_height ||
+        (r->format == PVDC_FMT_YUYV && (fb_w & 1))) {
         return pvdc_error(PVDC_ERR_FB_SIZE, p);
     }
-    line = (uint64_t)fb_w * pvdc_formats[fmt].cpp;
+    line = (uint64_t)fb_w * pvdc_compose_formats[fmt].cpp;
     if (r->fb_pitch < line || r->fb_pitch % PVDC_PITCH_ALIGNMENT) {
         return pvdc_error(PVDC_ERR_PITCH, p);
     }
@@ -285,20 +299,36 @@ static uint32_t pvdc_check_plane_rules(PVDCCommitView *v, unsigned int h,
         return pvdc_error(PVDC_ERR_OFFSET_ALIGN, p);
     }
     if ((uint64_t)r->fb_offset + (uint64_t)r->fb_pitch * (fb_h - 1) + line >
-        s->vram_size) {
+        s->conf.vram_size) {
         return pvdc_error(PVDC_ERR_FB_BOUNDS, p);
     }
+    return 0;
+}
+
+/* The source and destination rectangles of plane @p, and its scaling. */
+static uint32_t pvdc_check_plane_geometry(PVDCCommitView *v, unsigned int p)
+{
+    PVDCState *s = v->s;
+    const PVDCPlaneRegs *r = v->plane[p];
+    uint64_t fb_w = FIELD_EX32(r->fb_size, XY, X);
+    uint64_t fb_h = FIELD_EX32(r->fb_size, XY, Y);
+    int32_t dst_w = FIELD_EX32(r->dst_size, XY, X);
+    int32_t dst_h = FIELD_EX32(r->dst_size, XY, Y);
+    int32_t dst_x = (int16_t)FIELD_EX32(r->dst_pos, XY, X);
+    int32_t dst_y = (int16_t)FIELD_EX32(r->dst_pos, XY, Y);
+    uint64_t dst_w_fp = (uint64_t)dst_w << 16, dst_h_fp = (uint64_t)dst_h << 16;
+    int32_t max_w = s->conf.max_width, max_h = s->conf.max_height;
+
     if (!r->src_w || !r->src_h ||
-        (uint64_t)r->src_x + r->src_w > (uint64_t)fb_w << 16 ||
-        (uint64_t)r->src_y + r->src_h > (uint64_t)fb_h << 16) {
+        (uint64_t)r->src_x + r->src_w > fb_w << 16 ||
+        (uint64_t)r->src_y + r->src_h > fb_h << 16) {
         return pvdc_error(PVDC_ERR_SRC_RECT, p);
     }
-    if (!dst_w || !dst_h || dst_w > s->max_width || dst_h > s->max_height ||
-        dst_x < -(int32_t)s->max_width || dst_x > (int32_t)s->max_width ||
-        dst_y < -(int32_t)s->max_height || dst_y > (int32_t)s->max_height) {
+    if (!dst_w || !dst_h || dst_w > max_w || dst_h > max_h ||
+        dst_x < -max_w || dst_x > max_w || dst_y < -max_h || dst_y > max_h) {
         return pvdc_error(PVDC_ERR_DST_RECT, p);
     }
-    if (type == PVDC_PLANE_TYPE_CURSOR &&
+    if (pvdc_plane_type(s, p) == PVDC_PLANE_TYPE_CURSOR &&
         (dst_w > PVDC_CURSOR_MAX_SIZE || dst_h > PVDC_CURSOR_MAX_SIZE ||
          pvdc_plane_scaled(r))) {
         return pvdc_error(PVDC_ERR_CURSOR, p);
@@ -309,7 +339,18 @@ static uint32_t pvdc_check_plane_rules(PVDCCommitView *v, unsigned int h,
         dst_h_fp > PVDC_MAX_UPSCALE * (uint64_t)r->src_h) {
         return pvdc_error(PVDC_ERR_SCALE_RATIO, p);
     }
-    if (r->zpos >= s->num_overlays + 2) {
+    return 0;
+}
+
+/* Plane @p has a stacking position of its own on head @h. */
+static uint32_t pvdc_check_plane_zpos(PVDCCommitView *v, unsigned int h,
+                                      unsigned int p)
+{
+    PVDCState *s = v->s;
+    const PVDCPlaneRegs *r = v->plane[p];
+    unsigned int q;
+
+    if (r->zpos >= s->conf.num_overlays + 2) {
         return pvdc_error(PVDC_ERR_ZPOS, p);
     }
     for (q = 0; q < s->num_planes; q++) {
@@ -323,25 +364,48 @@ static uint32_t pvdc_check_plane_rules(PVDCCommitView *v, unsigned int h,
     return 0;
 }
 
+/* The rules on one enabled plane carried by the commit of head @h. */
+static uint32_t pvdc_check_plane_rules(PVDCCommitView *v, unsigned int h,
+                                       unsigned int p)
+{
+    uint32_t err;
+
+    err = pvdc_check_plane_binding(v, h, p);
+    if (!err) {
+        err = pvdc_check_plane_fb(v, p);
+    }
+    if (!err) {
+        err = pvdc_check_plane_geometry(v, p);
+    }
+    if (!err) {
+        err = pvdc_check_plane_zpos(v, h, p);
+    }
+    return err;
+}
+
 static uint32_t pvdc_check_planes(PVDCCommitView *v, unsigned int h)
 {
     PVDCState *s = v->s;
-    bool head_on = v->head[h]->ctrl & PVDC_HS_CTRL_ENABLE;
+    bool head_on = FIELD_EX32(v->head[h]->ctrl, HS_CTRL, ENABLE);
     unsigned int p;
     uint32_t err;
 
     for (p = 0; p < s->num_planes; p++) {
         const PVDCPlaneRegs *r = v->plane[p];
 
-        if (!pvdc_plane_on(r)) {
-            continue;
-        }
         if (v->owner[p] == h) {
-            err = pvdc_check_plane_rules(v, h, p);
+            if (pvdc_plane_on(r)) {
+                err = pvdc_check_plane_rules(v, h, p);
+            } else {
+                /* Disabling or moving it would change another head too. */
+                err = pvdc_plane_busy(v, p) ?
+                      pvdc_error(PVDC_ERR_PLANE_BUSY, p) : 0;
+            }
             if (err) {
                 return err;
             }
-        } else if (v->owner[p] < 0 && r->head == h && !head_on) {
+        } else if (v->owner[p] < 0 && pvdc_plane_on(r) && r->head == h &&
+                   !head_on) {
             /* Left enabled on the head this commit disables. */
             return pvdc_error(PVDC_ERR_HEAD_DISABLED, p);
         }
@@ -360,22 +424,19 @@ static uint32_t pvdc_check_sums(PVDCCommitView *v, unsigned int h)
         const PVDCPlaneRegs *r = v->plane[p];
 
         if (pvdc_plane_on(r) && pvdc_plane_scaled(r) &&
-            ++scaled > s->num_scalers) {
+            ++scaled > s->conf.num_scalers) {
             return pvdc_error(PVDC_ERR_SCALERS, p);
         }
     }
     for (p = 0; p < s->num_planes; p++) {
         const PVDCPlaneRegs *r = v->plane[p];
-        int fmt = pvdc_format_lookup(r->format);
 
         if (!pvdc_plane_on(r) || r->head != h) {
             continue;
         }
-        /* Enabled planes in the resulting state all have a valid format. */
-        assert(fmt >= 0);
         needed += DIV_ROUND_UP(DIV_ROUND_UP((uint64_t)r->src_w, 1 << 16) *
                                DIV_ROUND_UP((uint64_t)r->src_h, 1 << 16) *
-                               pvdc_formats[fmt].cpp, KiB);
+                               pvdc_plane_cpp(r), KiB);
     }
     if (needed > v->head[h]->bandwidth) {
         return pvdc_head_error(PVDC_ERR_BANDWIDTH);
@@ -388,7 +449,7 @@ static uint32_t pvdc_check_commit(PVDCCommitView *v, unsigned int *failed)
     unsigned int h;
     uint32_t err;
 
-    for (h = 0; h < v->s->num_heads; h++) {
+    for (h = 0; h < v->s->conf.num_heads; h++) {
         if (!(v->group & BIT(h))) {
             continue;
         }
@@ -412,21 +473,16 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
     PVDCState *s = v->s;
     unsigned int h, p;
 
+    /* Planes only move between heads of the group (pvdc_plane_busy). */
     for (p = 0; p < s->num_planes; p++) {
-        PVDCPlaneRegs *active = &s->planes[p].active;
-
-        if (v->owner[p] < 0) {
-            continue;
+        if (v->owner[p] >= 0) {
+            s->planes[p].active = *v->plane[p];
         }
-        if (active->head != v->owner[p] && active->head < s->num_heads) {
-            pvdc_compose_invalidate(&s->heads[active->head]);
-        }
-        *active = *v->plane[p];
     }
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
-        bool was_on = head->active.ctrl & PVDC_HS_CTRL_ENABLE;
-        bool on = head->armed.ctrl & PVDC_HS_CTRL_ENABLE;
+        bool was_on = pvdc_head_on(head);
+        bool on = FIELD_EX32(head->armed.ctrl, HS_CTRL, ENABLE);
 
         if (!(v->group & BIT(h))) {
             continue;
@@ -438,7 +494,7 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
         if (!was_on && on) {
             pvdc_timeline_enable(head, when);
         }
-        pvdc_compose_invalidate(head);
+        pvdc_crc_invalidate(head);
     }
 }
 
@@ -454,19 +510,15 @@ static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
     if (!err) {
         pvdc_apply_commit(&view, when);
     } else {
-        uint32_t plane = extract32(err, PVDC_RESULT_PLANE_SHIFT,
-                                   ctpop32(PVDC_RESULT_PLANE_MASK));
-        char where[32] = "";
+        char where[32];
 
-        if (plane != PVDC_RESULT_PLANE_NONE) {
-            snprintf(where, sizeof(where), " (plane %u)", plane);
-        }
+        pvdc_error_where(err, where, sizeof(where));
         qemu_log_mask(LOG_GUEST_ERROR, "pvdc: head %u: commit %u refused: "
                       "%s%s\n", failed, s->heads[failed].armed_seq,
                       pvdc_error_name(err), where);
     }
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
         if (!(group & BIT(h))) {
@@ -485,47 +537,39 @@ static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
         if (err) {
             s->commits_rejected++;
         }
+        /* Sent once the catch-up is done (pvdc_catch_up()). */
+        s->int_status |= PVDC_INT(h, err ? PVDC_INT_COMMIT_REJECTED
+                                         : PVDC_INT_COMMIT_DONE);
         trace_pvdc_commit_latched(h, head->done_seq, head->result, when);
-    }
-    /* Interrupts last, once the outcome is complete for every member. */
-    for (h = 0; h < s->num_heads; h++) {
-        if (group & BIT(h)) {
-            pvdc_irq_raise(s, h, err ? PVDC_INT_COMMIT_REJECTED
-                                     : PVDC_INT_COMMIT_DONE);
-        }
     }
 }
 
 void pvdc_latch_due_commits(PVDCState *s, int64_t now)
 {
+    int64_t when = 0;
+
     /* Each round disarms at least one head, so this ends. */
-    for (;;) {
-        PVDCHead *first = NULL;
+    while (pvdc_next_latch(s, &when) && when <= now) {
         unsigned int h;
 
-        for (h = 0; h < s->num_heads; h++) {
-            PVDCHead *head = &s->heads[h];
-
-            if (head->is_armed && head->latch_ns <= now &&
-                (!first || head->latch_ns < first->latch_ns)) {
-                first = head;
+        for (h = 0; h < s->conf.num_heads; h++) {
+            if (s->heads[h].is_armed && s->heads[h].latch_ns == when) {
+                pvdc_latch_group(s, s->heads[h].group, when);
+                break;
             }
         }
-        if (!first) {
-            return;
-        }
-        pvdc_latch_group(s, first->group, first->latch_ns);
     }
 }
 
-bool pvdc_next_latch(PVDCState *s, int64_t *deadline)
+bool pvdc_next_latch(PVDCState *s, int64_t *when)
 {
     bool found = false;
     unsigned int h;
 
-    for (h = 0; h < s->num_heads; h++) {
-        if (s->heads[h].is_armed) {
-            *deadline = MIN(*deadline, s->heads[h].latch_ns);
+    for (h = 0; h < s->conf.num_heads; h++) {
+        if (s->heads[h].is_armed &&
+            (!found || s->heads[h].latch_ns < *when)) {
+            *when = s->heads[h].latch_ns;
             found = true;
         }
     }
@@ -537,7 +581,7 @@ uint32_t pvdc_armed_mask(PVDCState *s)
     uint32_t mask = 0;
     unsigned int h;
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         if (s->heads[h].is_armed) {
             mask |= BIT(h);
         }
@@ -545,7 +589,8 @@ uint32_t pvdc_armed_mask(PVDCState *s)
     return mask;
 }
 
-static int64_t pvdc_arm_head(PVDCState *s, unsigned int h, int64_t now)
+/* Take the shadow state of head @h and of the planes bound to it. */
+static void pvdc_snapshot_head(PVDCState *s, unsigned int h)
 {
     PVDCHead *head = &s->heads[h];
     unsigned int p;
@@ -558,18 +603,30 @@ static int64_t pvdc_arm_head(PVDCState *s, unsigned int h, int64_t now)
         }
     }
     head->armed_seq++;
+}
+
+static int64_t pvdc_arm_head(PVDCState *s, unsigned int h, int64_t now)
+{
+    PVDCHead *head = &s->heads[h];
+
+    pvdc_snapshot_head(s, h);
     head->is_armed = true;
     trace_pvdc_commit_armed(h, head->armed_seq);
 
-    if (head->active.ctrl & PVDC_HS_CTRL_ENABLE) {
+    if (pvdc_head_on(head)) {
         return pvdc_next_vblank(head, now);
     }
-    if (head->armed.ctrl & PVDC_HS_CTRL_ENABLE) {
+    if (FIELD_EX32(head->armed.ctrl, HS_CTRL, ENABLE)) {
         return now + (int64_t)s->link_up_delay_ms * SCALE_MS;
     }
     return now;
 }
 
+/*
+ * The register access that rang has caught up with every latch point
+ * passed (pvdc_catch_up()): what is written after a latch point never
+ * joins the commit that latched there.
+ */
 void pvdc_doorbell(PVDCState *s, uint32_t mask)
 {
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
@@ -578,7 +635,7 @@ void pvdc_doorbell(PVDCState *s, uint32_t mask)
     unsigned int h;
 
     if (busy) {
-        for (h = 0; h < s->num_heads; h++) {
+        for (h = 0; h < s->conf.num_heads; h++) {
             if (busy & BIT(h)) {
                 s->heads[h].status |= PVDC_HEAD_STATUS_DOORBELL_OVERRUN;
             }
@@ -590,17 +647,121 @@ void pvdc_doorbell(PVDCState *s, uint32_t mask)
         return;
     }
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         if (mask & BIT(h)) {
             latch = MAX(latch, pvdc_arm_head(s, h, now));
         }
     }
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         if (mask & BIT(h)) {
             s->heads[h].group = mask;
             s->heads[h].latch_ns = latch;
         }
     }
     trace_pvdc_doorbell(mask, latch);
+    pvdc_timer_update(s);
+}
+
+/* What a doorbell guarantees of the armed commit of head @h. */
+static bool pvdc_armed_valid(PVDCState *s, unsigned int h, Error **errp)
+{
+    PVDCHead *head = &s->heads[h];
+    uint32_t all = MAKE_64BIT_MASK(0, s->conf.num_heads);
+    unsigned int k, p;
+
+    if (!head->is_armed) {
+        return true;
+    }
+    if ((head->group & ~all) || !(head->group & BIT(h)) ||
+        head->latch_ns < 0) {
+        error_setg(errp, "pvdc: head %u: armed commit with group 0x%x "
+                   "latching at %" PRId64 " ns", h, head->group,
+                   head->latch_ns);
+        return false;
+    }
+    for (k = 0; k < s->conf.num_heads; k++) {
+        if ((head->group & BIT(k)) &&
+            (!s->heads[k].is_armed || s->heads[k].group != head->group ||
+             s->heads[k].latch_ns != head->latch_ns)) {
+            error_setg(errp, "pvdc: heads %u and %u disagree on their "
+                       "commit group", h, k);
+            return false;
+        }
+    }
+    for (p = 0; p < PVDC_MAX_PLANES; p++) {
+        if (head->plane_armed[p] &&
+            (p >= s->num_planes || head->armed_planes[p].head != h)) {
+            error_setg(errp, "pvdc: head %u: armed commit carries plane %u "
+                       "bound to head %u", h, p, head->armed_planes[p].head);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool pvdc_loaded_state_valid(PVDCState *s, Error **errp)
+{
+    PVDCCommitView view;
+    unsigned int failed = 0;
+    unsigned int h, p;
+    uint32_t err;
+
+    /*
+     * The active state as one commit of every head, each carrying the
+     * planes it shows and nothing changing: every rule applies.
+     */
+    view.s = s;
+    view.group = MAKE_64BIT_MASK(0, s->conf.num_heads);
+    for (h = 0; h < s->conf.num_heads; h++) {
+        view.head[h] = &s->heads[h].active;
+    }
+    for (p = 0; p < s->num_planes; p++) {
+        const PVDCPlaneRegs *r = &s->planes[p].active;
+
+        view.plane[p] = r;
+        view.owner[p] = -1;
+        if (!pvdc_plane_on(r)) {
+            continue;
+        }
+        if (r->head >= s->conf.num_heads) {
+            error_setg(errp, "pvdc: plane %u is shown on head %u, which "
+                       "does not exist", p, r->head);
+            return false;
+        }
+        view.owner[p] = r->head;
+    }
+    err = pvdc_check_commit(&view, &failed);
+    if (err) {
+        char where[32];
+
+        pvdc_error_where(err, where, sizeof(where));
+        error_setg(errp, "pvdc: head %u: the active state breaks a rule: "
+                   "%s%s", failed, pvdc_error_name(err), where);
+        return false;
+    }
+
+    for (h = 0; h < s->conf.num_heads; h++) {
+        if (!pvdc_armed_valid(s, h, errp)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * The armed commit of @h takes the shadow state again, keeping its latch
+ * point and group: updates made while a commit waits for its vblank join
+ * it instead of waiting for the next one.
+ */
+void pvdc_doorbell_amend(PVDCState *s, unsigned int h)
+{
+    PVDCHead *head = &s->heads[h];
+
+    if (!head->is_armed) {
+        pvdc_doorbell(s, BIT(h));
+        return;
+    }
+    pvdc_snapshot_head(s, h);
+    trace_pvdc_commit_amended(h, head->armed_seq, head->latch_ns);
     pvdc_timer_update(s);
 }

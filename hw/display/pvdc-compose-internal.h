@@ -40,7 +40,7 @@ typedef struct PVDCComposeYuv {
 } PVDCComposeYuv;
 
 /* What a line converter reads: one plane's framebuffer(s) in VRAM. */
-typedef struct PVDCComposeReader {
+struct PVDCComposeReader {
     const uint8_t *vram;
     const PVDCComposePlane *plane;
     const PVDCComposeYuv *yuv;      /* YCbCr formats only */
@@ -51,16 +51,14 @@ typedef struct PVDCComposeReader {
      * beyond them.  Two-plane formats only.
      */
     uint32_t cx0, cx1, cy0, cy1;
-} PVDCComposeReader;
+};
 
 /*
- * Convert @width pixels of framebuffer line @y, from framebuffer column
- * @x on, into host-endian XRGB8888 at @out.  The caller has checked that
- * every byte the pixels and their chroma need lies inside VRAM.
+ * PVDCComposeConvertFn: convert @width pixels of framebuffer line @y,
+ * from framebuffer column @x on, into host-endian XRGB8888 at @out.  The
+ * caller has checked that every byte the pixels and their chroma need
+ * lies inside VRAM.
  */
-typedef void PVDCComposeConvertFn(const PVDCComposeReader *rd, uint32_t *out,
-                                  uint32_t x, uint32_t y, uint32_t width);
-
 PVDCComposeConvertFn pvdc_compose_convert_rgb565;
 PVDCComposeConvertFn pvdc_compose_convert_xrgb2101010;
 PVDCComposeConvertFn pvdc_compose_convert_yuyv;

@@ -54,9 +54,12 @@
 #include "qemu/bitops.h"
 #include "qemu/bswap.h"
 #include "pvdc-compose-internal.h"
+#include "pvdc-fields.h"
 
 /* Lines premultiplied at a time for translucent coverage-blended planes. */
 #define PVDC_COMPOSE_STRIP_LINES 32
+/* Destination lines converted at a time when a plane is not a plain copy. */
+#define PVDC_COMPOSE_CONVERT_LINES 64
 
 /*
  * pixman formats are host-endian, framebuffers little-endian: the 8888
@@ -70,22 +73,11 @@
 #endif
 
 /*
- * How a framebuffer format is read.  pixman reads it directly as @color
- * (alpha forced opaque) and @alpha (the same bytes with their alpha, 0
- * when the format has none); formats without @color are converted by
- * @convert into XRGB8888 strips first, then composited like an RGB plane.
+ * The register interface shows the first PVDC_COMPOSE_NUM_FORMATS entries
+ * (FORMAT_TABLE); the two-plane YCbCr formats after them are reachable
+ * only through the engine until issue 14's phase 2 wires them.
  */
-typedef struct PVDCComposeFormat {
-    uint32_t fourcc;
-    unsigned int cpp;           /* bytes per pixel (of the Y plane) */
-    unsigned int chroma_cpp;    /* bytes per Cb:Cr sample, two-plane only */
-    unsigned int yuv_depth;     /* bits per YCbCr component, 0 for RGB */
-    pixman_format_code_t color;
-    pixman_format_code_t alpha;
-    PVDCComposeConvertFn *convert;
-} PVDCComposeFormat;
-
-static const PVDCComposeFormat pvdc_compose_formats[] = {
+const PVDCComposeFormat pvdc_compose_formats[] = {
     { .fourcc = PVDC_FMT_XRGB8888, .cpp = 4, .color = PIXMAN_LE_x8r8g8b8 },
     { .fourcc = PVDC_FMT_ARGB8888, .cpp = 4, .color = PIXMAN_LE_x8r8g8b8,
       .alpha = PIXMAN_LE_a8r8g8b8 },
@@ -103,6 +95,8 @@ static const PVDCComposeFormat pvdc_compose_formats[] = {
     { .fourcc = PVDC_FMT_P010, .cpp = 2, .chroma_cpp = 4, .yuv_depth = 10,
       .convert = pvdc_compose_convert_p010 },
 };
+QEMU_BUILD_BUG_ON(ARRAY_SIZE(pvdc_compose_formats) !=
+                  PVDC_COMPOSE_ALL_FORMATS);
 
 /* One plane, checked and reduced to what pixman needs. */
 typedef struct PVDCComposeJob {
@@ -124,6 +118,8 @@ typedef struct PVDCComposeJob {
      * image a transform maps to.
      */
     uint32_t img_x, img_y, img_w, img_h;
+    /* the columns [read_x0, read_x1) of those lines reading them touches */
+    uint32_t read_x0, read_x1;
     /*
      * What pixman reads if it reads the framebuffer: from column pix_x
      * (img_x, rounded down to a 32-bit boundary for 2-byte pixels when
@@ -138,7 +134,7 @@ typedef struct PVDCComposeJob {
     int32_t dx, dy;
 } PVDCComposeJob;
 
-static const PVDCComposeFormat *pvdc_compose_format(uint32_t fourcc)
+const PVDCComposeFormat *pvdc_compose_format(uint32_t fourcc)
 {
     for (size_t i = 0; i < ARRAY_SIZE(pvdc_compose_formats); i++) {
         if (pvdc_compose_formats[i].fourcc == fourcc) {
@@ -195,59 +191,56 @@ static bool pvdc_compose_fb_ok(const PVDCComposePlane *plane,
     return true;
 }
 
-/*
- * Check @plane against a head of @width x @height and @vram_size bytes of
- * VRAM, and work out how to draw it.  Returns false if the plane is
- * invalid; a valid plane with nothing to show has job->visible false.
- */
-static bool pvdc_compose_prepare(PVDCComposeJob *job,
-                                 const PVDCComposePlane *plane,
-                                 uint32_t width, uint32_t height,
-                                 uint64_t vram_size)
+/* The plane's own fields are consistent, whatever the head and VRAM. */
+static bool pvdc_compose_plane_valid(const PVDCComposePlane *plane,
+                                     const PVDCComposeFormat *fmt,
+                                     unsigned int blend)
 {
-    const PVDCComposeFormat *fmt = pvdc_compose_format(plane->format);
-    uint64_t src_x1, src_y1, scale;
-    uint32_t img_x1, img_y1, read_x1;
+    return pvdc_compose_fb_ok(plane, fmt) && blend <= PVDC_BLEND_COVERAGE &&
+           plane->src_w && plane->src_h &&
+           (uint64_t)plane->src_x + plane->src_w <=
+           (uint64_t)plane->fb_width << 16 &&
+           (uint64_t)plane->src_y + plane->src_h <=
+           (uint64_t)plane->fb_height << 16 &&
+           pvdc_compose_size_ok(plane->dst_w) &&
+           pvdc_compose_size_ok(plane->dst_h) &&
+           pvdc_compose_pos_ok(plane->dst_x) &&
+           pvdc_compose_pos_ok(plane->dst_y);
+}
+
+/*
+ * The pixels the plane may sample, its source rectangle rounded out to
+ * whole pixels, and the bytes reading them touches, which must lie inside
+ * @vram_size bytes of VRAM: a YUYV pixel reads its whole macropixel (the
+ * fb width is even, so that stays inside the framebuffer), an NV12 or
+ * P010 one the chroma samples around it, clamped to those of the source
+ * rectangle.  Sets the image and read window fields of @job.
+ */
+static bool pvdc_compose_source_image(PVDCComposeJob *job,
+                                      uint64_t vram_size)
+{
+    const PVDCComposePlane *plane = job->plane;
+    const PVDCComposeFormat *fmt = job->fmt;
     PVDCComposeReader *rd = &job->reader;
-    bool flip_x, flip_y;
-
-    memset(job, 0, sizeof(*job));
-    job->plane = plane;
-    job->fmt = fmt;
-    job->blend = extract32(plane->ctrl, PVDC_PS_CTRL_BLEND_SHIFT, 2);
-
-    if (!pvdc_compose_fb_ok(plane, fmt) || job->blend > PVDC_BLEND_COVERAGE) {
-        return false;
-    }
-    src_x1 = (uint64_t)plane->src_x + plane->src_w;
-    src_y1 = (uint64_t)plane->src_y + plane->src_h;
-    if (!plane->src_w || !plane->src_h ||
-        src_x1 > (uint64_t)plane->fb_width << 16 ||
-        src_y1 > (uint64_t)plane->fb_height << 16 ||
-        !pvdc_compose_size_ok(plane->dst_w) ||
-        !pvdc_compose_size_ok(plane->dst_h) ||
-        !pvdc_compose_pos_ok(plane->dst_x) ||
-        !pvdc_compose_pos_ok(plane->dst_y)) {
-        return false;
-    }
+    uint32_t img_x1, img_y1;
 
     job->img_x = plane->src_x >> 16;
     job->img_y = plane->src_y >> 16;
-    img_x1 = DIV_ROUND_UP(src_x1, 1 << 16);
-    img_y1 = DIV_ROUND_UP(src_y1, 1 << 16);
+    img_x1 = DIV_ROUND_UP((uint64_t)plane->src_x + plane->src_w, 1 << 16);
+    img_y1 = DIV_ROUND_UP((uint64_t)plane->src_y + plane->src_h, 1 << 16);
     job->img_w = img_x1 - job->img_x;
     job->img_h = img_y1 - job->img_y;
 
     /*
-     * Everything pixman or a converter may read must lie inside VRAM: a
-     * YUYV pixel reads its whole macropixel (the fb width is even, so
-     * that stays inside the framebuffer), an NV12 or P010 one the chroma
-     * samples around it, clamped to those of the source rectangle.
+     * 2-byte pixels are read in 32-bit words: whole YUYV macropixels, and
+     * pixman's image of an RGB565 plane starts at an even pixel.
      */
-    read_x1 = plane->format == PVDC_FMT_YUYV ? ROUND_UP(img_x1, 2) : img_x1;
+    job->read_x0 = fmt->cpp == 2 ? job->img_x & ~1u : job->img_x;
+    job->read_x1 = plane->format == PVDC_FMT_YUYV ? ROUND_UP(img_x1, 2)
+                                                   : img_x1;
     if (!pvdc_compose_in_vram(plane->offset,
                               (uint64_t)plane->pitch * (img_y1 - 1) +
-                              (uint64_t)read_x1 * fmt->cpp, vram_size)) {
+                              (uint64_t)job->read_x1 * fmt->cpp, vram_size)) {
         return false;
     }
     if (fmt->chroma_cpp) {
@@ -264,9 +257,14 @@ static bool pvdc_compose_prepare(PVDCComposeJob *job,
         }
     }
     /* pixman indexes lines with an int */
-    if ((uint64_t)plane->pitch * job->img_h > INT32_MAX) {
-        return false;
-    }
+    return (uint64_t)plane->pitch * job->img_h <= INT32_MAX;
+}
+
+/* Where the plane shows on a head of @width x @height, and how opaque. */
+static void pvdc_compose_placement(PVDCComposeJob *job, uint32_t width,
+                                   uint32_t height)
+{
+    const PVDCComposePlane *plane = job->plane;
 
     job->x0 = MAX(plane->dst_x, 0);
     job->y0 = MAX(plane->dst_y, 0);
@@ -274,46 +272,33 @@ static bool pvdc_compose_prepare(PVDCComposeJob *job,
     job->y1 = MIN((int64_t)plane->dst_y + plane->dst_h, (int64_t)height);
     job->alpha = pvdc_compose_alpha8(plane->alpha);
     job->visible = job->x0 < job->x1 && job->y0 < job->y1 && job->alpha > 0;
-    job->pixel_alpha = fmt->alpha && job->blend != PVDC_BLEND_NONE;
+    job->pixel_alpha = job->fmt->alpha && job->blend != PVDC_BLEND_NONE;
     job->opaque = !job->pixel_alpha && job->alpha == 255;
+}
 
-    flip_x = !!(plane->ctrl & PVDC_PS_CTRL_REFLECT_X) ^
-             !!(plane->ctrl & PVDC_PS_CTRL_ROTATE_180);
-    flip_y = !!(plane->ctrl & PVDC_PS_CTRL_REFLECT_Y) ^
-             !!(plane->ctrl & PVDC_PS_CTRL_ROTATE_180);
+/*
+ * How image pixels map to head pixels: a plain offset when the plane is
+ * an unscaled, unflipped copy at a whole-pixel source origin, else a
+ * pixman transform.
+ */
+static void pvdc_compose_mapping(PVDCComposeJob *job)
+{
+    const PVDCComposePlane *plane = job->plane;
+    bool flip_x = FIELD_EX32(plane->ctrl, PS_CTRL, REFLECT_X) ^
+                  FIELD_EX32(plane->ctrl, PS_CTRL, ROTATE_180);
+    bool flip_y = FIELD_EX32(plane->ctrl, PS_CTRL, REFLECT_Y) ^
+                  FIELD_EX32(plane->ctrl, PS_CTRL, ROTATE_180);
+    uint64_t scale;
+
     job->transformed = plane->src_w != (uint64_t)plane->dst_w << 16 ||
                        plane->src_h != (uint64_t)plane->dst_h << 16 ||
                        (plane->src_x & 0xffff) || (plane->src_y & 0xffff) ||
                        flip_x || flip_y;
-
-    /*
-     * pixman reads the formats it knows, from a 32-bit aligned first
-     * pixel: an image of 2-byte pixels starts one pixel early when the
-     * source starts at an odd one, which is harmless for a copy but
-     * would let a transformed plane sample that pixel.
-     */
-    job->pix_x = job->img_x;
-    if (!fmt->color || (job->transformed && fmt->cpp == 2 &&
-                        job->img_x % 2)) {
-        job->convert = fmt->convert;
-    } else if (fmt->cpp == 2) {
-        job->pix_x &= ~1u;
-    }
-    job->pix_offset = plane->offset + (uint64_t)plane->pitch * job->img_y +
-                      (uint64_t)job->pix_x * fmt->cpp;
-    if (job->convert) {
-        rd->plane = plane;
-        if (fmt->yuv_depth) {
-            rd->yuv = pvdc_compose_yuv(plane->encoding, plane->range,
-                                       fmt->yuv_depth);
-        }
-    }
-
     if (!job->transformed) {
         job->dx = (int32_t)(plane->src_x >> 16) - plane->dst_x;
         job->dy = (int32_t)(plane->src_y >> 16) - plane->dst_y;
         job->filter = PIXMAN_FILTER_NEAREST;
-        return true;
+        return;
     }
 
     /*
@@ -325,7 +310,7 @@ static bool pvdc_compose_prepare(PVDCComposeJob *job,
      * destination pixel still gets a scale of 1/2^16: the converted path
      * divides by it.
      */
-    job->filter = plane->ctrl & PVDC_PS_CTRL_FILTER_BILINEAR ?
+    job->filter = FIELD_EX32(plane->ctrl, PS_CTRL, FILTER_BILINEAR) ?
                   PIXMAN_FILTER_BILINEAR : PIXMAN_FILTER_NEAREST;
     pixman_transform_init_identity(&job->transform);
     scale = ((uint64_t)plane->src_w + plane->dst_w / 2) / plane->dst_w;
@@ -342,6 +327,59 @@ static bool pvdc_compose_prepare(PVDCComposeJob *job,
         job->transform.matrix[1][1] = -job->transform.matrix[1][1];
         job->transform.matrix[1][2] += plane->src_h;
     }
+}
+
+/*
+ * Whether pixman reads the framebuffer or a converter does.  pixman reads
+ * the formats it knows, from a 32-bit aligned first pixel: an image of
+ * 2-byte pixels starts one pixel early when the source starts at an odd
+ * one, which is harmless for a copy but would let a transformed plane
+ * sample that pixel.
+ */
+static void pvdc_compose_reading(PVDCComposeJob *job)
+{
+    const PVDCComposePlane *plane = job->plane;
+    const PVDCComposeFormat *fmt = job->fmt;
+
+    job->pix_x = job->img_x;
+    if (!fmt->color || (job->transformed && fmt->cpp == 2 &&
+                        job->img_x % 2)) {
+        job->convert = fmt->convert;
+    } else if (fmt->cpp == 2) {
+        job->pix_x &= ~1u;
+    }
+    job->pix_offset = plane->offset + (uint64_t)plane->pitch * job->img_y +
+                      (uint64_t)job->pix_x * fmt->cpp;
+    if (job->convert) {
+        job->reader.plane = plane;
+        if (fmt->yuv_depth) {
+            job->reader.yuv = pvdc_compose_yuv(plane->encoding, plane->range,
+                                               fmt->yuv_depth);
+        }
+    }
+}
+
+/*
+ * Check @plane against a head of @width x @height and @vram_size bytes of
+ * VRAM, and work out how to draw it.  Returns false if the plane is
+ * invalid; a valid plane with nothing to show has job->visible false.
+ */
+static bool pvdc_compose_prepare(PVDCComposeJob *job,
+                                 const PVDCComposePlane *plane,
+                                 uint32_t width, uint32_t height,
+                                 uint64_t vram_size)
+{
+    memset(job, 0, sizeof(*job));
+    job->plane = plane;
+    job->fmt = pvdc_compose_format(plane->format);
+    job->blend = FIELD_EX32(plane->ctrl, PS_CTRL, BLEND);
+    if (!pvdc_compose_plane_valid(plane, job->fmt, job->blend) ||
+        !pvdc_compose_source_image(job, vram_size)) {
+        return false;
+    }
+    pvdc_compose_placement(job, width, height);
+    pvdc_compose_mapping(job);
+    pvdc_compose_reading(job);
     return true;
 }
 
@@ -365,9 +403,9 @@ static void pvdc_compose_window(pixman_fixed_t scale, pixman_fixed_t offset,
 /*
  * Draw a plane whose format is converted: straight into @dst when nothing
  * else is needed, otherwise strip by strip into a temporary image
- * composited like an XRGB8888 plane.  A strip is at most 64 destination
- * lines and needs at most 64 source lines plus filter margins, so the
- * temporary stays within 70 framebuffer lines.
+ * composited like an XRGB8888 plane.  A strip is at most
+ * PVDC_COMPOSE_CONVERT_LINES destination lines and needs at most as many
+ * source lines plus filter margins (5), so the temporary stays small.
  */
 static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
                                         const uint8_t *vram,
@@ -381,7 +419,7 @@ static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
     pixman_op_t op = mask ? PIXMAN_OP_OVER : PIXMAN_OP_SRC;
     uint32_t *buf = NULL;
     size_t buf_size = 0;
-    int32_t lines = 64;
+    int32_t lines = PVDC_COMPOSE_CONVERT_LINES;
 
     rd.vram = vram;
     if (!job->transformed && !mask) {
@@ -395,7 +433,9 @@ static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
         return;
     }
     if (job->transformed) {
-        lines = MAX(1, MIN(64, (64 << 16) / abs(job->transform.matrix[1][1])));
+        lines = MAX(1, MIN(PVDC_COMPOSE_CONVERT_LINES,
+                           (PVDC_COMPOSE_CONVERT_LINES << 16) /
+                           abs(job->transform.matrix[1][1])));
     }
 
     for (int32_t row = 0; row < h; row += lines) {
@@ -783,6 +823,23 @@ bool pvdc_compose_plane_rect(const PVDCComposePlane *plane, uint32_t width,
         return false;
     }
     pvdc_compose_rect_set(rect, job.x0, job.y0, job.x1, job.y1);
+    return true;
+}
+
+bool pvdc_compose_plane_source(const PVDCComposePlane *plane,
+                               uint64_t *offset, uint64_t *row_bytes,
+                               uint32_t *rows)
+{
+    PVDCComposeJob job;
+
+    if (!pvdc_compose_prepare(&job, plane, PVDC_COMPOSE_MAX_SIZE,
+                              PVDC_COMPOSE_MAX_SIZE, UINT64_MAX)) {
+        return false;
+    }
+    *offset = plane->offset + (uint64_t)plane->pitch * job.img_y +
+              (uint64_t)job.read_x0 * job.fmt->cpp;
+    *row_bytes = (uint64_t)(job.read_x1 - job.read_x0) * job.fmt->cpp;
+    *rows = job.img_h;
     return true;
 }
 

@@ -54,6 +54,43 @@ typedef enum PVDCComposeRange {
     PVDC_COMPOSE_RANGE__MAX,
 } PVDCComposeRange;
 
+/*
+ * What a converter reads, and the converter of a format pixman cannot
+ * read; both are the engine's own business (pvdc-compose-internal.h).
+ */
+typedef struct PVDCComposeReader PVDCComposeReader;
+typedef void PVDCComposeConvertFn(const PVDCComposeReader *rd, uint32_t *out,
+                                  uint32_t x, uint32_t y, uint32_t width);
+
+/*
+ * A framebuffer format and how the engine reads it.  pixman reads it
+ * directly as @color (alpha forced opaque) and @alpha (the same bytes with
+ * their alpha, 0 when the format has none); formats without @color are
+ * converted by @convert into XRGB8888 strips first, then composited like
+ * an RGB plane.
+ */
+typedef struct PVDCComposeFormat {
+    uint32_t fourcc;
+    unsigned int cpp;           /* bytes per pixel (of the Y plane) */
+    unsigned int chroma_cpp;    /* bytes per Cb:Cr sample, two-plane only */
+    unsigned int yuv_depth;     /* bits per YCbCr component, 0 for RGB */
+    pixman_format_code_t color;
+    pixman_format_code_t alpha;
+    PVDCComposeConvertFn *convert;
+} PVDCComposeFormat;
+
+/*
+ * Every format the engine reads.  The first PVDC_COMPOSE_NUM_FORMATS are
+ * those the device offers, in the order of its FORMAT_TABLE registers:
+ * the device has no other list.  NV12 and P010 follow, not offered yet.
+ */
+#define PVDC_COMPOSE_NUM_FORMATS 7
+#define PVDC_COMPOSE_ALL_FORMATS 9
+extern const PVDCComposeFormat pvdc_compose_formats[PVDC_COMPOSE_ALL_FORMATS];
+
+/* The entry of @fourcc in pvdc_compose_formats, or NULL. */
+const PVDCComposeFormat *pvdc_compose_format(uint32_t fourcc);
+
 /* Sizes of the DEGAMMA and GAMMA lookup tables the engine accepts. */
 #define PVDC_COMPOSE_LUT_MIN_SIZE       2
 #define PVDC_COMPOSE_LUT_MAX_SIZE       4096
@@ -184,6 +221,18 @@ bool pvdc_compose_plane_rect(const PVDCComposePlane *plane, uint32_t width,
 bool pvdc_compose_plane_damage(const PVDCComposePlane *plane, uint32_t width,
                                uint32_t height, uint64_t start, uint64_t len,
                                QemuRect *rect);
+
+/*
+ * The framebuffer bytes @plane may sample: @rows lines of @row_bytes
+ * bytes, the first at @offset, one pitch apart (the source rectangle
+ * rounded out to whole pixels, and to whole 32-bit words for 2-byte
+ * pixels).  For NV12 and P010 that is the Y plane only: their Cb:Cr
+ * plane is pvdc_compose_plane_vram()'s second range.  Returns false for
+ * an invalid plane.
+ */
+bool pvdc_compose_plane_source(const PVDCComposePlane *plane,
+                               uint64_t *offset, uint64_t *row_bytes,
+                               uint32_t *rows);
 
 /* Grow @acc to the bounding box of @acc and @rect; empty rects vanish. */
 void pvdc_compose_rect_union(QemuRect *acc, const QemuRect *rect);

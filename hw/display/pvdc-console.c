@@ -16,9 +16,15 @@
  * moving it costs no composition.  QEMU offers no way to ask whether a UI
  * draws cursors, hence the property; CRCs always include the cursor.
  *
- * CRC capture runs at vblank, from the timer (pvdc-vblank.c): with
- * -display none there are no refreshes at all.  It composes the whole head
- * into an image of the device's own, every frame.
+ * Every pointer and size handed to the UI lies inside VRAM, by one rule
+ * (pvdc_vram_span()): a framebuffer that passed the commit rules may still
+ * not be displayable straight from VRAM (its last line is short, a surface
+ * is not), and is composed instead.
+ *
+ * CRC capture happens when the guest reads CRC_VALUE, once per frame: it
+ * composes the whole head into an image of the device's own.  A device-wide
+ * budget of pixels per second of virtual time bounds what capture can
+ * cost the host, however many heads read their CRC how often.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -69,17 +75,30 @@ typedef struct PVDCDisplay {
     /* CRC capture: the frame image and the vblank last captured. */
     pixman_image_t *crc_image;
     bool crc_captured;
-    uint32_t crc_count;
+    uint64_t crc_count;
 } PVDCDisplay;
 
-static bool pvdc_head_on(PVDCHead *head)
+/* Pixels CRC capture may compose at once after a pause. */
+#define PVDC_CRC_BURST          (PVDC_CRC_PIXELS_PER_SECOND / 8)
+
+/*
+ * VRAM bytes [@offset, @offset + @len) as a host pointer, or NULL if any
+ * of them lies outside VRAM.  The one rule for every pointer and size the
+ * device hands to the UI: a direct surface, the host cursor's pixels.
+ * (Composition checks its own reads against the VRAM size, and the CRC
+ * image is the device's own.)
+ */
+static uint8_t *pvdc_vram_span(PVDCState *s, uint64_t offset, uint64_t len)
 {
-    return head->active.ctrl & PVDC_HS_CTRL_ENABLE;
+    if (offset > s->conf.vram_size || len > s->conf.vram_size - offset) {
+        return NULL;
+    }
+    return (uint8_t *)memory_region_get_ram_ptr(&s->vram) + offset;
 }
 
 static unsigned int pvdc_cursor_plane(PVDCHead *head)
 {
-    uint32_t per_head = head->dev->num_overlays + 2;
+    uint32_t per_head = head->dev->conf.num_overlays + 2;
 
     return head->index * per_head + per_head - 1;
 }
@@ -91,7 +110,7 @@ static int pvdc_host_cursor_plane(PVDCHead *head)
     unsigned int p = pvdc_cursor_plane(head);
     const PVDCPlaneRegs *r = &s->planes[p].active;
 
-    if (!s->host_cursor || !(r->ctrl & PVDC_PS_CTRL_ENABLE) ||
+    if (!s->host_cursor || !pvdc_plane_on(r) ||
         r->head != head->index || r->format != PVDC_FMT_ARGB8888) {
         return -1;
     }
@@ -109,16 +128,15 @@ static void pvdc_console_scene(PVDCHead *head, PVDCComposeScene *scene,
     unsigned int p;
 
     memset(scene, 0, sizeof(*scene));
-    scene->width = PVDC_X(head->active.htiming);
-    scene->height = PVDC_X(head->active.vtiming);
+    scene->width = FIELD_EX32(head->active.htiming, XY, X);
+    scene->height = FIELD_EX32(head->active.vtiming, XY, X);
     scene->background = head->active.background;
 
     for (p = 0; p < s->num_planes; p++) {
         const PVDCPlaneRegs *r = &s->planes[p].active;
         PVDCComposePlane *plane;
 
-        if (!(r->ctrl & PVDC_PS_CTRL_ENABLE) || r->head != head->index ||
-            p == skip) {
+        if (!pvdc_plane_on(r) || r->head != head->index || p == skip) {
             continue;
         }
         /* Unique zpos below the planes per head keeps this from happening. */
@@ -132,16 +150,16 @@ static void pvdc_console_scene(PVDCHead *head, PVDCComposeScene *scene,
         plane->format = r->format;
         plane->offset = r->fb_offset;
         plane->pitch = r->fb_pitch;
-        plane->fb_width = PVDC_X(r->fb_size);
-        plane->fb_height = PVDC_Y(r->fb_size);
+        plane->fb_width = FIELD_EX32(r->fb_size, XY, X);
+        plane->fb_height = FIELD_EX32(r->fb_size, XY, Y);
         plane->src_x = r->src_x;
         plane->src_y = r->src_y;
         plane->src_w = r->src_w;
         plane->src_h = r->src_h;
-        plane->dst_x = (int16_t)PVDC_X(r->dst_pos);
-        plane->dst_y = (int16_t)PVDC_Y(r->dst_pos);
-        plane->dst_w = PVDC_X(r->dst_size);
-        plane->dst_h = PVDC_Y(r->dst_size);
+        plane->dst_x = (int16_t)FIELD_EX32(r->dst_pos, XY, X);
+        plane->dst_y = (int16_t)FIELD_EX32(r->dst_pos, XY, Y);
+        plane->dst_w = FIELD_EX32(r->dst_size, XY, X);
+        plane->dst_h = FIELD_EX32(r->dst_size, XY, Y);
         plane->zpos = r->zpos;
         plane->alpha = MIN(r->alpha, UINT16_MAX);
         plane->ctrl = r->ctrl;
@@ -153,38 +171,64 @@ static bool pvdc_rect_empty(const QemuRect *rect)
     return !rect->width || !rect->height;
 }
 
+/* Add to @damage what writing VRAM [@start, @end) changes on the head. */
+static void pvdc_plane_damage_run(const PVDCComposePlane *plane,
+                                  uint32_t width, uint32_t height,
+                                  uint64_t start, uint64_t end,
+                                  QemuRect *damage)
+{
+    QemuRect rect;
+
+    if (start < end &&
+        pvdc_compose_plane_damage(plane, width, height, start, end - start,
+                                  &rect)) {
+        pvdc_compose_rect_union(damage, &rect);
+    }
+}
+
 /*
- * Add to @damage what the dirty pages of the framebuffer of @plane change
- * on a head of @width x @height.  Returns whether any page was dirty.
+ * Add to @damage what the dirty pages under @plane change on a head of
+ * @width x @height.  Returns whether any page was dirty.  Only the lines
+ * and columns the plane samples are looked up, so the cost follows what
+ * is shown, not the span a long pitch puts between its lines.
  */
 static bool pvdc_plane_dirty(PVDCState *s, DirtyBitmapSnapshot *snap,
                              const PVDCComposePlane *plane, uint32_t width,
                              uint32_t height, QemuRect *damage)
 {
     uint64_t page = qemu_target_page_size();
-    uint64_t end = MIN(plane->offset +
-                       (uint64_t)plane->pitch * plane->fb_height,
-                       s->vram_size);
-    uint64_t addr, run;
+    uint64_t base, row_bytes, addr, next = 0;
+    uint64_t run = 0, run_end = 0;  /* dirty pages not handed on yet */
+    uint32_t rows, y;
     bool any = false;
-    QemuRect rect;
 
-    for (addr = ROUND_DOWN(plane->offset, page); addr < end; addr += page) {
-        if (!memory_region_snapshot_get_dirty(&s->vram, snap, addr, page)) {
-            continue;
-        }
-        /* one call for a run of dirty pages */
-        for (run = addr; addr + page < end &&
-             memory_region_snapshot_get_dirty(&s->vram, snap, addr + page,
-                                              page); addr += page) {
-            continue;
-        }
-        if (pvdc_compose_plane_damage(plane, width, height, run,
-                                      addr + page - run, &rect)) {
-            pvdc_compose_rect_union(damage, &rect);
-        }
-        any = true;
+    if (!pvdc_compose_plane_source(plane, &base, &row_bytes, &rows)) {
+        return false;
     }
+    for (y = 0; y < rows; y++) {
+        uint64_t start = base + (uint64_t)y * plane->pitch;
+        uint64_t end = MIN(start + row_bytes, s->conf.vram_size);
+
+        /* Lines closer than a page share pages: look each up once. */
+        for (addr = MAX(ROUND_DOWN(start, page), next); addr < end;
+             addr += page) {
+            s->damage_pages++;
+            if (!memory_region_snapshot_get_dirty(&s->vram, snap, addr,
+                                                  page)) {
+                continue;
+            }
+            /* one damage rectangle per run of consecutive dirty pages */
+            if (addr != run_end) {
+                pvdc_plane_damage_run(plane, width, height, run, run_end,
+                                      damage);
+                run = addr;
+            }
+            run_end = addr + page;
+            any = true;
+        }
+        next = MAX(next, ROUND_UP(end, page));
+    }
+    pvdc_plane_damage_run(plane, width, height, run, run_end, damage);
     return any;
 }
 
@@ -197,9 +241,10 @@ static void pvdc_console_collect_damage(PVDCState *s)
     DirtyBitmapSnapshot *snap;
     unsigned int h, i;
 
-    snap = memory_region_snapshot_and_clear_dirty(&s->vram, 0, s->vram_size,
+    snap = memory_region_snapshot_and_clear_dirty(&s->vram, 0,
+                                                  s->conf.vram_size,
                                                   DIRTY_MEMORY_VGA);
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
         PVDCDisplay *d = head->display;
         unsigned int ids[PVDC_MAX_PLANES_PER_HEAD];
@@ -236,7 +281,7 @@ static bool pvdc_console_compose(PVDCHead *head,
     PVDCState *s = head->dev;
     const uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
 
-    if (!pvdc_compose(scene, vram, s->vram_size, image, damage)) {
+    if (!pvdc_compose(scene, vram, s->conf.vram_size, image, damage)) {
         return false;
     }
     head->display->compositions++;
@@ -272,12 +317,20 @@ static bool pvdc_console_show_direct(PVDCHead *head,
     PVDCState *s = head->dev;
     PVDCDisplay *d = head->display;
     PVDCComposeDirect direct;
-    uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
+    uint64_t size;
+    uint8_t *pixels;
 
     /* The CRC and the console must show the same: keep them composed. */
-    if ((head->crc_ctrl & PVDC_CRC_CTRL_ENABLE) ||
-        !pvdc_compose_direct(scene, s->vram_size, &direct) ||
+    if (FIELD_EX32(head->crc_ctrl, CRC_CTRL, ENABLE) ||
+        !pvdc_compose_direct(scene, s->conf.vram_size, &direct) ||
         !dpy_gfx_check_format(head->con, direct.format)) {
+        return false;
+    }
+    /* A UI may read the surface whole, padding of its last line too. */
+    size = (uint64_t)direct.stride * scene->height;
+    pixels = pvdc_vram_span(s, direct.offset, size);
+    if (!pixels) {
+        trace_pvdc_direct_refused(head->index, direct.offset, size);
         return false;
     }
     if (changed || d->kind != PVDC_SURFACE_DIRECT ||
@@ -285,7 +338,7 @@ static bool pvdc_console_show_direct(PVDCHead *head,
         DisplaySurface *surface =
             qemu_create_displaysurface_from(scene->width, scene->height,
                                             direct.format, direct.stride,
-                                            vram + direct.offset);
+                                            pixels);
 
         dpy_gfx_replace_surface(head->con, surface);
         d->kind = PVDC_SURFACE_DIRECT;
@@ -332,6 +385,7 @@ static uint32_t pvdc_cursor_pixel(uint32_t argb, unsigned int blend,
     if (blend == PVDC_BLEND_NONE) {
         a = 0xff;
     } else if (blend == PVDC_BLEND_PREMULTI && a && a < 0xff) {
+        /* the channels of a pixel, not register fields */
         uint32_t r = MIN(extract32(argb, 16, 8) * 255 / a, 255);
         uint32_t g = MIN(extract32(argb, 8, 8) * 255 / a, 255);
         uint32_t b = MIN(extract32(argb, 0, 8) * 255 / a, 255);
@@ -346,22 +400,29 @@ static void pvdc_console_define_cursor(PVDCHead *head,
                                        const PVDCPlaneRegs *r)
 {
     PVDCState *s = head->dev;
-    const uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
-    /* Validated: unscaled, at most PVDC_CURSOR_MAX_SIZE, inside VRAM. */
-    uint32_t w = PVDC_X(r->dst_size), h = PVDC_Y(r->dst_size);
+    /* Validated: unscaled ARGB8888, at most PVDC_CURSOR_MAX_SIZE. */
+    uint32_t w = FIELD_EX32(r->dst_size, XY, X);
+    uint32_t h = FIELD_EX32(r->dst_size, XY, Y);
     uint64_t origin = r->fb_offset + (uint64_t)(r->src_y >> 16) * r->fb_pitch +
                       (uint64_t)(r->src_x >> 16) * 4;
-    unsigned int blend = extract32(r->ctrl, PVDC_PS_CTRL_BLEND_SHIFT, 2);
-    QEMUCursor *cursor = cursor_alloc(w, h);
+    const uint8_t *pixels = pvdc_vram_span(s, origin,
+                                           (uint64_t)r->fb_pitch * (h - 1) +
+                                           w * 4);
+    unsigned int blend = FIELD_EX32(r->ctrl, PS_CTRL, BLEND);
+    QEMUCursor *cursor;
     uint32_t x, y;
 
+    if (!pixels || !w || !h) {
+        return;
+    }
+    cursor = cursor_alloc(w, h);
     if (!cursor) {
         return;
     }
-    cursor->hot_x = MIN(PVDC_X(r->hotspot), w - 1);
-    cursor->hot_y = MIN(PVDC_Y(r->hotspot), h - 1);
+    cursor->hot_x = MIN(FIELD_EX32(r->hotspot, XY, X), w - 1);
+    cursor->hot_y = MIN(FIELD_EX32(r->hotspot, XY, Y), h - 1);
     for (y = 0; y < h; y++) {
-        const uint8_t *line = vram + origin + (uint64_t)y * r->fb_pitch;
+        const uint8_t *line = pixels + (uint64_t)y * r->fb_pitch;
 
         for (x = 0; x < w; x++) {
             cursor->data[y * w + x] =
@@ -397,10 +458,12 @@ static void pvdc_console_update_cursor(PVDCHead *head, int p)
         d->cursor = image;
         d->cursor_dirty = false;
     }
-    x = (int16_t)PVDC_X(head->dev->planes[p].active.dst_pos) +
-        MIN(PVDC_X(image.hotspot), PVDC_X(image.dst_size) - 1);
-    y = (int16_t)PVDC_Y(head->dev->planes[p].active.dst_pos) +
-        MIN(PVDC_Y(image.hotspot), PVDC_Y(image.dst_size) - 1);
+    x = (int16_t)FIELD_EX32(head->dev->planes[p].active.dst_pos, XY, X) +
+        MIN(FIELD_EX32(image.hotspot, XY, X),
+            FIELD_EX32(image.dst_size, XY, X) - 1);
+    y = (int16_t)FIELD_EX32(head->dev->planes[p].active.dst_pos, XY, Y) +
+        MIN(FIELD_EX32(image.hotspot, XY, Y),
+            FIELD_EX32(image.dst_size, XY, Y) - 1);
     if (!d->cursor_on || x != d->cursor_x || y != d->cursor_y) {
         dpy_mouse_set(head->con, x, y, true);
         d->cursor_x = x;
@@ -444,7 +507,6 @@ static void pvdc_gfx_update(void *opaque)
         d->redraw = false;
         dpy_gfx_update_full(head->con);
     }
-    head->dirty = false;
 }
 
 static void pvdc_gfx_invalidate(void *opaque)
@@ -465,26 +527,64 @@ static const GraphicHwOps pvdc_gfx_ops = {
     .ui_info = pvdc_ui_info,
 };
 
-/*
- * Nothing to compose yet: the next refresh compares the active state with
- * what it shows and composes again only if they differ.  The frame that
- * starts now gets its own CRC, even at an instant already captured (a
- * head enabled again, or after a reset).
- */
-void pvdc_compose_invalidate(PVDCHead *head)
+void pvdc_crc_invalidate(PVDCHead *head)
 {
-    head->dirty = true;
     if (head->display) {
         head->display->crc_captured = false;
     }
 }
 
-static void pvdc_crc_capture(PVDCHead *head, uint32_t frame)
+void pvdc_crc_budget_reset(PVDCState *s, int64_t now)
 {
+    s->crc_budget = PVDC_CRC_BURST;
+    s->crc_budget_ns = now;
+}
+
+/*
+ * Take @cost pixels from the budget, refilled for the time since it was
+ * last used.  The last capture of a burst may overdraw it: one capture of
+ * any size is always possible, and pays back before the next.
+ */
+static bool pvdc_crc_budget_take(PVDCState *s, int64_t now, uint64_t cost)
+{
+    int64_t elapsed = now - s->crc_budget_ns;
+
+    if (elapsed > 0) {
+        /* at most a second's worth: no overflow, the burst caps it anyway */
+        int64_t refill = muldiv64(MIN(elapsed, NANOSECONDS_PER_SECOND),
+                                  PVDC_CRC_PIXELS_PER_SECOND,
+                                  NANOSECONDS_PER_SECOND);
+
+        s->crc_budget = MIN(s->crc_budget + refill, (int64_t)PVDC_CRC_BURST);
+        s->crc_budget_ns = now;
+    }
+    if (s->crc_budget <= 0) {
+        return false;
+    }
+    s->crc_budget -= (int64_t)MIN(cost, (uint64_t)INT64_MAX / 2);
+    return true;
+}
+
+uint32_t pvdc_crc_read(PVDCHead *head, int64_t now)
+{
+    PVDCState *s = head->dev;
     PVDCDisplay *d = head->display;
     PVDCComposeScene scene;
+    uint64_t count;
 
+    if (!pvdc_head_on(head) || !FIELD_EX32(head->crc_ctrl, CRC_CTRL, ENABLE)) {
+        return head->crc_value;
+    }
+    count = pvdc_vblank_count(head, now);
+    if (d->crc_captured && count == d->crc_count) {
+        return head->crc_value;
+    }
     pvdc_console_scene(head, &scene, -1, NULL);
+    if (!pvdc_crc_budget_take(s, now, (uint64_t)scene.width * scene.height *
+                                      (scene.num_planes + 1))) {
+        trace_pvdc_crc_over_budget(head->index, count, s->crc_budget);
+        return head->crc_value;
+    }
     if (!d->crc_image ||
         pixman_image_get_width(d->crc_image) != scene.width ||
         pixman_image_get_height(d->crc_image) != scene.height) {
@@ -496,31 +596,11 @@ static void pvdc_crc_capture(PVDCHead *head, uint32_t frame)
         pvdc_console_compose(head, &scene, d->crc_image, NULL)) {
         head->crc_value = pvdc_compose_crc32(d->crc_image);
     }
-    head->crc_frame = frame;
-    trace_pvdc_crc(head->index, frame, head->crc_value);
-}
-
-void pvdc_crc_capture_due(PVDCState *s, int64_t now)
-{
-    unsigned int h;
-
-    for (h = 0; h < s->num_heads; h++) {
-        PVDCHead *head = &s->heads[h];
-        PVDCDisplay *d = head->display;
-        uint32_t count;
-
-        if (!pvdc_head_on(head) || !(head->crc_ctrl & PVDC_CRC_CTRL_ENABLE)) {
-            d->crc_captured = false;
-            continue;
-        }
-        count = pvdc_vblank_count(head, now);
-        if (d->crc_captured && count == d->crc_count) {
-            continue;
-        }
-        pvdc_crc_capture(head, count);
-        d->crc_captured = true;
-        d->crc_count = count;
-    }
+    head->crc_frame = extract64(count, 0, 32);
+    d->crc_captured = true;
+    d->crc_count = count;
+    trace_pvdc_crc(head->index, head->crc_frame, head->crc_value);
+    return head->crc_value;
 }
 
 static void pvdc_head_compositions(Object *obj, Visitor *v, const char *name,
@@ -536,6 +616,12 @@ void pvdc_console_instance_init(PVDCState *s)
 {
     unsigned int h;
 
+    object_property_add_uint64_ptr(OBJECT(s), "x-damage-pages",
+                                   &s->damage_pages, OBJ_PROP_FLAG_READ);
+    object_property_set_description(OBJECT(s), "x-damage-pages",
+                                    "VRAM pages looked up in the dirty "
+                                    "bitmap to find what to compose again "
+                                    "(statistic)");
     object_property_add_uint64_ptr(OBJECT(s), "x-compositions",
                                    &s->compositions, OBJ_PROP_FLAG_READ);
     object_property_set_description(OBJECT(s), "x-compositions",
@@ -558,7 +644,7 @@ void pvdc_console_init(PVDCState *s)
     unsigned int h;
 
     memory_region_set_log(&s->vram, true, DIRTY_MEMORY_VGA);
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
         head->display = g_new0(PVDCDisplay, 1);
@@ -566,17 +652,27 @@ void pvdc_console_init(PVDCState *s)
     }
 }
 
-void pvdc_console_fini(PVDCState *s)
+void pvdc_console_unrealize(PVDCState *s)
 {
     unsigned int h;
 
-    for (h = 0; h < s->num_heads; h++) {
-        PVDCHead *head = &s->heads[h];
-
-        graphic_console_close(head->con);
-        qemu_pixman_image_unref(head->display->crc_image);
-        g_free(head->display);
-        head->display = NULL;
+    for (h = 0; h < s->conf.num_heads; h++) {
+        graphic_console_close(s->heads[h].con);
     }
     memory_region_set_log(&s->vram, false, DIRTY_MEMORY_VGA);
+}
+
+void pvdc_console_finalize(PVDCState *s)
+{
+    unsigned int h;
+
+    for (h = 0; h < PVDC_MAX_HEADS; h++) {
+        PVDCHead *head = &s->heads[h];
+
+        if (head->display) {
+            qemu_pixman_image_unref(head->display->crc_image);
+            g_free(head->display);
+            head->display = NULL;
+        }
+    }
 }

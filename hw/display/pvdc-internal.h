@@ -18,6 +18,7 @@
 #define HW_DISPLAY_PVDC_INTERNAL_H
 
 #include "hw/display/pvdc.h"
+#include "pvdc-fields.h"
 
 /*
  * Fixed limits of this implementation.  Guests read them from the
@@ -36,56 +37,93 @@
 #define PVDC_DEFAULT_XRES               1024
 #define PVDC_DEFAULT_YRES               768
 
-typedef struct PVDCFormat {
-    uint32_t fourcc;
-    uint32_t cpp;
-} PVDCFormat;
+static inline bool pvdc_head_on(const PVDCHead *head)
+{
+    return FIELD_EX32(head->active.ctrl, HS_CTRL, ENABLE);
+}
 
-extern const PVDCFormat pvdc_formats[];
-extern const unsigned int pvdc_num_formats;
-uint32_t pvdc_format_mask(unsigned int plane_type);
+static inline bool pvdc_plane_on(const PVDCPlaneRegs *r)
+{
+    return FIELD_EX32(r->ctrl, PS_CTRL, ENABLE);
+}
 
 /* pvdc.c */
 uint32_t pvdc_plane_type(PVDCState *s, unsigned int plane);
 uint32_t pvdc_plane_home(PVDCState *s, unsigned int plane);
 uint32_t pvdc_plane_caps(PVDCState *s, unsigned int plane);
 
+/*
+ * Whether the device still answers.  Between unrealize and finalize a
+ * vCPU may still dispatch an access already under way, and a hot-unplug
+ * can happen inside the device's own interrupt message: from then on
+ * every entry point returns at once, leaving the state alone.
+ */
+static inline bool pvdc_alive(PVDCState *s)
+{
+    return DEVICE(s)->realized;
+}
+
 /* pvdc-mmio.c */
 extern const MemoryRegionOps pvdc_mmio_ops;
 
 /* pvdc-commit.c */
+uint32_t pvdc_format_mask(unsigned int plane_type);
 void pvdc_doorbell(PVDCState *s, uint32_t mask);
+void pvdc_doorbell_amend(PVDCState *s, unsigned int head);
 uint32_t pvdc_armed_mask(PVDCState *s);
+/*
+ * Latch the commits due by @now, in time order.  Sets their interrupt
+ * bits in INT_STATUS; sending the interrupt is the caller's job.
+ */
 void pvdc_latch_due_commits(PVDCState *s, int64_t now);
-bool pvdc_next_latch(PVDCState *s, int64_t *deadline);
+bool pvdc_next_latch(PVDCState *s, int64_t *when);
 uint64_t pvdc_mode_period_ns(const PVDCHeadRegs *regs);
+/*
+ * Check a whole loaded state as a commit would: the active state against
+ * every rule, the armed commits for what a doorbell guarantees (their
+ * content is checked when they latch, like any other commit).
+ */
+bool pvdc_loaded_state_valid(PVDCState *s, Error **errp);
 
 /* pvdc-vblank.c */
-uint32_t pvdc_vblank_count(PVDCHead *head, int64_t now);
+uint64_t pvdc_vblank_count(PVDCHead *head, int64_t now);
 int64_t pvdc_vblank_time(PVDCHead *head, int64_t now);
 int64_t pvdc_next_vblank(PVDCHead *head, int64_t after);
 void pvdc_timeline_enable(PVDCHead *head, int64_t when);
 void pvdc_timeline_disable(PVDCHead *head, int64_t when);
+bool pvdc_timeline_valid(PVDCHead *head);
+/*
+ * Bring the device up to @now: the vblank interrupts and the latch points
+ * that passed, in time order.  Run by the timer and before every register
+ * access, so the guest never sees an event the rate-limited timer has not
+ * run yet.
+ */
+void pvdc_catch_up(PVDCState *s, int64_t now);
 void pvdc_timer_update(PVDCState *s);
 void pvdc_timer_cb(void *opaque);
-void pvdc_irq_raise(PVDCState *s, unsigned int head, uint32_t bits);
+/* Set @bits (PVDC_INT(head, bit)) in INT_STATUS and interrupt. */
+void pvdc_irq_raise(PVDCState *s, uint32_t bits);
 void pvdc_irq_update(PVDCState *s, uint32_t was_pending);
 void pvdc_set_int_enable(PVDCState *s, uint32_t val);
 
 /* pvdc-console.c */
 void pvdc_console_instance_init(PVDCState *s);
 void pvdc_console_init(PVDCState *s);
-void pvdc_console_fini(PVDCState *s);
+void pvdc_console_unrealize(PVDCState *s);
+void pvdc_console_finalize(PVDCState *s);
 /*
- * Capture the CRC of the frame that starts now on every head that has CRC
- * capture enabled and reached a new vblank (or was just enabled).
+ * PVDC_HEAD_CRC_VALUE: capture the CRC of the current frame of @head if it
+ * has not been captured yet and the budget allows, and return the last
+ * CRC captured.
  */
-void pvdc_crc_capture_due(PVDCState *s, int64_t now);
+uint32_t pvdc_crc_read(PVDCHead *head, int64_t now);
+void pvdc_crc_budget_reset(PVDCState *s, int64_t now);
 /*
- * The active state of @head changed: its picture must be composed again
- * before it is next shown.
+ * The active state of @head changed at a latch point: the frame that
+ * starts there gets a CRC of its own, even at a vblank count already
+ * captured (a head enabled again, or after a reset).
  */
-void pvdc_compose_invalidate(PVDCHead *head);
+void pvdc_crc_invalidate(PVDCHead *head);
 
 /* pvdc-output.c */
 extern const VMStateDescription vmstate_pvdc_output;

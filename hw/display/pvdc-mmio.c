@@ -3,7 +3,13 @@
  *
  * Decodes an offset into its window and dispatches.  Nothing here acts on
  * a latched value: shadow registers are stored as written and checked only
- * when a commit latches (pvdc-commit.c).
+ * when a commit latches (pvdc-commit.c).  Every access first brings the
+ * device up to the current time (pvdc_catch_up()).
+ *
+ * Registers are 32 bits wide.  An 8-byte access is split by the memory
+ * core into two 4-byte ones, lower address first, whatever the
+ * accelerator (KVM splits it before QEMU sees it, TCG does not): the
+ * spec promises that behaviour, not one that depends on the host.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -13,6 +19,7 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "hw/pci/msi.h"
+#include "pvdc-compose.h"
 #include "pvdc-internal.h"
 #include "trace.h"
 
@@ -100,7 +107,8 @@ static bool pvdc_window(hwaddr addr, hwaddr base, hwaddr stride,
 static uint32_t pvdc_features(PVDCState *s)
 {
     uint32_t features = PVDC_FEATURE_MULTI_HEAD_COMMIT | PVDC_FEATURE_EDID |
-                        PVDC_FEATURE_CRC | PVDC_FEATURE_HOTPLUG;
+                        PVDC_FEATURE_CRC | PVDC_FEATURE_HOTPLUG |
+                        PVDC_FEATURE_DOORBELL_AMEND | PVDC_FEATURE_CLOCK;
 
     if (msi_present(PCI_DEVICE(s))) {
         features |= PVDC_FEATURE_MSI;
@@ -115,38 +123,39 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
         *val = PVDC_ID;
         return true;
     case PVDC_REG_VERSION:
-        *val = deposit32(PVDC_VERSION_MINOR, 16, 16, PVDC_VERSION_MAJOR);
+        *val = FIELD_DP32(0, VERSION, MINOR, PVDC_VERSION_MINOR);
+        *val = FIELD_DP32(*val, VERSION, MAJOR, PVDC_VERSION_MAJOR);
         return true;
     case PVDC_REG_FEATURES:
         *val = pvdc_features(s);
         return true;
     case PVDC_REG_NUM_HEADS:
-        *val = s->num_heads;
+        *val = s->conf.num_heads;
         return true;
     case PVDC_REG_NUM_OVERLAYS:
-        *val = s->num_overlays;
+        *val = s->conf.num_overlays;
         return true;
     case PVDC_REG_NUM_PLANES:
         *val = s->num_planes;
         return true;
     case PVDC_REG_NUM_SCALERS:
-        *val = s->num_scalers;
+        *val = s->conf.num_scalers;
         return true;
     case PVDC_REG_VRAM_SIZE_LO:
-        *val = extract64(s->vram_size, 0, 32);
+        *val = extract64(s->conf.vram_size, 0, 32);
         return true;
     case PVDC_REG_VRAM_SIZE_HI:
-        *val = extract64(s->vram_size, 32, 32);
+        *val = extract64(s->conf.vram_size, 32, 32);
         return true;
     case PVDC_REG_MAX_SIZE:
-        *val = PVDC_XY(s->max_width, s->max_height);
+        *val = PVDC_XY(s->conf.max_width, s->conf.max_height);
         return true;
     case PVDC_REG_CURSOR_MAX:
         *val = PVDC_XY(PVDC_CURSOR_MAX_SIZE, PVDC_CURSOR_MAX_SIZE);
         return true;
     case PVDC_REG_SCALE_LIMITS:
-        *val = PVDC_MAX_DOWNSCALE << PVDC_SCALE_MAX_DOWNSCALE_SHIFT |
-               PVDC_MAX_UPSCALE << PVDC_SCALE_MAX_UPSCALE_SHIFT;
+        *val = FIELD_DP32(0, SCALE_LIMITS, MAX_DOWNSCALE, PVDC_MAX_DOWNSCALE);
+        *val = FIELD_DP32(*val, SCALE_LIMITS, MAX_UPSCALE, PVDC_MAX_UPSCALE);
         return true;
     case PVDC_REG_PITCH_ALIGN:
         *val = PVDC_PITCH_ALIGNMENT;
@@ -155,7 +164,7 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
         *val = PVDC_OFFSET_ALIGNMENT;
         return true;
     case PVDC_REG_BANDWIDTH_TOTAL:
-        *val = s->bandwidth_total;
+        *val = s->conf.bandwidth_total;
         return true;
     case PVDC_REG_INT_STATUS:
         *val = s->int_status;
@@ -169,10 +178,18 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
         *val = s->int_status;
         s->int_status = 0;
         pvdc_irq_update(s, was_pending);
+        /* Vblanks interrupt again. */
+        pvdc_timer_update(s);
         return true;
     }
     case PVDC_REG_MULTI_DOORBELL:
         *val = pvdc_armed_mask(s);
+        return true;
+    case PVDC_REG_CLOCK_LO:
+        *val = extract64(qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), 0, 32);
+        return true;
+    case PVDC_REG_CLOCK_HI:
+        *val = extract64(qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), 32, 32);
         return true;
     case PVDC_REG_FORMATS_PRIMARY:
         *val = pvdc_format_mask(PVDC_PLANE_TYPE_PRIMARY);
@@ -188,17 +205,17 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
         addr < PVDC_REG_FORMAT_TABLE(PVDC_MAX_FORMATS)) {
         unsigned int i = (addr - PVDC_REG_FORMAT_TABLE(0)) / 4;
 
-        *val = i < pvdc_num_formats ? pvdc_formats[i].fourcc : 0;
+        *val = i < PVDC_COMPOSE_NUM_FORMATS ?
+               pvdc_compose_formats[i].fourcc : 0;
         return true;
     }
     return false;
 }
 
 static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
-                                   hwaddr offset, uint32_t *val)
+                                   hwaddr offset, int64_t now, uint32_t *val)
 {
     PVDCHead *head = &s->heads[h];
-    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 
     switch (offset) {
     case PVDC_HEAD_DOORBELL:
@@ -214,7 +231,8 @@ static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
         *val = head->result;
         return true;
     case PVDC_HEAD_VBLANK_COUNT:
-        *val = pvdc_vblank_count(head, now);
+        /* modulo 2^32: the register is the low half of the count */
+        *val = extract64(pvdc_vblank_count(head, now), 0, 32);
         return true;
     case PVDC_HEAD_VBLANK_TIME_LO: {
         uint64_t t = pvdc_vblank_time(head, now);
@@ -240,7 +258,7 @@ static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
         *val = head->crc_ctrl;
         return true;
     case PVDC_HEAD_CRC_VALUE:
-        *val = head->crc_value;
+        *val = pvdc_crc_read(head, now);
         return true;
     case PVDC_HEAD_CRC_FRAME:
         *val = head->crc_frame;
@@ -259,12 +277,20 @@ static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
 static uint64_t pvdc_mmio_read(void *opaque, hwaddr addr, unsigned size)
 {
     PVDCState *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     unsigned int i;
     hwaddr offset;
     uint32_t *reg;
     uint32_t val = 0;
     bool known = false;
 
+    if (!pvdc_alive(s)) {
+        return 0;
+    }
+    pvdc_catch_up(s, now);
+    if (!pvdc_alive(s)) {
+        return 0;       /* unplugged by an interrupt message of catching up */
+    }
     if (addr < PVDC_GLOBAL_END) {
         known = pvdc_global_read(s, addr, &val);
     } else if (pvdc_window(addr, PVDC_REG_PLANE_CAPS(0), 4, s->num_planes,
@@ -272,15 +298,15 @@ static uint64_t pvdc_mmio_read(void *opaque, hwaddr addr, unsigned size)
         val = pvdc_plane_caps(s, i);
         known = true;
     } else if (pvdc_window(addr, PVDC_HEAD_CONTROL_BASE, PVDC_HEAD_STRIDE,
-                           s->num_heads, &i, &offset)) {
-        known = pvdc_head_control_read(s, i, offset, &val);
+                           s->conf.num_heads, &i, &offset)) {
+        known = pvdc_head_control_read(s, i, offset, now, &val);
     } else if (pvdc_window(addr, PVDC_HEAD_SHADOW_BASE, PVDC_HEAD_STRIDE,
-                           s->num_heads, &i, &offset)) {
+                           s->conf.num_heads, &i, &offset)) {
         reg = pvdc_head_reg(&s->heads[i].shadow, offset);
         known = reg;
         val = reg ? *reg : 0;
     } else if (pvdc_window(addr, PVDC_HEAD_ACTIVE_BASE, PVDC_HEAD_STRIDE,
-                           s->num_heads, &i, &offset)) {
+                           s->conf.num_heads, &i, &offset)) {
         reg = pvdc_head_reg(&s->heads[i].active, offset);
         known = reg;
         val = reg ? *reg : 0;
@@ -295,7 +321,7 @@ static uint64_t pvdc_mmio_read(void *opaque, hwaddr addr, unsigned size)
         known = reg;
         val = reg ? *reg : 0;
     } else if (pvdc_window(addr, PVDC_EDID_BASE, PVDC_EDID_SIZE,
-                           s->num_heads, &i, &offset)) {
+                           s->conf.num_heads, &i, &offset)) {
         val = ldl_le_p(&s->edid[i][offset]);
         known = true;
     }
@@ -310,8 +336,8 @@ static uint64_t pvdc_mmio_read(void *opaque, hwaddr addr, unsigned size)
 
 static void pvdc_global_write(PVDCState *s, hwaddr addr, uint32_t val)
 {
-    uint32_t all_heads = MAKE_64BIT_MASK(0, s->num_heads);
-    uint32_t all_ints = MAKE_64BIT_MASK(0, s->num_heads *
+    uint32_t all_heads = MAKE_64BIT_MASK(0, s->conf.num_heads);
+    uint32_t all_ints = MAKE_64BIT_MASK(0, s->conf.num_heads *
                                            PVDC_INT_BITS_PER_HEAD);
     uint32_t was_pending;
 
@@ -320,6 +346,7 @@ static void pvdc_global_write(PVDCState *s, hwaddr addr, uint32_t val)
         was_pending = s->int_status & s->int_enable;
         s->int_status &= ~val;
         pvdc_irq_update(s, was_pending);
+        pvdc_timer_update(s);
         break;
     case PVDC_REG_INT_ENABLE:
         if (val & ~all_ints) {
@@ -353,11 +380,13 @@ static void pvdc_head_control_write(PVDCState *s, unsigned int h,
 
     switch (offset) {
     case PVDC_HEAD_DOORBELL:
-        if (val == 1) {
+        if (val == PVDC_DOORBELL_ARM) {
             pvdc_doorbell(s, BIT(h));
+        } else if (val == PVDC_DOORBELL_AMEND) {
+            pvdc_doorbell_amend(s, h);
         } else if (val) {
             qemu_log_mask(LOG_GUEST_ERROR, "pvdc: head %u: doorbell value "
-                          "0x%x is not 1; ignored\n", h, val);
+                          "0x%x is not a PVDC_DOORBELL_*; ignored\n", h, val);
         }
         break;
     case PVDC_HEAD_STATUS:
@@ -370,7 +399,6 @@ static void pvdc_head_control_write(PVDCState *s, unsigned int h,
             break;
         }
         head->crc_ctrl = val;
-        pvdc_timer_update(s);
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "pvdc: head %u: write 0x%x to "
@@ -390,19 +418,26 @@ static void pvdc_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
     uint32_t *reg = NULL;
 
     trace_pvdc_mmio_write(addr, val);
+    if (!pvdc_alive(s)) {
+        return;
+    }
     s->mmio_writes++;
+    pvdc_catch_up(s, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    if (!pvdc_alive(s)) {
+        return;         /* unplugged by an interrupt message of catching up */
+    }
 
     if (addr < PVDC_GLOBAL_END) {
         pvdc_global_write(s, addr, val);
         return;
     }
     if (pvdc_window(addr, PVDC_HEAD_CONTROL_BASE, PVDC_HEAD_STRIDE,
-                    s->num_heads, &i, &offset)) {
+                    s->conf.num_heads, &i, &offset)) {
         pvdc_head_control_write(s, i, offset, val);
         return;
     }
     if (pvdc_window(addr, PVDC_HEAD_SHADOW_BASE, PVDC_HEAD_STRIDE,
-                    s->num_heads, &i, &offset)) {
+                    s->conf.num_heads, &i, &offset)) {
         reg = pvdc_head_reg(&s->heads[i].shadow, offset);
     } else if (pvdc_window(addr, PVDC_PLANE_SHADOW_BASE, PVDC_PLANE_STRIDE,
                            s->num_planes, &i, &offset)) {
@@ -422,7 +457,7 @@ const MemoryRegionOps pvdc_mmio_ops = {
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = {
         .min_access_size = 4,
-        .max_access_size = 4,
+        .max_access_size = 8,
     },
     .impl = {
         .min_access_size = 4,

@@ -72,8 +72,8 @@ static void pvdc_output_update_edid(PVDCHead *head, const QemuUIInfo *ui)
     qemu_edid_info info = {
         .prefx = head->pref_width,
         .prefy = head->pref_height,
-        .maxx = s->max_width,
-        .maxy = s->max_height,
+        .maxx = s->conf.max_width,
+        .maxy = s->conf.max_height,
         .serial = serial,
     };
 
@@ -84,6 +84,8 @@ static void pvdc_output_update_edid(PVDCHead *head, const QemuUIInfo *ui)
     }
     /* distinct serials keep the guest from taking two heads for one */
     snprintf(serial, sizeof(serial), "pvdc-%u", head->index);
+    /* The generator only adds to the buffer: extensions, mode bits. */
+    memset(s->edid[head->index], 0, sizeof(s->edid[head->index]));
     qemu_edid_generate(s->edid[head->index], sizeof(s->edid[head->index]),
                        &info);
 }
@@ -120,17 +122,18 @@ static void pvdc_output_changed(PVDCHead *head, const QemuUIInfo *ui,
                                 bool width_changed)
 {
     PVDCState *s = head->dev;
+    uint32_t bits = PVDC_INT(head->index, PVDC_INT_HOTPLUG);
     unsigned int h;
 
     pvdc_output_update_edid(head, ui);
     trace_pvdc_hotplug(head->index, head->pref_width, head->pref_height,
                        pvdc_output_position(head));
-    pvdc_irq_raise(s, head->index, PVDC_INT_HOTPLUG);
-    for (h = head->index + 1; width_changed && h < s->num_heads; h++) {
+    for (h = head->index + 1; width_changed && h < s->conf.num_heads; h++) {
         if (!s->heads[h].pos_set) {
-            pvdc_irq_raise(s, h, PVDC_INT_HOTPLUG);
+            bits |= PVDC_INT(h, PVDC_INT_HOTPLUG);
         }
     }
+    pvdc_irq_raise(s, bits);
 }
 
 /*
@@ -140,8 +143,8 @@ static void pvdc_output_changed(PVDCHead *head, const QemuUIInfo *ui,
 void pvdc_output_ui_info(PVDCHead *head, const QemuUIInfo *info)
 {
     PVDCState *s = head->dev;
-    uint32_t width = MIN(info->width, s->max_width);
-    uint32_t height = MIN(info->height, s->max_height);
+    uint32_t width = MIN(info->width, s->conf.max_width);
+    uint32_t height = MIN(info->height, s->conf.max_height);
     bool width_changed = width != head->pref_width;
 
     /* A window being closed or minimised keeps the last mode. */
@@ -179,10 +182,10 @@ static void pvdc_output_prop_get(Object *obj, Visitor *v, const char *name,
 
     switch (prop->field) {
     case PVDC_OUTPUT_X:
-        value = PVDC_X(pvdc_output_pos(prop->s, prop->head));
+        value = FIELD_EX32(pvdc_output_pos(prop->s, prop->head), XY, X);
         break;
     case PVDC_OUTPUT_Y:
-        value = PVDC_Y(pvdc_output_pos(prop->s, prop->head));
+        value = FIELD_EX32(pvdc_output_pos(prop->s, prop->head), XY, Y);
         break;
     default:
         value = *pvdc_output_field(head, prop->field);
@@ -211,16 +214,16 @@ static void pvdc_output_prop_set(Object *obj, Visitor *v, const char *name,
         head->pos_set |= is_pos;
         return;
     }
-    if (prop->head >= s->num_heads) {
+    if (prop->head >= s->conf.num_heads) {
         error_setg(errp, "pvdc: there is no head %u", prop->head);
         return;
     }
     switch (prop->field) {
     case PVDC_OUTPUT_XRES:
-        limit = s->max_width;
+        limit = s->conf.max_width;
         break;
     case PVDC_OUTPUT_YRES:
-        limit = s->max_height;
+        limit = s->conf.max_height;
         break;
     default:
         limit = UINT16_MAX;
@@ -234,8 +237,8 @@ static void pvdc_output_prop_set(Object *obj, Visitor *v, const char *name,
     if (is_pos && !head->pos_set) {
         uint32_t pos = pvdc_output_pos(s, prop->head);
 
-        head->pos_x = PVDC_X(pos);
-        head->pos_y = PVDC_Y(pos);
+        head->pos_x = FIELD_EX32(pos, XY, X);
+        head->pos_y = FIELD_EX32(pos, XY, Y);
         head->pos_set = true;
     }
     if (*field == value) {
@@ -278,7 +281,7 @@ bool pvdc_output_realize(PVDCState *s, Error **errp)
 {
     unsigned int h;
 
-    for (h = s->num_heads; h < PVDC_MAX_HEADS; h++) {
+    for (h = s->conf.num_heads; h < PVDC_MAX_HEADS; h++) {
         if (s->heads[h].pref_width || s->heads[h].pref_height ||
             s->heads[h].pos_set) {
             error_setg(errp, "pvdc: head%u-* set but there is no head %u",
@@ -286,7 +289,7 @@ bool pvdc_output_realize(PVDCState *s, Error **errp)
             return false;
         }
     }
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
         if (!head->pref_width) {
@@ -295,8 +298,8 @@ bool pvdc_output_realize(PVDCState *s, Error **errp)
         if (!head->pref_height) {
             head->pref_height = s->yres;
         }
-        if (head->pref_width > s->max_width ||
-            head->pref_height > s->max_height) {
+        if (head->pref_width > s->conf.max_width ||
+            head->pref_height > s->conf.max_height) {
             error_setg(errp, "pvdc: head%u-xres and head%u-yres must be at "
                        "most max-width and max-height", h, h);
             return false;
@@ -316,7 +319,7 @@ static bool pvdc_output_needed(void *opaque)
     PVDCState *s = opaque;
     unsigned int h;
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
         if (head->pref_width != s->xres || head->pref_height != s->yres ||
@@ -332,11 +335,11 @@ static int pvdc_output_post_load(void *opaque, int version_id)
     PVDCState *s = opaque;
     unsigned int h;
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
-        if (!head->pref_width || head->pref_width > s->max_width ||
-            !head->pref_height || head->pref_height > s->max_height ||
+        if (!head->pref_width || head->pref_width > s->conf.max_width ||
+            !head->pref_height || head->pref_height > s->conf.max_height ||
             head->pos_x > UINT16_MAX || head->pos_y > UINT16_MAX) {
             return -EINVAL;
         }

@@ -6,7 +6,12 @@
  * from QEMU_CLOCK_VIRTUAL and the active mode of each head, so the
  * counters can be read at any time without a timer.  The single timer is
  * only armed while something has to happen at a given instant: a commit
- * reaching its latch point, or a vblank whose interrupt is enabled.
+ * reaching its latch point, or a vblank whose interrupt is enabled and
+ * not already pending.  It runs at most once per PVDC_MIN_FRAME_PERIOD_NS
+ * for the whole device, whatever the number of heads; what falls due in
+ * between is done together at its next run, and by any register access
+ * before that (pvdc_catch_up()), so the guest never sees the difference
+ * except in when its interrupts arrive.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -18,24 +23,30 @@
 #include "pvdc-internal.h"
 #include "trace.h"
 
-static bool pvdc_head_on(PVDCHead *head)
-{
-    return head->active.ctrl & PVDC_HS_CTRL_ENABLE;
-}
-
 static uint64_t pvdc_vblanks_since_enable(PVDCHead *head, int64_t now)
 {
     if (!pvdc_head_on(head) || !head->period_ns || now <= head->enable_ns) {
         return 0;
     }
-    return (now - head->enable_ns) / head->period_ns;
+    return (uint64_t)(now - head->enable_ns) / head->period_ns;
 }
 
-uint32_t pvdc_vblank_count(PVDCHead *head, int64_t now)
+/*
+ * Vblank @n of the timeline, or INT64_MAX if it lies beyond the end of
+ * QEMU_CLOCK_VIRTUAL: nothing waits for it then.
+ */
+static int64_t pvdc_vblank_at(PVDCHead *head, uint64_t n)
 {
-    if (!pvdc_head_on(head)) {
-        return head->base_count;
+    uint64_t room = INT64_MAX - head->enable_ns;
+
+    if (!head->period_ns || n > room / head->period_ns) {
+        return INT64_MAX;
     }
+    return head->enable_ns + n * head->period_ns;
+}
+
+uint64_t pvdc_vblank_count(PVDCHead *head, int64_t now)
+{
     return head->base_count + pvdc_vblanks_since_enable(head, now);
 }
 
@@ -44,17 +55,12 @@ int64_t pvdc_vblank_time(PVDCHead *head, int64_t now)
     if (!pvdc_head_on(head)) {
         return head->last_vblank_ns;
     }
-    return head->enable_ns +
-           pvdc_vblanks_since_enable(head, now) * head->period_ns;
+    return pvdc_vblank_at(head, pvdc_vblanks_since_enable(head, now));
 }
 
 int64_t pvdc_next_vblank(PVDCHead *head, int64_t after)
 {
-    if (after < head->enable_ns) {
-        return head->enable_ns + head->period_ns;
-    }
-    return head->enable_ns +
-           (pvdc_vblanks_since_enable(head, after) + 1) * head->period_ns;
+    return pvdc_vblank_at(head, pvdc_vblanks_since_enable(head, after) + 1);
 }
 
 /* Called once @head->active holds the enabled state. */
@@ -75,38 +81,119 @@ void pvdc_timeline_disable(PVDCHead *head, int64_t when)
     head->period_ns = 0;
 }
 
-static bool pvdc_vblank_irq_wanted(PVDCState *s, unsigned int h)
+/* What the arithmetic above relies on, for a state loaded from a stream. */
+bool pvdc_timeline_valid(PVDCHead *head)
 {
-    return pvdc_head_on(&s->heads[h]) &&
-           (s->int_enable & PVDC_INT(h, PVDC_INT_VBLANK));
+    return head->enable_ns >= 0 && head->last_vblank_ns >= 0 &&
+           head->irq_vblank_count >= head->base_count;
+}
+
+/*
+ * A vblank of head @h would change something the guest sees: its
+ * interrupt is enabled and not pending already.
+ */
+static bool pvdc_vblank_irq_due(PVDCState *s, unsigned int h)
+{
+    uint32_t bit = PVDC_INT(h, PVDC_INT_VBLANK);
+
+    return pvdc_head_on(&s->heads[h]) && (s->int_enable & bit) &&
+           !(s->int_status & bit);
+}
+
+/* Report the vblanks up to @now; returns whether there were any. */
+static bool pvdc_vblank_irqs(PVDCState *s, int64_t now)
+{
+    bool any = false;
+    unsigned int h;
+
+    for (h = 0; h < s->conf.num_heads; h++) {
+        PVDCHead *head = &s->heads[h];
+        uint64_t count = pvdc_vblank_count(head, now);
+
+        if (count == head->irq_vblank_count) {
+            continue;
+        }
+        head->irq_vblank_count = count;
+        any = true;
+        trace_pvdc_vblank(h, count, pvdc_vblank_time(head, now));
+        if (pvdc_head_on(head) &&
+            (s->int_enable & PVDC_INT(h, PVDC_INT_VBLANK))) {
+            s->int_status |= PVDC_INT(h, PVDC_INT_VBLANK);
+        }
+    }
+    return any;
+}
+
+/*
+ * Returns whether anything happened, for the caller to re-arm the timer.
+ * The interrupt bits of everything that fell due are set first and sent
+ * together, in one message: a run of the timer or a register access sends
+ * at most one, however many heads and latch points it covers.
+ */
+static bool pvdc_catch_up_to(PVDCState *s, int64_t now)
+{
+    uint32_t status = s->int_status;
+    uint32_t was_pending = status & s->int_enable;
+    bool any = false;
+    int64_t when = 0;
+
+    /*
+     * A commit latched at a vblank starts the frame after it: the vblanks
+     * up to each latch point are reported with the state before it.
+     */
+    while (pvdc_next_latch(s, &when) && when <= now) {
+        any |= pvdc_vblank_irqs(s, when);
+        pvdc_latch_due_commits(s, when);
+        any = true;
+    }
+    any |= pvdc_vblank_irqs(s, now);
+    if (s->int_status != status) {
+        pvdc_irq_update(s, was_pending);
+    }
+    return any;
+}
+
+void pvdc_catch_up(PVDCState *s, int64_t now)
+{
+    if (pvdc_catch_up_to(s, now)) {
+        pvdc_timer_update(s);
+    }
 }
 
 void pvdc_timer_update(PVDCState *s)
 {
     int64_t deadline = INT64_MAX;
-    bool needed = pvdc_next_latch(s, &deadline);
+    int64_t latch = 0;
     unsigned int h;
 
-    for (h = 0; h < s->num_heads; h++) {
+    /* Once unrealized the timer stays stopped until it is freed. */
+    if (!pvdc_alive(s)) {
+        return;
+    }
+    if (pvdc_next_latch(s, &latch)) {
+        deadline = latch;
+    }
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
-        uint64_t n;
 
-        if (!pvdc_vblank_irq_wanted(s, h) &&
-            !(pvdc_head_on(head) && (head->crc_ctrl & PVDC_CRC_CTRL_ENABLE))) {
-            continue;
+        if (pvdc_vblank_irq_due(s, h)) {
+            /* The first vblank not reported yet, even if already past. */
+            deadline = MIN(deadline,
+                           pvdc_vblank_at(head, head->irq_vblank_count -
+                                                head->base_count + 1));
         }
-        /* The first vblank not reported yet, even if it is already past. */
-        n = (uint32_t)(head->irq_vblank_count - head->base_count) + 1;
-        deadline = MIN(deadline, head->enable_ns + n * head->period_ns);
-        needed = true;
     }
 
-    if (needed) {
+    if (deadline != INT64_MAX) {
+        /* One device-wide bound on the rate, whatever the heads do. */
+        deadline = MAX(deadline,
+                       s->timer_last_ns + PVDC_MIN_FRAME_PERIOD_NS);
         timer_mod(s->timer, deadline);
     } else {
         timer_del(s->timer);
     }
-    trace_pvdc_timer_update(needed, needed ? deadline : 0);
+    trace_pvdc_timer_update(deadline != INT64_MAX,
+                            deadline != INT64_MAX ? deadline : 0);
 }
 
 void pvdc_timer_cb(void *opaque)
@@ -115,45 +202,36 @@ void pvdc_timer_cb(void *opaque)
     MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
     bool guarded = guard->engaged_in_io;
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-    unsigned int h;
 
+    if (!pvdc_alive(s)) {
+        return;
+    }
+    /* An interrupt message may unplug the device: keep it until the end. */
+    object_ref(OBJECT(s));
     s->timer_callbacks++;
+    s->timer_last_ns = now;
     /*
      * An MSI is a DMA write to a guest-chosen address: if it points at
      * BAR0 it must not reach the registers while a latch is half done.
      */
     guard->engaged_in_io = true;
-
-    /*
-     * Vblanks first: a commit latched at a vblank starts the frame after
-     * it, so a head disabled by it still had that vblank.
-     */
-    for (h = 0; h < s->num_heads; h++) {
-        PVDCHead *head = &s->heads[h];
-        uint32_t count = pvdc_vblank_count(head, now);
-
-        if (count == head->irq_vblank_count) {
-            continue;
-        }
-        head->irq_vblank_count = count;
-        trace_pvdc_vblank(h, count, pvdc_vblank_time(head, now));
-        if (pvdc_vblank_irq_wanted(s, h)) {
-            pvdc_irq_raise(s, h, PVDC_INT_VBLANK);
-        }
-    }
-
-    pvdc_latch_due_commits(s, now);
-    /* After the latch: a CRC is of the frame that starts at the vblank. */
-    pvdc_crc_capture_due(s, now);
+    pvdc_catch_up_to(s, now);
     pvdc_timer_update(s);
     guard->engaged_in_io = guarded;
+    object_unref(OBJECT(s));
 }
 
 void pvdc_irq_update(PVDCState *s, uint32_t was_pending)
 {
     PCIDevice *pci = PCI_DEVICE(s);
     uint32_t pending = s->int_status & s->int_enable;
-    bool use_msi = msi_enabled(pci);
+    bool use_msi;
+
+    /* The previous message may have unplugged the device: no bus left. */
+    if (!pvdc_alive(s)) {
+        return;
+    }
+    use_msi = msi_enabled(pci);
 
     pci_set_irq(pci, !use_msi && pending);
     if (use_msi && (pending & ~was_pending)) {
@@ -162,11 +240,11 @@ void pvdc_irq_update(PVDCState *s, uint32_t was_pending)
     trace_pvdc_irq(s->int_status, s->int_enable, use_msi);
 }
 
-void pvdc_irq_raise(PVDCState *s, unsigned int head, uint32_t bits)
+void pvdc_irq_raise(PVDCState *s, uint32_t bits)
 {
     uint32_t was_pending = s->int_status & s->int_enable;
 
-    s->int_status |= PVDC_INT(head, bits);
+    s->int_status |= bits;
     pvdc_irq_update(s, was_pending);
 }
 
@@ -176,7 +254,7 @@ void pvdc_set_int_enable(PVDCState *s, uint32_t val)
     uint32_t was_pending = s->int_status & s->int_enable;
     unsigned int h;
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         uint32_t bit = PVDC_INT(h, PVDC_INT_VBLANK);
 
         /* Only vblanks from now on are reported. */

@@ -11,6 +11,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/error-report.h"
 #include "qemu/module.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
@@ -25,7 +26,7 @@
 
 static uint32_t pvdc_planes_per_head(PVDCState *s)
 {
-    return s->num_overlays + 2;
+    return s->conf.num_overlays + 2;
 }
 
 uint32_t pvdc_plane_home(PVDCState *s, unsigned int plane)
@@ -51,43 +52,46 @@ uint32_t pvdc_plane_caps(PVDCState *s, unsigned int plane)
     uint32_t type = pvdc_plane_type(s, plane);
     uint32_t home = pvdc_plane_home(s, plane);
     uint32_t heads = type == PVDC_PLANE_TYPE_OVERLAY ?
-                     MAKE_64BIT_MASK(0, s->num_heads) : BIT(home);
+                     MAKE_64BIT_MASK(0, s->conf.num_heads) : BIT(home);
 
-    return type | heads << PVDC_PLANE_CAPS_HEADS_SHIFT |
-           home << PVDC_PLANE_CAPS_HOME_SHIFT;
+    uint32_t caps = FIELD_DP32(0, PLANE_CAPS, TYPE, type);
+
+    caps = FIELD_DP32(caps, PLANE_CAPS, HEADS, heads);
+    return FIELD_DP32(caps, PLANE_CAPS, HOME, home);
 }
 
 static bool pvdc_check_properties(PVDCState *s, Error **errp)
 {
-    if (s->num_heads < 1 || s->num_heads > PVDC_MAX_HEADS) {
+    if (s->conf.num_heads < 1 || s->conf.num_heads > PVDC_MAX_HEADS) {
         error_setg(errp, "pvdc: heads must be between 1 and %d",
                    PVDC_MAX_HEADS);
         return false;
     }
-    if (s->num_overlays > PVDC_MAX_OVERLAYS) {
+    if (s->conf.num_overlays > PVDC_MAX_OVERLAYS) {
         error_setg(errp, "pvdc: overlays must be at most %d",
                    PVDC_MAX_OVERLAYS);
         return false;
     }
-    if (s->num_scalers > PVDC_MAX_SCALERS) {
+    if (s->conf.num_scalers > PVDC_MAX_SCALERS) {
         error_setg(errp, "pvdc: scalers must be at most %d",
                    PVDC_MAX_SCALERS);
         return false;
     }
-    if (s->vram_size < PVDC_MIN_VRAM_SIZE ||
-        s->vram_size > PVDC_MAX_VRAM_SIZE || !is_power_of_2(s->vram_size)) {
+    if (s->conf.vram_size < PVDC_MIN_VRAM_SIZE ||
+        s->conf.vram_size > PVDC_MAX_VRAM_SIZE ||
+        !is_power_of_2(s->conf.vram_size)) {
         error_setg(errp, "pvdc: vram-size must be a power of two between "
                    "%" PRIu64 " MiB and %" PRIu64 " MiB",
                    PVDC_MIN_VRAM_SIZE / MiB, PVDC_MAX_VRAM_SIZE / MiB);
         return false;
     }
-    if (s->max_width < 1 || s->max_width > PVDC_MAX_SIZE_LIMIT ||
-        s->max_height < 1 || s->max_height > PVDC_MAX_SIZE_LIMIT) {
+    if (s->conf.max_width < 1 || s->conf.max_width > PVDC_MAX_SIZE_LIMIT ||
+        s->conf.max_height < 1 || s->conf.max_height > PVDC_MAX_SIZE_LIMIT) {
         error_setg(errp, "pvdc: max-width and max-height must be between "
                    "1 and %d", PVDC_MAX_SIZE_LIMIT);
         return false;
     }
-    if (s->xres > s->max_width || s->yres > s->max_height) {
+    if (s->xres > s->conf.max_width || s->yres > s->conf.max_height) {
         error_setg(errp, "pvdc: xres and yres must be at most max-width "
                    "and max-height");
         return false;
@@ -120,15 +124,15 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
     if (!pvdc_check_properties(s, errp)) {
         return;
     }
-    s->num_planes = s->num_heads * pvdc_planes_per_head(s);
+    s->num_planes = s->conf.num_heads * pvdc_planes_per_head(s);
     if (!s->xres) {
-        s->xres = MIN(PVDC_DEFAULT_XRES, s->max_width);
+        s->xres = MIN(PVDC_DEFAULT_XRES, s->conf.max_width);
     }
     if (!s->yres) {
-        s->yres = MIN(PVDC_DEFAULT_YRES, s->max_height);
+        s->yres = MIN(PVDC_DEFAULT_YRES, s->conf.max_height);
     }
-    s->bandwidth_total = s->bandwidth_kib ? s->bandwidth_kib :
-                         s->num_heads * PVDC_DEFAULT_BANDWIDTH_PER_HEAD;
+    s->conf.bandwidth_total = s->bandwidth_kib ? s->bandwidth_kib :
+                         s->conf.num_heads * PVDC_DEFAULT_BANDWIDTH_PER_HEAD;
 
     pci_config_set_interrupt_pin(pci->config, 1);
     /* Without MSI on this machine the device still works with INTx. */
@@ -145,14 +149,14 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
                      &s->mmio);
 
     if (!memory_region_init_ram(&s->vram, OBJECT(s), "pvdc.vram",
-                                s->vram_size, errp)) {
+                                s->conf.vram_size, errp)) {
         msi_uninit(pci);
         return;
     }
     pci_register_bar(pci, PVDC_VRAM_BAR, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_PREFETCH, &s->vram);
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         s->heads[h].dev = s;
         s->heads[h].index = h;
     }
@@ -165,13 +169,27 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
     pvdc_console_init(s);
 }
 
+/*
+ * What a vCPU or the device's own timer may still use after unrealize
+ * (an access already dispatched, a hot-unplug triggered by the device's
+ * own interrupt message) is freed in finalize; unrealize only stops it,
+ * and pvdc_alive() turns every entry point away from then on.
+ */
 static void pvdc_exit(PCIDevice *pci)
 {
     PVDCState *s = PVDC(pci);
 
-    pvdc_console_fini(s);
-    timer_free(s->timer);
+    timer_del(s->timer);
+    pvdc_console_unrealize(s);
     msi_uninit(pci);
+}
+
+static void pvdc_instance_finalize(Object *obj)
+{
+    PVDCState *s = PVDC(obj);
+
+    timer_free(s->timer);
+    pvdc_console_finalize(s);
 }
 
 static void pvdc_reset_enter(Object *obj, ResetType type)
@@ -179,10 +197,10 @@ static void pvdc_reset_enter(Object *obj, ResetType type)
     PVDCState *s = PVDC(obj);
     unsigned int h, p;
 
-    for (h = 0; h < s->num_heads; h++) {
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
         PVDCHeadRegs regs = {
-            .bandwidth = s->bandwidth_total / s->num_heads,
+            .bandwidth = s->conf.bandwidth_total / s->conf.num_heads,
         };
 
         head->shadow = head->armed = head->active = regs;
@@ -200,7 +218,7 @@ static void pvdc_reset_enter(Object *obj, ResetType type)
         head->base_count = head->irq_vblank_count = 0;
         head->period_ns = 0;
         head->vblank_time_hi = 0;
-        pvdc_compose_invalidate(head);
+        pvdc_crc_invalidate(head);
     }
     for (p = 0; p < s->num_planes; p++) {
         PVDCPlaneRegs regs = {
@@ -220,56 +238,127 @@ static void pvdc_reset_hold(Object *obj, ResetType type)
 
     timer_del(s->timer);
     pci_set_irq(PCI_DEVICE(s), 0);
+    pvdc_crc_budget_reset(s, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+}
+
+static bool pvdc_config_same(const char *prop, uint64_t src, uint64_t dst,
+                             Error **errp)
+{
+    if (src != dst) {
+        error_setg(errp, "pvdc: the migration source has %s=%" PRIu64
+                   ", this device %s=%" PRIu64 "; start the destination with "
+                   "the source's properties", prop, src, prop, dst);
+        return false;
+    }
+    return true;
+}
+
+static bool pvdc_config_matches(PVDCState *s, Error **errp)
+{
+    const PVDCConfig *src = &s->migrated_conf;
+    const PVDCConfig *dst = &s->conf;
+
+    return pvdc_config_same("heads", src->num_heads, dst->num_heads, errp) &&
+           pvdc_config_same("overlays", src->num_overlays, dst->num_overlays,
+                            errp) &&
+           pvdc_config_same("scalers", src->num_scalers, dst->num_scalers,
+                            errp) &&
+           pvdc_config_same("vram-size", src->vram_size, dst->vram_size,
+                            errp) &&
+           pvdc_config_same("max-width", src->max_width, dst->max_width,
+                            errp) &&
+           pvdc_config_same("max-height", src->max_height, dst->max_height,
+                            errp) &&
+           pvdc_config_same("bandwidth (KiB, all heads)",
+                            src->bandwidth_total, dst->bandwidth_total, errp);
+}
+
+static int pvdc_pre_save(void *opaque)
+{
+    PVDCState *s = opaque;
+
+    s->migrated_conf = s->conf;
+    return 0;
 }
 
 /*
- * The timeline and group bookkeeping must be coherent for the timer code
- * to terminate and divide safely; refuse a stream where it is not.
+ * Registers the guest cannot set to these values, and the timeline the
+ * vblank arithmetic relies on.
  */
-static bool pvdc_head_state_valid(PVDCState *s, unsigned int h)
+static bool pvdc_loaded_registers_valid(PVDCState *s, Error **errp)
 {
-    PVDCHead *head = &s->heads[h];
-    uint32_t members = head->group & MAKE_64BIT_MASK(0, s->num_heads);
-    unsigned int k;
+    uint32_t all_ints = MAKE_64BIT_MASK(0, s->conf.num_heads *
+                                           PVDC_INT_BITS_PER_HEAD);
+    unsigned int h;
 
-    if ((head->active.ctrl & PVDC_HS_CTRL_ENABLE) && !head->period_ns) {
+    if ((s->int_status | s->int_enable) & ~all_ints) {
+        error_setg(errp, "pvdc: interrupt bits 0x%x of heads that do not "
+                   "exist", (s->int_status | s->int_enable) & ~all_ints);
         return false;
     }
-    if (!head->is_armed) {
-        return true;
-    }
-    if (members != head->group || !(members & BIT(h))) {
-        return false;
-    }
-    for (k = 0; k < s->num_heads; k++) {
-        if ((members & BIT(k)) &&
-            (!s->heads[k].is_armed || s->heads[k].group != head->group ||
-             s->heads[k].latch_ns != head->latch_ns)) {
+    for (h = 0; h < s->conf.num_heads; h++) {
+        PVDCHead *head = &s->heads[h];
+
+        if ((head->crc_ctrl & ~PVDC_CRC_CTRL_ENABLE) ||
+            (head->status & ~PVDC_HEAD_STATUS_DOORBELL_OVERRUN)) {
+            error_setg(errp, "pvdc: head %u: reserved bits in CRC_CTRL "
+                       "0x%x or STATUS 0x%x", h, head->crc_ctrl,
+                       head->status);
+            return false;
+        }
+        if (!pvdc_timeline_valid(head)) {
+            error_setg(errp, "pvdc: head %u: vblank timeline out of range",
+                       h);
             return false;
         }
     }
     return true;
 }
 
+/*
+ * A migration stream is input too: the destination accepts nothing that
+ * the source's guest could not have reached through the registers.
+ */
 static int pvdc_post_load(void *opaque, int version_id)
 {
     PVDCState *s = opaque;
+    Error *err = NULL;
     unsigned int h;
 
-    for (h = 0; h < s->num_heads; h++) {
+    if (!pvdc_config_matches(s, &err) ||
+        !pvdc_loaded_registers_valid(s, &err) ||
+        !pvdc_loaded_state_valid(s, &err)) {
+        error_report_err(err);
+        return -EINVAL;
+    }
+    for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
-        head->period_ns = head->active.ctrl & PVDC_HS_CTRL_ENABLE ?
+        head->period_ns = pvdc_head_on(head) ?
                           pvdc_mode_period_ns(&head->active) : 0;
+        pvdc_crc_invalidate(head);
     }
-    for (h = 0; h < s->num_heads; h++) {
-        if (!pvdc_head_state_valid(s, h)) {
-            return -EINVAL;
-        }
-    }
+    s->timer_last_ns = 0;
+    pvdc_crc_budget_reset(s, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
     pvdc_timer_update(s);
     return 0;
 }
+
+static const VMStateDescription vmstate_pvdc_config = {
+    .name = "pvdc/config",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(num_heads, PVDCConfig),
+        VMSTATE_UINT32(num_overlays, PVDCConfig),
+        VMSTATE_UINT32(num_scalers, PVDCConfig),
+        VMSTATE_UINT64(vram_size, PVDCConfig),
+        VMSTATE_UINT32(max_width, PVDCConfig),
+        VMSTATE_UINT32(max_height, PVDCConfig),
+        VMSTATE_UINT32(bandwidth_total, PVDCConfig),
+        VMSTATE_END_OF_LIST()
+    },
+};
 
 static const VMStateDescription vmstate_pvdc_head_regs = {
     .name = "pvdc/head-regs",
@@ -349,20 +438,27 @@ static const VMStateDescription vmstate_pvdc_head = {
         VMSTATE_UINT32(crc_ctrl, PVDCHead),
         VMSTATE_INT64(enable_ns, PVDCHead),
         VMSTATE_INT64(last_vblank_ns, PVDCHead),
-        VMSTATE_UINT32(base_count, PVDCHead),
-        VMSTATE_UINT32(irq_vblank_count, PVDCHead),
+        VMSTATE_UINT64(base_count, PVDCHead),
+        VMSTATE_UINT64(irq_vblank_count, PVDCHead),
         VMSTATE_UINT32(vblank_time_hi, PVDCHead),
         VMSTATE_END_OF_LIST()
     },
 };
 
+/*
+ * Version 2: the device configuration, 64-bit vblank counts.  pvdc has
+ * not been released with version 1: no compatibility with it is kept.
+ */
 static const VMStateDescription vmstate_pvdc = {
     .name = "pvdc",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
+    .pre_save = pvdc_pre_save,
     .post_load = pvdc_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, PVDCState),
+        VMSTATE_STRUCT(migrated_conf, PVDCState, 1, vmstate_pvdc_config,
+                       PVDCConfig),
         VMSTATE_UINT32(int_status, PVDCState),
         VMSTATE_UINT32(int_enable, PVDCState),
         VMSTATE_STRUCT_ARRAY(heads, PVDCState, PVDC_MAX_HEADS, 1,
@@ -378,12 +474,12 @@ static const VMStateDescription vmstate_pvdc = {
 };
 
 static const Property pvdc_properties[] = {
-    DEFINE_PROP_UINT32("heads", PVDCState, num_heads, 2),
-    DEFINE_PROP_UINT32("overlays", PVDCState, num_overlays, 3),
-    DEFINE_PROP_UINT32("scalers", PVDCState, num_scalers, 2),
-    DEFINE_PROP_SIZE("vram-size", PVDCState, vram_size, 64 * MiB),
-    DEFINE_PROP_UINT32("max-width", PVDCState, max_width, 4096),
-    DEFINE_PROP_UINT32("max-height", PVDCState, max_height, 4096),
+    DEFINE_PROP_UINT32("heads", PVDCState, conf.num_heads, 2),
+    DEFINE_PROP_UINT32("overlays", PVDCState, conf.num_overlays, 3),
+    DEFINE_PROP_UINT32("scalers", PVDCState, conf.num_scalers, 2),
+    DEFINE_PROP_SIZE("vram-size", PVDCState, conf.vram_size, 64 * MiB),
+    DEFINE_PROP_UINT32("max-width", PVDCState, conf.max_width, 4096),
+    DEFINE_PROP_UINT32("max-height", PVDCState, conf.max_height, 4096),
     /* 0: PVDC_DEFAULT_BANDWIDTH_PER_HEAD for each head */
     DEFINE_PROP_UINT32("bandwidth-kib", PVDCState, bandwidth_kib, 0),
     DEFINE_PROP_UINT32("x-link-up-delay-ms", PVDCState, link_up_delay_ms, 0),
@@ -474,6 +570,7 @@ static const TypeInfo pvdc_types[] = {
         .parent = TYPE_PCI_DEVICE,
         .instance_size = sizeof(PVDCState),
         .instance_init = pvdc_instance_init,
+        .instance_finalize = pvdc_instance_finalize,
         .class_init = pvdc_class_init,
         .interfaces = (InterfaceInfo[]) {
             { INTERFACE_CONVENTIONAL_PCI_DEVICE },

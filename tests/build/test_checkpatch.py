@@ -30,7 +30,9 @@ QEMU_FILES = ["hw/display/pvdc*.[ch]", "include/hw/display/pvdc*.h",
 # The driver: what would go to drivers/gpu/drm/pvdc/.  The in-guest test
 # programs under guest-driver/tests are user space.
 KERNEL_FILES = ["guest-driver/*.[ch]"]
-FINDING = re.compile(r"^(?:.*?: )?(ERROR|WARNING|CHECK):(?:[A-Z_]+:)? ?(.*)$")
+# --terse: "FILE:LINE: KIND:TYPE: message" (TYPE with --show-types only).
+FINDING = re.compile(
+    r"^(?:.*?:(\d+): )?(ERROR|WARNING|CHECK):(?:[A-Z_]+:)? ?(.*)$")
 
 
 def exceptions():
@@ -53,7 +55,9 @@ def findings(cmd):
     # may use g_assert_cmpint(), for one).
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
                        cwd=ROOT)
-    found = [(m.group(1), m.group(2).strip())
+    # The line number stays in the text: a failure says where to look.
+    found = [(m.group(2), (f"line {m.group(1)}: " if m.group(1) else "") +
+              m.group(3).strip())
              for m in map(FINDING.match, p.stdout.splitlines()) if m]
     if p.returncode and not found:
         found = [("ERROR", f"checkpatch exited {p.returncode}: "

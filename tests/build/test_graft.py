@@ -25,7 +25,9 @@ QEMU_FILES = ["hw/display/meson.build", "hw/display/Kconfig",
 # What each fake file holds: the anchor its fragment needs.
 FAKE_CONTENT = {
     "tests/qtest/meson.build": "qtests_x86_64 = qtests_i386\n\n"
-                               "qtests_alpha = []\n",
+                               "qtests_alpha = []\n\n"
+                               "qtests = {}\n\n"
+                               "qtest_executables = {}\n",
     "docs/specs/index.rst": ".. toctree::\n\n   pci-ids\n   pvpanic\n",
     "docs/system/device-emulation.rst":
         ".. toctree::\n\n   devices/virtio-gpu.rst\n"
@@ -96,10 +98,12 @@ def main():
 
         with open(os.path.join(tree, "tests/qtest/meson.build")) as f:
             text = f.read()
-        case("the qtests are added for x86_64 only, after its list",
+        case("the qtests are added for x86_64 only, after the lists, the "
+             "extra sources and the slow tests are defined",
              text.index("qtests_x86_64 = qtests_i386") <
-             text.index("qtests_x86_64 += ") < text.index("pvdc-test") <
-             text.index("qtests_alpha = "), text)
+             text.index("qtests = {}") < text.index("qtests_x86_64 += ") <
+             text.index("pvdc-test") < text.index("qtest_executables = {}"),
+             text)
 
         with open(os.path.join(tree, "docs/specs/index.rst")) as f:
             text = f.read()

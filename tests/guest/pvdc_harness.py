@@ -5,6 +5,12 @@ the project's QEMU, runs in-guest programs over the serial console, and
 speaks QMP for screendumps, properties and events.  Every step has a
 timeout: a hung or panicked guest raises GuestError with the end of the
 serial log, and QEMU is killed; nothing here can hang a test run.
+
+PVDC_GUEST_KERNEL=debug (or GuestVM(kernel="debug")) boots the debug kernel
+of scripts/build-debug-kernel.sh instead, with its own initramfs; every
+timeout is then stretched by its slowdown under TCG, and
+kernel_log_reports() finds what its lock, memory and object debugging
+reported.
 """
 
 import asyncio
@@ -35,12 +41,95 @@ except ImportError as e:  # no QEMU tree yet: GuestVM.start() says so
 else:
     QEMU_QMP_MISSING = None
 
-__all__ = ["BOOT_TIMEOUT", "BUILD", "GuestError", "GuestVM", "Picture",
-           "STEP_TIMEOUT", "Tap", "artefact", "modeset_head", "parse_kms_state",
-           "read_picture", "read_ppm"]
+__all__ = ["BOOT_TIMEOUT", "BUILD", "BackoffCounter", "GuestError", "GuestVM",
+           "KERNELS", "KERNEL_LOG_CASE", "Picture", "STEP_TIMEOUT", "Tap",
+           "artefact", "kernel_log_reports", "modeset_head",
+           "parse_kms_state", "read_picture", "read_ppm", "run_suite"]
 
 BOOT_TIMEOUT = float(os.environ.get("PVDC_BOOT_TIMEOUT", "120"))
 STEP_TIMEOUT = float(os.environ.get("PVDC_STEP_TIMEOUT", "60"))
+
+
+class Kernel:
+    """A guest kernel the harness can boot: its image, release, initramfs
+    and how much slower than Debian's it runs (timeouts are multiplied by
+    it; they bound waits for real events, nothing sleeps for them)."""
+
+    def __init__(self, name, root, version_file, initramfs, slowdown,
+                 memory):
+        self.name = name
+        self.root, self.version_file = root, version_file
+        self.initramfs, self.slowdown, self.memory = \
+            initramfs, slowdown, memory
+
+    @property
+    def release(self):
+        with open(artefact(self.version_file)) as f:
+            return f.read().strip()
+
+    @property
+    def image(self):
+        return os.path.join(os.path.realpath(artefact(self.root)),
+                            f"boot/vmlinuz-{self.release}")
+
+
+KERNELS = {
+    # Debian's linux-image-6.12 (scripts/fetch-kernel.sh).
+    "stock": Kernel("stock", "kernel", "kernel-version",
+                    "meson/initramfs.gz", 1, "512"),
+    # lockdep, ww-mutex slowpath injection, KASAN, UBSAN, debug objects:
+    # several times slower under TCG, and KASAN's shadow takes memory.
+    "debug": Kernel("debug", "kernel-debug", "kernel-debug-version",
+                    "meson/initramfs-debug.gz",
+                    float(os.environ.get("PVDC_DEBUG_SLOWDOWN", "4")), "1024"),
+}
+
+
+def guest_kernel(name=None):
+    name = name or os.environ.get("PVDC_GUEST_KERNEL", "stock")
+    if name not in KERNELS:
+        raise GuestError(f"unknown guest kernel {name!r} "
+                         f"(one of {', '.join(KERNELS)})")
+    return KERNELS[name]
+
+
+# What the kernel's debugging options print when they find something, by
+# kind.  Each pattern matches the first line of one report.
+KERNEL_REPORTS = [
+    ("lockdep", r"WARNING: (possible circular locking dependency|"
+                r"possible recursive locking|inconsistent lock state|"
+                r"suspicious RCU usage|bad unlock balance|"
+                r"held lock freed|lock held when returning|"
+                r"possible irq lock inversion|"
+                r".*-safe -> .*-unsafe lock order)"
+                r"|BUG: (MAX_LOCKDEP|looking up invalid subclass)"
+                r"|DEBUG_LOCKS_WARN_ON"),
+    ("KASAN", r"BUG: KASAN:"),
+    ("UBSAN", r"UBSAN:"),
+    ("sleeping in atomic context",
+     r"BUG: (sleeping function called from invalid context|"
+     r"scheduling while atomic)"),
+    ("ODEBUG", r"ODEBUG:"),
+    ("list corruption", r"list_(add|del) corruption"),
+    ("WARN", r"WARNING: CPU: \d+ PID: \d+"),
+    ("BUG", r"kernel BUG at|BUG: (?!KASAN:|sleeping function|"
+            r"scheduling while atomic|MAX_LOCKDEP)"),
+    ("oops", r"Oops:|general protection fault"),
+    ("hang", r"blocked for more than \d+ seconds|soft lockup|"
+             r"rcu_(sched|preempt) detected stalls"),
+]
+
+
+def kernel_log_reports(log):
+    """The report lines of the kernel log LOG, as (kind, line) pairs."""
+    found = []
+    for line in log.splitlines():
+        for kind, pattern in KERNEL_REPORTS:
+            if re.search(pattern, line):
+                found.append((kind, line.strip()))
+                break
+    return found
+
 
 READY = re.compile(rb"@@PVDC-READY (\S+)\r?\n")
 
@@ -120,18 +209,19 @@ class Monitor:
 class GuestVM:
     """One boot of the test guest.  Use as a context manager."""
 
-    def __init__(self, devices=None, append="", memory="512",
+    def __init__(self, devices=None, append="", memory=None,
                  qemu=None, extra_args=None, boot_timeout=BOOT_TIMEOUT,
-                 display=None):
+                 display=None, kernel=None):
         self.devices = devices if devices is not None else \
             ["-device", "pvdc,id=pvdc0"]
         self.append = append
-        self.memory = memory
+        self.kernel = guest_kernel(kernel)
+        self.memory = memory or self.kernel.memory
         self.qemu = qemu or artefact("qemu/qemu-system-x86_64")
         self.extra_args = extra_args or []
         self.display = display or ["-display", "none"]
         self.initramfs = os.environ.get("PVDC_INITRAMFS") or \
-            artefact("meson/initramfs.gz")
+            artefact(self.kernel.initramfs)
         self.boot_timeout = boot_timeout
         self.proc = None
         self.qmp = None
@@ -144,13 +234,14 @@ class GuestVM:
 
     # -- life cycle -------------------------------------------------------
 
+    @property
+    def slowdown(self):
+        return self.kernel.slowdown
+
     def command_line(self):
-        kver = open(artefact("kernel-version")).read().strip()
-        kernel = os.path.join(os.path.realpath(artefact("kernel")),
-                              f"boot/vmlinuz-{kver}")
         return [self.qemu, "-M", "q35", "-m", self.memory, "-nodefaults",
                 "-no-reboot", "-vga", "none", *self.display,
-                "-kernel", kernel, "-initrd", self.initramfs,
+                "-kernel", self.kernel.image, "-initrd", self.initramfs,
                 "-append", "console=ttyS0 panic=-1 oops=panic "
                            "loglevel=4 " + self.append,
                 "-serial", "stdio", "-monitor", "none",
@@ -182,6 +273,7 @@ class GuestVM:
                 self.cond.notify_all()
 
     def _wait_for(self, pattern, timeout, what, start=0):
+        timeout *= self.slowdown
         deadline = time.monotonic() + timeout
         with self.cond:
             while True:
@@ -245,8 +337,13 @@ class GuestVM:
         self.next_id += 1
         with self.cond:
             start = len(self.log)
-        self.proc.stdin.write(f"{cid} {cmd}\n".encode())
-        self.proc.stdin.flush()
+        try:
+            self.proc.stdin.write(f"{cid} {cmd}\n".encode())
+            self.proc.stdin.flush()
+        except OSError:
+            self.kill()
+            raise GuestError(f"guest died before {cmd!r}"
+                             f"{self.exit_reason()}\n{self.tail()}")
         pat = re.compile(rb"@@PVDC-DONE %d (\d+)\r?\n" % cid)
         m = self._wait_for(pat, timeout, f"guest command {cmd!r}", start)
         out = bytes(self.log[start:m.start()]).decode(errors="replace")
@@ -260,11 +357,16 @@ class GuestVM:
 
     def poll(self, condition, timeout=STEP_TIMEOUT):
         """Wait in the guest until the shell CONDITION holds, checking every
-        0.1 s for at most TIMEOUT seconds; return whether it did."""
-        tenths = int(timeout * 10)
-        rc, _ = self.run(f"i=0; until {condition}; do "
-                         f"[ $i -ge {tenths} ] && exit 1; i=$((i+1)); "
-                         f"sleep 0.1; done", timeout + 10)
+        0.1 s for at most TIMEOUT seconds; return whether it did.  The
+        bound is the guest's clock, not a number of checks: on a loaded
+        host one check of a condition can take longer than 0.1 s."""
+        limit = int(timeout * self.slowdown * 100)
+        # Centiseconds of uptime ("1${frac} - 100": no octal for "0x").
+        now = "read u x </proc/uptime; echo $((${u%.*} * 100 + 1${u#*.} - 100))"
+        rc, _ = self.run(f"now() {{ {now}; }}; end=$(($(now) + {limit})); "
+                         f"until {condition}; do "
+                         f"[ $(now) -ge $end ] && exit 1; sleep 0.1; done",
+                         timeout + 30)
         return rc == 0
 
     def wait_for_output(self, log, regex, timeout=STEP_TIMEOUT):
@@ -304,6 +406,26 @@ class GuestVM:
     def dmesg(self):
         return self.check("dmesg")
 
+    def check_kernel_log(self):
+        """Raise AssertionError if the kernel reported anything: lockdep,
+        KASAN, UBSAN, debug objects, sleeping in atomic context, WARN, BUG,
+        oops or a hang.  On the debug kernel, lockdep must also still be
+        on: it turns itself off after its first report or when it runs
+        out of room, and would then miss the next ones."""
+        log = self.dmesg()
+        reports = kernel_log_reports(log)
+        if reports:
+            kinds = sorted({k for k, _ in reports})
+            lines = [f"{k}: {l}" for k, l in reports[:20]]
+            raise AssertionError(f"{len(reports)} kernel report(s) "
+                                 f"({', '.join(kinds)}):\n" +
+                                 "\n".join(lines) + "\n" +
+                                 kernel_log_context(log, reports[0][1]))
+        rc, stats = self.run("cat /proc/lockdep_stats")
+        if rc == 0 and not re.search(r"^\s*debug_locks:\s+1$", stats, re.M):
+            raise AssertionError("lockdep is off (debug_locks is not 1):\n"
+                                 + stats)
+
     def kms_state(self):
         """The DRM core's atomic state of the pvdc device, from debugfs:
         {object id: {"type", "name", key: value..., "size": (w, h)}}.
@@ -318,7 +440,9 @@ class GuestVM:
     def wait_until(self, what, probe, timeout=STEP_TIMEOUT, interval=0.05):
         """Call PROBE until it returns a true value and return that; PROBE
         may raise AssertionError to say what it sees meanwhile.  After
-        TIMEOUT seconds raise GuestError with WHAT and the last reason."""
+        TIMEOUT seconds (stretched by the kernel's slowdown) raise
+        GuestError with WHAT and the last reason."""
+        timeout *= self.slowdown
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -362,6 +486,68 @@ class GuestVM:
         path = self.screendump(os.path.join(self.tmp, f"head{head}.ppm"),
                                device, head, "ppm")
         return read_ppm(path)
+
+
+class BackoffCounter:
+    """Counts, in the guest, the wait/wound backoffs of the DRM atomic
+    locking (calls of drm_modeset_backoff(), by task name) and the return
+    values of the atomic ioctl, with kprobe events and histogram triggers
+    (the debug kernel's KPROBE_EVENTS and HIST_TRIGGERS; no driver change).
+    A trigger alone keeps the events out of the trace buffer."""
+
+    TRACING = "/sys/kernel/debug/tracing"
+    EVENTS = {
+        "backoff": ("p:pvdc/backoff drm_modeset_backoff comm=$comm", "comm"),
+        "atomic": ("r:pvdc/atomic drm_mode_atomic_ioctl ret=$retval:s32",
+                   "ret"),
+    }
+
+    def __init__(self, vm):
+        self.vm = vm
+
+    def start(self):
+        t = self.TRACING
+        for name, (probe, key) in self.EVENTS.items():
+            self.vm.check(f"echo '{probe}' >> {t}/kprobe_events && "
+                          f"echo 'hist:keys={key}' > "
+                          f"{t}/events/pvdc/{name}/trigger")
+
+    def stop(self):
+        """Remove the probes; return {task: backoffs}, {return value:
+        atomic ioctls}."""
+        t = self.TRACING
+        counts = {}
+        for name, (probe, key) in self.EVENTS.items():
+            hist = self.vm.check(f"cat {t}/events/pvdc/{name}/hist")
+            counts[name] = {}
+            for k, n in re.findall(r"\{\s*%s:\s*(.*?)\s*\}\s*hitcount:"
+                                   r"\s*(\d+)" % key, hist):
+                if key == "ret":
+                    # A sign-extended s32, printed as an unsigned u64.
+                    k = (int(k) + 2**63) % 2**64 - 2**63
+                counts[name][k] = counts[name].get(k, 0) + int(n)
+            self.vm.check(f"echo '!hist:keys={key}' > "
+                          f"{t}/events/pvdc/{name}/trigger && "
+                          f"echo '-:pvdc/{name}' >> {t}/kprobe_events")
+        return counts["backoff"], counts["atomic"]
+
+
+def kernel_log_context(log, first, before=5, most=150):
+    """The report that starts at the line FIRST of LOG, for a failure
+    message: up to its closing line (KASAN and UBSAN close with a rule,
+    WARN with "end trace"), at most MOST lines."""
+    lines = log.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() != first:
+            continue
+        end = min(len(lines), i + most)
+        for j in range(i + 2, end):
+            if re.search(r"^\s*(\[[ \d.]+\] )?={20,}$|---\[ end trace",
+                         lines[j]):
+                end = j + 1
+                break
+        return "\n".join("  | " + l for l in lines[max(0, i - before):end])
+    return ""
 
 
 KMS_OBJECT = re.compile(r"^(plane|crtc|connector)\[(\d+)\]: (.*)$")
@@ -512,3 +698,28 @@ def modeset_head(pic):
     if seen != [MODESET_BARS[(phase + i) % 8] for i in range(8)]:
         raise GuestError(f"not the colour bars: {list(map(hex, seen))}")
     return phase % 4
+
+
+# The case every suite ends with (GuestVM.check_kernel_log).
+KERNEL_LOG_CASE = ("the kernel log has no lockdep, KASAN, UBSAN, ODEBUG, "
+                   "WARN, BUG or sleeping-in-atomic report")
+
+
+def run_suite(body, heads=2, device=None):
+    """Boot the test guest on a HEADS-head pvdc (or on the -device DEVICE),
+    run BODY(tap, vm) and print its cases as TAP; return the exit status.
+    A guest that does not boot, or stops answering, is a failed case."""
+    tap = Tap()
+    vm = GuestVM(devices=["-device", device or f"pvdc,id=pvdc0,heads={heads}"])
+    try:
+        vm.start()
+    except GuestError as e:
+        tap.fail("guest boots on pvdc", e)
+        return tap.done()
+    try:
+        body(tap, vm)
+    except GuestError as e:
+        tap.fail("the guest stays responsive", e)
+    finally:
+        vm.stop()
+    return tap.done()

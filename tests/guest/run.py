@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Boot the test guest and run commands in it, for manual use.
 
-    tests/guest/run.py [-d DEVICE-OPTIONS] [-a APPEND] [--dmesg] CMD...
+    tests/guest/run.py [-d DEVICE-OPTIONS] [-a APPEND] [-k KERNEL] [--dmesg]
+                       CMD...
 
 Each CMD is one shell command line run in the guest; its output and exit
 status are printed.  The guest image comes from build/meson (run
@@ -13,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import GuestError, GuestVM  # noqa: E402
+from pvdc_harness import KERNELS, GuestError, GuestVM  # noqa: E402
 
 
 def main():
@@ -22,6 +23,8 @@ def main():
                     help="-device options (default: %(default)s)")
     ap.add_argument("-a", "--append", default="",
                     help="extra kernel command line")
+    ap.add_argument("-k", "--kernel", choices=sorted(KERNELS),
+                    help="guest kernel (default: stock, Debian's)")
     ap.add_argument("-t", "--timeout", type=float, default=120,
                     help="timeout of each command in seconds")
     ap.add_argument("--dmesg", action="store_true",
@@ -32,7 +35,7 @@ def main():
     status = 0
     try:
         with GuestVM(devices=["-device", args.device],
-                     append=args.append) as vm:
+                     append=args.append, kernel=args.kernel) as vm:
             print(f"# guest {vm.kernel_version} up")
             for cmd in args.commands:
                 rc, out = vm.run(cmd, args.timeout)

@@ -39,7 +39,8 @@ class StockGuest(GuestVM):
     def __init__(self, image=None, heads=2, append="", memory="1024"):
         super().__init__(
             devices=["-device", f"pvdc,id=pvdc0,heads={heads}"],
-            memory=memory, boot_timeout=BOOT_TIMEOUT, append=append)
+            memory=memory, boot_timeout=BOOT_TIMEOUT, append=append,
+            kernel="stock")
         self.image = image or descriptor()
         self.heads = heads
 

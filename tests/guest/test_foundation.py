@@ -11,7 +11,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import GuestError, GuestVM, Tap  # noqa: E402
+from pvdc_harness import (KERNEL_LOG_CASE, GuestError,  # noqa: E402
+                          run_suite)
+from pvdc_paths import ROOT  # noqa: E402
 
 HEADS = 2
 
@@ -37,6 +39,25 @@ def screendump_every_head(vm, tmp):
             raise AssertionError(f"head {head}: not a PNG ({len(data)} bytes)")
 
 
+def debug_kernel_has_its_config(vm):
+    """Every option of the debug kernel's config fragments is in the kernel
+    the guest runs (/proc/config.gz)."""
+    config = set(vm.check("zcat /proc/config.gz").splitlines())
+    missing = []
+    for frag in ("guest.config", "debug.config"):
+        with open(os.path.join(ROOT, "guest-driver", "kernel", frag)) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("CONFIG_") and line not in config:
+                    missing.append(line)
+                elif line.startswith("# CONFIG_") and \
+                        any(c.startswith(line.split()[1] + "=")
+                            for c in config):
+                    missing.append(line)
+    if missing:
+        raise AssertionError("not in /proc/config.gz: " + ", ".join(missing))
+
+
 def hung_guest_is_killed(vm):
     try:
         vm.run("while :; do :; done", timeout=5)
@@ -50,27 +71,21 @@ def hung_guest_is_killed(vm):
     raise AssertionError("a hung guest command returned")
 
 
-def main():
-    tap = Tap()
+def suite(tap, vm):
     tmp = tempfile.mkdtemp(prefix="pvdc-foundation-")
-    vm = GuestVM(devices=["-device", f"pvdc,id=pvdc0,heads={HEADS}"])
-    try:
-        vm.start()
-    except GuestError as e:
-        tap.fail("guest boots on pvdc", e)
-        return tap.done()
-    try:
-        tap.case("pvdc driver binds to the device", driver_binds, vm)
-        tap.case("DRM_IOCTL_VERSION names the driver pvdc",
-                 drm_version_names_pvdc, vm)
-        tap.case("screendump of every head is a PNG", screendump_every_head,
-                 vm, tmp)
-        tap.case("a hung guest is killed by the step timeout",
-                 hung_guest_is_killed, vm)
-    finally:
-        vm.stop()
-    return tap.done()
+    tap.case("pvdc driver binds to the device", driver_binds, vm)
+    tap.case("DRM_IOCTL_VERSION names the driver pvdc",
+             drm_version_names_pvdc, vm)
+    tap.case("screendump of every head is a PNG", screendump_every_head,
+             vm, tmp)
+    if vm.kernel.name == "debug":
+        tap.case("the debug kernel has every option of its config "
+                 "fragments", debug_kernel_has_its_config, vm)
+    tap.case(KERNEL_LOG_CASE, vm.check_kernel_log)
+    # Last: it kills the guest.
+    tap.case("a hung guest is killed by the step timeout",
+             hung_guest_is_killed, vm)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_suite(suite, HEADS))

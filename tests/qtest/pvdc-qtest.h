@@ -1,10 +1,12 @@
 /*
  * What the pvdc qtests share: starting a machine with the device, register
- * access, the qtest clock, snapshots of the active state, commits, device
- * statistics and the frame CRC as the device defines it.
+ * access, the qtest clock, snapshots of the active state, the test mode and
+ * planes, commits, device statistics and properties, screendumps,
+ * migration and the frame CRC as the device defines it.
  *
- * Time only moves through the qtest clock (step_to(), step_next()): every
- * expectation about a vblank or a latch point is exact to the nanosecond.
+ * Time only moves through the qtest clock (step_to(), step_next(),
+ * step_to_next_vblank()): every expectation about a vblank or a latch
+ * point is exact to the nanosecond.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -32,7 +34,12 @@
 #define MODE_PITCH          (MODE_W * MODE_CPP)
 /* kHz is pixels per ms: a frame of exactly 1 ms. */
 #define CLOCK_1MS           (MODE_HTOTAL * MODE_VTOTAL)
+/* A frame of exactly 2 ms. */
+#define CLOCK_2MS           (CLOCK_1MS / 2)
+#define PERIOD_1MS          ((int64_t)SCALE_MS)
 #define FP16(x)             ((uint32_t)(x) << 16)
+/* A signed 16-bit field of a PVDC_XY() register. */
+#define S16(x)              ((uint32_t)(uint16_t)(int16_t)(x))
 
 /* The plane layout of a head, in the order PLANE_CAPS numbers them. */
 #define PRIMARY             0
@@ -111,7 +118,10 @@ static inline void pvdc_test_attach(PVDCTest *t, QTestState *qts)
     pvdc_test_map(t);
 }
 
-/* A q35 machine with pvdc (id pvdc0) at 04.0, @props added to -device. */
+/*
+ * A q35 machine with pvdc (id pvdc0) at 04.0, @props added to -device and
+ * @extra to the command line.
+ */
 static inline QTestState *pvdc_test_spawn(const char *props,
                                           const char *extra)
 {
@@ -121,10 +131,16 @@ static inline QTestState *pvdc_test_spawn(const char *props,
                        extra ? extra : "");
 }
 
+static inline void pvdc_test_start_with(PVDCTest *t, const char *props,
+                                        const char *extra)
+{
+    pvdc_test_attach(t, pvdc_test_spawn(props, extra));
+    t->now = qtest_clock_step(t->qts, 1);
+}
+
 static inline void pvdc_test_start(PVDCTest *t, const char *props)
 {
-    pvdc_test_attach(t, pvdc_test_spawn(props, NULL));
-    t->now = qtest_clock_step(t->qts, 1);
+    pvdc_test_start_with(t, props, NULL);
 }
 
 static inline void pvdc_test_detach(PVDCTest *t)
@@ -157,6 +173,11 @@ static inline void step_to(PVDCTest *t, int64_t when)
 static inline void step_next(PVDCTest *t)
 {
     t->now = qtest_clock_step_next(t->qts);
+}
+
+static inline uint64_t period_ns(uint32_t clock_khz)
+{
+    return (uint64_t)MODE_HTOTAL * MODE_VTOTAL * SCALE_MS / clock_khz;
 }
 
 static inline unsigned int plane_of(PVDCTest *t, unsigned int head,
@@ -218,6 +239,78 @@ static inline void doorbell(PVDCTest *t, unsigned int head)
     wr(t, PVDC_HEAD_CONTROL(head) + PVDC_HEAD_DOORBELL, 1);
 }
 
+static inline uint64_t vblank_time(PVDCTest *t, unsigned int head)
+{
+    uint32_t lo = head_ctl(t, head, PVDC_HEAD_VBLANK_TIME_LO);
+
+    return lo | (uint64_t)head_ctl(t, head, PVDC_HEAD_VBLANK_TIME_HI) << 32;
+}
+
+/* To the next vblank of @head, an enabled head. */
+static inline void step_to_next_vblank(PVDCTest *t, unsigned int head)
+{
+    uint32_t period = head_ctl(t, head, PVDC_HEAD_FRAME_PERIOD);
+
+    g_assert_cmpuint(period, !=, 0);
+    step_to(t, vblank_time(t, head) + period);
+}
+
+/*
+ * The shadow state of a mode of @w x @h active pixels in an @htotal x
+ * @vtotal frame at @clock_khz, enabled.
+ */
+static inline void write_mode_sized(PVDCTest *t, unsigned int head,
+                                    uint32_t w, uint32_t h, uint32_t htotal,
+                                    uint32_t vtotal, uint32_t clock_khz)
+{
+    wr_head(t, head, PVDC_HS_HTIMING, PVDC_XY(w, htotal));
+    wr_head(t, head, PVDC_HS_HSYNC, PVDC_XY(w, htotal));
+    wr_head(t, head, PVDC_HS_VTIMING, PVDC_XY(h, vtotal));
+    wr_head(t, head, PVDC_HS_VSYNC, PVDC_XY(h, vtotal));
+    wr_head(t, head, PVDC_HS_PIXEL_CLOCK, clock_khz);
+    wr_head(t, head, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+}
+
+/* The shadow state of the 64x48 test mode at @clock_khz, enabled. */
+static inline void write_mode(PVDCTest *t, unsigned int head,
+                              uint32_t clock_khz)
+{
+    write_mode_sized(t, head, MODE_W, MODE_H, MODE_HTOTAL, MODE_VTOTAL,
+                     clock_khz);
+}
+
+/* Framebuffer registers, and an unscaled full-fb source and destination. */
+static inline void write_fb(PVDCTest *t, unsigned int plane, uint32_t format,
+                            uint64_t offset, uint32_t pitch, uint32_t w,
+                            uint32_t h)
+{
+    wr_plane(t, plane, PVDC_PS_FORMAT, format);
+    wr_plane(t, plane, PVDC_PS_FB_OFFSET, offset);
+    wr_plane(t, plane, PVDC_PS_FB_PITCH, pitch);
+    wr_plane(t, plane, PVDC_PS_FB_SIZE, PVDC_XY(w, h));
+    wr_plane(t, plane, PVDC_PS_SRC_X, 0);
+    wr_plane(t, plane, PVDC_PS_SRC_Y, 0);
+    wr_plane(t, plane, PVDC_PS_SRC_W, FP16(w));
+    wr_plane(t, plane, PVDC_PS_SRC_H, FP16(h));
+    wr_plane(t, plane, PVDC_PS_DST_POS, 0);
+    wr_plane(t, plane, PVDC_PS_DST_SIZE, PVDC_XY(w, h));
+}
+
+/*
+ * The shadow state of an opaque, unscaled, full-screen XRGB8888 plane of
+ * the test mode, enabled on @head.
+ */
+static inline void write_plane(PVDCTest *t, unsigned int plane,
+                               unsigned int head, uint32_t offset,
+                               uint32_t zpos)
+{
+    wr_plane(t, plane, PVDC_PS_HEAD, head);
+    write_fb(t, plane, PVDC_FMT_XRGB8888, offset, MODE_PITCH, MODE_W, MODE_H);
+    wr_plane(t, plane, PVDC_PS_ZPOS, zpos);
+    wr_plane(t, plane, PVDC_PS_ALPHA, 0xffff);
+    wr_plane(t, plane, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+}
+
 static inline uint32_t result_of(uint32_t code, unsigned int plane)
 {
     return code | plane << PVDC_RESULT_PLANE_SHIFT;
@@ -235,7 +328,12 @@ static inline uint32_t wait_outcome(PVDCTest *t, unsigned int head,
     int64_t end = now_ns(t) + limit;
 
     while (head_ctl(t, head, PVDC_HEAD_DOORBELL) && now_ns(t) < end) {
+        int64_t before = now_ns(t);
+
         step_next(t);
+        if (now_ns(t) == before) {
+            break;              /* no timer: nothing will latch */
+        }
     }
     g_assert_cmpuint(head_ctl(t, head, PVDC_HEAD_DOORBELL), ==, 0);
     g_assert_cmpuint(head_ctl(t, head, PVDC_HEAD_DONE_SEQ), ==,
@@ -243,12 +341,54 @@ static inline uint32_t wait_outcome(PVDCTest *t, unsigned int head,
     return head_ctl(t, head, PVDC_HEAD_RESULT);
 }
 
-/* A read-only statistic of the device (qom-get on pvdc0). */
-static inline uint64_t pvdc_statistic(QTestState *qts, const char *name)
+/*
+ * Ring @head's doorbell and return the outcome, at the latch point (the
+ * next vblank, or at once for a head that is and stays disabled).
+ */
+static inline uint32_t commit(PVDCTest *t, unsigned int head)
 {
+    doorbell(t, head);
+    return wait_outcome(t, head, NANOSECONDS_PER_SECOND);
+}
+
+/*
+ * Enable @head with the test mode and its primary plane at VRAM offset 0,
+ * from a disabled head and no link-up delay, so it latches at once.
+ * Returns the enable time, which is vblank 0 of the new timeline.
+ */
+static inline int64_t enable_head(PVDCTest *t, unsigned int head,
+                                  uint32_t clock_khz)
+{
+    int64_t t0 = now_ns(t);
+
+    write_mode(t, head, clock_khz);
+    write_plane(t, plane_of(t, head, PRIMARY), head, 0, 0);
+    doorbell(t, head);
+    g_assert_cmphex(wait_outcome(t, head, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmpint(now_ns(t), ==, t0);
+    return t0;
+}
+
+/*
+ * The CRC of the current frame of @head and, in @frame, the vblank count
+ * it belongs to: CRC_VALUE first, as the spec says to read them.
+ */
+static inline uint32_t frame_crc(PVDCTest *t, unsigned int head,
+                                 uint32_t *frame)
+{
+    uint32_t crc = head_ctl(t, head, PVDC_HEAD_CRC_VALUE);
+
+    *frame = head_ctl(t, head, PVDC_HEAD_CRC_FRAME);
+    return crc;
+}
+
+/* A read-only statistic of the device with id @id (qom-get). */
+static inline uint64_t qtest_statistic(QTestState *qts, const char *id,
+                                       const char *name)
+{
+    g_autofree char *path = g_strdup_printf("/machine/peripheral/%s", id);
     QDict *rsp = qtest_qmp(qts, "{ 'execute': 'qom-get', 'arguments': "
-                           "{ 'path': %s, 'property': %s } }",
-                           PVDC_QOM_PATH, name);
+                           "{ 'path': %s, 'property': %s } }", path, name);
     uint64_t val;
 
     g_assert(qdict_haskey(rsp, "return"));
@@ -257,35 +397,119 @@ static inline uint64_t pvdc_statistic(QTestState *qts, const char *name)
     return val;
 }
 
+/* A read-only statistic of the device under test (pvdc0). */
+static inline uint64_t pvdc_statistic(QTestState *qts, const char *name)
+{
+    return qtest_statistic(qts, "pvdc0", name);
+}
+
 static inline uint64_t timer_callbacks(PVDCTest *t)
 {
     return pvdc_statistic(t->qts, "x-timer-callbacks");
 }
 
+static inline void qom_set_uint(QTestState *qts, const char *prop,
+                                uint64_t value)
+{
+    qtest_qmp_assert_success(qts, "{ 'execute': 'qom-set', 'arguments': "
+                             "{ 'path': %s, 'property': %s, 'value': %"
+                             PRIu64 " } }", PVDC_QOM_PATH, prop, value);
+}
+
 /*
- * Migrate @from to @to (started with -incoming @uri) and wait until @to
- * runs.  Migration runs on the host's clock, not the qtest one: poll it.
+ * Head @head as a QMP screendump shows it, 0x00RRGGBB per pixel, of
+ * @width x @height pixels (NULLs: only compose it, through the console).
  */
+static inline uint32_t *screendump(QTestState *qts, unsigned int head,
+                                   int *width, int *height)
+{
+    g_autofree char *path = NULL;
+    g_autofree char *data = NULL;
+    uint32_t *pixels;
+    size_t len;
+    int w, h, max, n = 0;
+    const uint8_t *rgb;
+    int fd = g_file_open_tmp("pvdc-qtest-XXXXXX.ppm", &path, NULL);
+
+    g_assert_cmpint(fd, >=, 0);
+    close(fd);
+    qtest_qmp_assert_success(qts, "{ 'execute': 'screendump', "
+                             "'arguments': { 'filename': %s, "
+                             "'device': 'pvdc0', 'head': %d, "
+                             "'format': 'ppm' } }", path, head);
+    g_assert(g_file_get_contents(path, &data, &len, NULL));
+    unlink(path);
+    if (!width) {
+        return NULL;
+    }
+    g_assert_cmpint(sscanf(data, "P6\n%d %d\n%d\n%n", &w, &h, &max, &n), ==,
+                    3);
+    g_assert_cmpint(max, ==, 255);
+    g_assert_cmpuint(len, ==, n + (size_t)w * h * 3);
+    rgb = (const uint8_t *)data + n;
+    pixels = g_new(uint32_t, w * h);
+    for (int i = 0; i < w * h; i++) {
+        pixels[i] = rgb[3 * i] << 16 | rgb[3 * i + 1] << 8 | rgb[3 * i + 2];
+    }
+    *width = w;
+    *height = h;
+    return pixels;
+}
+
+/*
+ * Wait until the migration of @qts (either side) ends; returns whether it
+ * completed.  Migration runs on the host's clock, not the qtest one: poll
+ * it, as the QEMU migration tests do.
+ */
+static inline bool pvdc_migration_wait(QTestState *qts)
+{
+    for (;;) {
+        QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-migrate' }");
+        const char *status = qdict_get_try_str(qdict_get_qdict(rsp, "return"),
+                                               "status");
+        bool done = status && !strcmp(status, "completed");
+        bool failed = status && !strcmp(status, "failed");
+
+        qobject_unref(rsp);
+        if (done || failed) {
+            return done;
+        }
+        g_usleep(1000);
+    }
+}
+
+/* Migrate @from to @to (started with -incoming @uri); wait until @to runs. */
 static inline void pvdc_migrate(QTestState *from, QTestState *to,
                                 const char *uri)
 {
-    QDict *rsp;
-    const char *status;
-
     qtest_qmp_assert_success(from, "{ 'execute': 'migrate', 'arguments': "
                              "{ 'uri': %s } }", uri);
-    for (;;) {
-        rsp = qtest_qmp(from, "{ 'execute': 'query-migrate' }");
-        status = qdict_get_try_str(qdict_get_qdict(rsp, "return"), "status");
-        g_assert(!status || strcmp(status, "failed") != 0);
-        if (status && !strcmp(status, "completed")) {
-            qobject_unref(rsp);
-            break;
-        }
-        qobject_unref(rsp);
-        g_usleep(1000);
-    }
+    g_assert_true(pvdc_migration_wait(from));
     qtest_qmp_eventwait(to, "RESUME");
+}
+
+/*
+ * Migrate @src to a new machine, started with @props and @extra as
+ * pvdc_test_spawn() takes them, through a UNIX socket; @dst gets it at the
+ * same instant of the qtest clock (the clock is the test's: it is carried
+ * over as a host would).
+ */
+static inline void pvdc_test_migrate(PVDCTest *src, PVDCTest *dst,
+                                     const char *props, const char *extra)
+{
+    g_autofree char *dir = g_dir_make_tmp("pvdc-migrate-XXXXXX", NULL);
+    g_autofree char *sock = g_strdup_printf("%s/migrate", dir);
+    g_autofree char *uri = g_strdup_printf("unix:%s", sock);
+    g_autofree char *args = g_strdup_printf("%s -incoming %s",
+                                            extra ? extra : "", uri);
+    QTestState *qts = pvdc_test_spawn(props, args);
+
+    pvdc_migrate(src->qts, qts, uri);
+    g_assert_cmpint(qtest_clock_set(qts, src->now), ==, src->now);
+    pvdc_test_attach(dst, qts);
+    dst->now = src->now;
+    unlink(sock);
+    rmdir(dir);
 }
 
 /*

@@ -4,3 +4,5 @@ CONFIG_PVDC=y
 CONFIG_BOCHS_DISPLAY=y
 CONFIG_VIRTIO_GPU=y
 CONFIG_VIRTIO_PCI=y
+# PCIe root ports, to hot-plug and hot-unplug pvdc.
+CONFIG_PCIE_PORT=y

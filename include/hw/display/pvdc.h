@@ -70,8 +70,10 @@ typedef struct PVDCHead {
     PVDCState *dev;
     unsigned int index;
     QemuConsole *con;
-    bool dirty;
-    /* What the console shows, private to pvdc-console.c; not migrated. */
+    /*
+     * What the console shows and the CRC capture, private to
+     * pvdc-console.c; not migrated.  Lives from realize to finalize.
+     */
     struct PVDCDisplay *display;
 
     PVDCHeadRegs shadow;
@@ -93,7 +95,7 @@ typedef struct PVDCHead {
     uint32_t status;
     uint32_t crc_ctrl;
     uint32_t crc_value;         /* of the frame that started at crc_frame */
-    uint32_t crc_frame;
+    uint32_t crc_frame;         /* PVDC_HEAD_CRC_FRAME: low half of a count */
 
     /*
      * Connector (pvdc-output.c), set by the host: preferred mode and
@@ -107,34 +109,50 @@ typedef struct PVDCHead {
 
     /*
      * Vblank timeline: while the head is active-enabled, vblank n >= 1 is
-     * at enable_ns + n * period_ns and the counter reads base_count + n.
-     * While disabled the counter and timestamp stay at base_count and
-     * last_vblank_ns.
+     * at enable_ns + n * period_ns and the count is base_count + n.
+     * While disabled the count and timestamp stay at base_count and
+     * last_vblank_ns.  Counts are 64-bit: PVDC_HEAD_VBLANK_COUNT shows the
+     * low half, but deadlines are computed from the whole count, which
+     * does not wrap in the life of any machine (2^64 frames of 100 us).
      */
     int64_t enable_ns;
     int64_t last_vblank_ns;
-    uint32_t base_count;
+    uint64_t base_count;
     uint64_t period_ns;         /* derived from @active, not migrated */
     /* Vblank count already reported through PVDC_INT_VBLANK. */
-    uint32_t irq_vblank_count;
+    uint64_t irq_vblank_count;
     /* High half of VBLANK_TIME as of the last read of the low half. */
     uint32_t vblank_time_hi;
 } PVDCHead;
 
-struct PVDCState {
-    PCIDevice parent_obj;
-
-    MemoryRegion mmio;
-    MemoryRegion vram;
-    QEMUTimer *timer;
-
-    /* properties */
+/*
+ * What the guest reads of the device's configuration in the capability
+ * registers: the properties (and the bandwidth total derived from them at
+ * realize).  The migration stream carries it, and a destination configured
+ * differently refuses the stream.
+ */
+typedef struct PVDCConfig {
     uint32_t num_heads;
     uint32_t num_overlays;
     uint32_t num_scalers;
     uint64_t vram_size;
     uint32_t max_width;
     uint32_t max_height;
+    uint32_t bandwidth_total;
+} PVDCConfig;
+
+struct PVDCState {
+    PCIDevice parent_obj;
+
+    MemoryRegion mmio;
+    MemoryRegion vram;
+    /* Armed in realize, stopped in unrealize, freed in finalize. */
+    QEMUTimer *timer;
+    /* QEMU_CLOCK_VIRTUAL of the last run of @timer; not migrated */
+    int64_t timer_last_ns;
+
+    /* properties */
+    PVDCConfig conf;
     uint32_t bandwidth_kib;
     uint32_t link_up_delay_ms;
     uint32_t xres;
@@ -143,14 +161,24 @@ struct PVDCState {
 
     /* derived at realize */
     uint32_t num_planes;
-    uint32_t bandwidth_total;
+
+    /* the source's conf, filled by the load of a migration stream */
+    PVDCConfig migrated_conf;
 
     uint32_t int_status;
     uint32_t int_enable;
 
+    /*
+     * CRC capture budget, in pixels, refilled with QEMU_CLOCK_VIRTUAL up
+     * to PVDC_CRC_PIXELS_PER_SECOND / 8; not migrated.
+     */
+    int64_t crc_budget;
+    int64_t crc_budget_ns;
+
     /* statistics, read-only QOM properties */
     uint64_t timer_callbacks;
     uint64_t compositions;
+    uint64_t damage_pages;
     uint64_t mmio_writes;
     /* head commits at their latch point, by outcome */
     uint64_t commits_applied;

@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pvdc: the commit tail, doorbells and their completion.
+ *
+ * A commit writes the shadow registers of the heads and planes it changes
+ * and rings the doorbell of each head it leaves on.  The device latches the
+ * armed state at the head's next vblank and raises COMMIT_DONE; the commit
+ * is complete when the head's DONE_SEQ has reached the ARMED_SEQ of its
+ * doorbell, and only then are its event sent and its old framebuffers
+ * unpinned.  Nothing here waits on a clock.
+ *
+ * Heads are independent: each has its own sequence numbers and wait queue,
+ * and the only lock they share, irq_lock, is never held across a wait.
+ * What must be ordered between heads is ordered by the device: a commit
+ * that moves a plane or a shared resource from one head to another rings
+ * one MULTI_DOORBELL over both, and one that takes what an earlier commit
+ * releases waits for that commit to latch first (pvdc_global.c).
+ *
+ * Doorbells are rung with PVDC_DOORBELL_AMEND: an update that comes while
+ * a commit waits for its vblank joins it.  That is what lets a cursor move
+ * without delaying a page flip, and a page flip follow cursor moves
+ * without missing its vblank.
+ */
+
+#include <drm/drm_atomic.h>
+#include <drm/drm_atomic_helper.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_framebuffer.h>
+#include <drm/drm_gem_vram_helper.h>
+#include <drm/drm_modeset_lock.h>
+#include <drm/drm_print.h>
+#include <drm/drm_vblank.h>
+
+#include "pvdc_drv.h"
+
+/* ------------------------------------------------------------------------ */
+/* Doorbells                                                                */
+/* ------------------------------------------------------------------------ */
+
+static bool pvdc_heads_idle(struct pvdc_device *pvdc, u32 mask)
+{
+	unsigned int h;
+
+	lockdep_assert_held(&pvdc->irq_lock);
+
+	for (h = 0; h < pvdc->num_heads; h++)
+		if (mask & BIT(h) && pvdc->heads[h].seq != pvdc->heads[h].done)
+			return false;
+
+	return true;
+}
+
+static bool pvdc_heads_idle_locked(struct pvdc_device *pvdc, u32 mask)
+{
+	bool idle;
+
+	spin_lock_irq(&pvdc->irq_lock);
+	idle = pvdc_heads_idle(pvdc, mask) || pvdc->quiesced;
+	spin_unlock_irq(&pvdc->irq_lock);
+
+	return idle;
+}
+
+static void pvdc_heads_hold(struct pvdc_device *pvdc, u32 mask)
+{
+	unsigned int h;
+
+	spin_lock_irq(&pvdc->irq_lock);
+	for (h = 0; h < pvdc->num_heads; h++)
+		if (mask & BIT(h))
+			pvdc->heads[h].hold++;
+	spin_unlock_irq(&pvdc->irq_lock);
+}
+
+static void pvdc_heads_unhold(struct pvdc_device *pvdc, u32 mask)
+{
+	unsigned int h;
+
+	lockdep_assert_held(&pvdc->irq_lock);
+
+	for (h = 0; h < pvdc->num_heads; h++)
+		if (mask & BIT(h) && !WARN_ON(!pvdc->heads[h].hold))
+			pvdc->heads[h].hold--;
+}
+
+static void pvdc_heads_unhold_locked(struct pvdc_device *pvdc, u32 mask)
+{
+	spin_lock_irq(&pvdc->irq_lock);
+	pvdc_heads_unhold(pvdc, mask);
+	spin_unlock_irq(&pvdc->irq_lock);
+}
+
+/*
+ * Complete @latch without the device: it is gone, or the commit needed no
+ * doorbell.  Process context.
+ */
+static void pvdc_latch_complete_now(struct pvdc_head *head,
+				    struct pvdc_latch *latch)
+{
+	if (latch->event)
+		pvdc_head_send_event(head, latch->event, 0);
+	latch->event = NULL;
+	/* Pairs with pvdc_wait_latches(): the latch may be freed after. */
+	smp_store_release(&latch->completed, true);
+}
+
+/*
+ * When what is rung now latches: at each head's next vblank, a group at
+ * the latest of its members'.  An enabled head's event then carries that
+ * frame however late the interrupt is handled.
+ */
+static void pvdc_latch_times(struct pvdc_device *pvdc, u32 mask, bool group,
+			     struct pvdc_latch **latches)
+{
+	u64 now = pvdc_clock_device_now(pvdc), when[PVDC_MAX_HEADS], last = 0;
+	bool known = true;
+	unsigned int h;
+
+	for (h = 0; h < pvdc->num_heads; h++) {
+		if (!(mask & BIT(h)))
+			continue;
+		when[h] = pvdc_head_next_vblank(&pvdc->heads[h], now);
+		known &= when[h] != 0;
+		last = max(last, when[h]);
+	}
+	for (h = 0; h < pvdc->num_heads; h++)
+		if (mask & BIT(h))
+			latches[h]->when = !group ? when[h] : known ? last : 0;
+}
+
+/*
+ * Ring the doorbells of @mask, the latch of head h being @latches[h], and
+ * release @unhold in the same breath: a cursor update that comes after
+ * rings its own.  A group must find every member idle, since the device
+ * refuses a MULTI_DOORBELL over an armed head: the held heads cannot be
+ * armed again meanwhile.
+ */
+static void pvdc_ring(struct pvdc_device *pvdc, u32 mask, bool group,
+		      struct pvdc_latch **latches, u32 unhold)
+{
+	bool gone = false;
+	unsigned int h;
+	int idx;
+
+	group &= hweight32(mask) > 1;
+	for (;;) {
+		if (group)
+			for (h = 0; h < pvdc->num_heads; h++)
+				if (mask & BIT(h))
+					wait_event(pvdc->heads[h].wq,
+						   pvdc_heads_idle_locked(pvdc,
+									  BIT(h)));
+
+		spin_lock_irq(&pvdc->irq_lock);
+		if (pvdc->quiesced || !drm_dev_enter(&pvdc->drm, &idx)) {
+			gone = true;
+			break;
+		}
+		if (!group) {
+			for (h = 0; h < pvdc->num_heads; h++)
+				if (mask & BIT(h))
+					pvdc_write(pvdc, PVDC_HEAD_CONTROL(h) +
+						   PVDC_HEAD_DOORBELL,
+						   PVDC_DOORBELL_AMEND);
+			drm_dev_exit(idx);
+			break;
+		}
+		if (pvdc_heads_idle(pvdc, mask)) {
+			pvdc_write(pvdc, PVDC_REG_MULTI_DOORBELL, mask);
+			drm_dev_exit(idx);
+			break;
+		}
+		drm_dev_exit(idx);
+		spin_unlock_irq(&pvdc->irq_lock);
+	}
+
+	if (!gone)
+		pvdc_latch_times(pvdc, mask, group, latches);
+	for (h = 0; h < pvdc->num_heads && !gone; h++) {
+		struct pvdc_head *head = &pvdc->heads[h];
+
+		if (!(mask & BIT(h)))
+			continue;
+		latches[h]->seq = ++head->seq;
+		list_add_tail(&latches[h]->link, &head->latches);
+	}
+	pvdc_heads_unhold(pvdc, unhold);
+	spin_unlock_irq(&pvdc->irq_lock);
+
+	for (h = 0; h < pvdc->num_heads && gone; h++)
+		if (mask & BIT(h))
+			pvdc_latch_complete_now(&pvdc->heads[h], latches[h]);
+}
+
+static bool pvdc_latch_completed(struct pvdc_latch *latch)
+{
+	/* Pairs with the release: the latch is free to go after this. */
+	return smp_load_acquire(&latch->completed);
+}
+
+static void pvdc_wait_latches(struct pvdc_device *pvdc, u32 mask,
+			      struct pvdc_latch **latches)
+{
+	unsigned int h;
+
+	for (h = 0; h < pvdc->num_heads; h++) {
+		if (!(mask & BIT(h)))
+			continue;
+		wait_event(pvdc->heads[h].wq, pvdc_latch_completed(latches[h]));
+	}
+}
+
+/*
+ * A cursor update in place (pvdc_plane.c) has written the cursor's shadow
+ * registers: arm them, unless a commit tail is writing this head, whose
+ * doorbell will carry them.  @rel, if any, is released once the device
+ * latched them.  Called with irq_lock held.
+ */
+void pvdc_head_cursor_doorbell(struct pvdc_head *head,
+			       struct pvdc_release *rel)
+{
+	struct pvdc_device *pvdc = head->pvdc;
+
+	lockdep_assert_held(&pvdc->irq_lock);
+
+	if (!head->hold) {
+		pvdc_write(pvdc, PVDC_HEAD_CONTROL(head->index) +
+			   PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
+		head->seq++;
+	}
+	if (rel) {
+		rel->seq = head->hold ? head->seq + 1 : head->seq;
+		list_add_tail(&rel->link, &head->releases);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* Completion                                                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The head's timeline follows what the device shows: after a latch that
+ * enables or disables it, or one the device refused.
+ */
+static void pvdc_head_follow_device(struct pvdc_head *head)
+{
+	struct pvdc_device *pvdc = head->pvdc;
+	bool on = pvdc_read(pvdc, PVDC_HEAD_ACTIVE(head->index) +
+			    PVDC_HS_CTRL) & PVDC_HS_CTRL_ENABLE;
+
+	if (on != pvdc_timeline_on(head)) {
+		if (on)
+			pvdc_timeline_start(head);
+		else
+			pvdc_timeline_stop(head);
+	}
+}
+
+static void pvdc_head_refused(struct pvdc_head *head, u32 seq, bool resync)
+{
+	struct pvdc_device *pvdc = head->pvdc;
+	struct drm_device *drm = &pvdc->drm;
+	u32 result = pvdc_read(pvdc, PVDC_HEAD_CONTROL(head->index) +
+			       PVDC_HEAD_RESULT);
+	u32 code = FIELD_GET(PVDC_RESULT_CODE_MASK, result);
+	u32 plane = FIELD_GET(PVDC_RESULT_PLANE, result);
+
+	/* A member of a group refused because of another head: no news. */
+	if (code == PVDC_ERR_GROUP)
+		return;
+
+	drm_WARN_ONCE(drm, true,
+		      "head %u: device refused commit %u that passed the checks (error %#x, plane %u)\n",
+		      head->index, seq, code, plane);
+	drm_err_ratelimited(drm,
+			    "head %u: device refused commit %u (error %#x, plane %u)%s\n",
+			    head->index, seq, code, plane,
+			    resync ? "" : ", resynchronizing");
+	if (resync)
+		return;
+
+	spin_lock(&pvdc->irq_lock);
+	pvdc->resync_heads |= BIT(head->index);
+	spin_unlock(&pvdc->irq_lock);
+	schedule_work(&pvdc->resync_work);
+}
+
+/*
+ * How far the device got on @head.  With one doorbell outstanding, the
+ * interrupt is its latch.  With several (amends, or latches one interrupt
+ * reports together) DONE_SEQ says; and then the interrupt of a latch that
+ * read already accounted for may still be on its way.  Until it is known
+ * to be gone, DONE_SEQ is read again: once nothing is armed, no latch can
+ * raise another, and what is pending is cleared.  Its outcome is RESULT's
+ * then, which nothing can change any more: a refusal whose interrupt is
+ * cleared here is still seen.
+ */
+static u32 pvdc_head_done_seq(struct pvdc_head *head, bool *rejected)
+{
+	struct pvdc_device *pvdc = head->pvdc;
+	u32 base = PVDC_HEAD_CONTROL(head->index);
+	u32 done;
+
+	lockdep_assert_held(&pvdc->irq_lock);
+
+	if (!*rejected && !head->resolve && head->seq - head->done == 1)
+		return head->seq;
+
+	done = pvdc_read(pvdc, base + PVDC_HEAD_DONE_SEQ);
+	if (!pvdc_seq_reached(done, head->done))
+		done = head->done;
+	head->resolve = done != head->seq;
+	if (!head->resolve) {
+		pvdc_write(pvdc, PVDC_REG_INT_STATUS,
+			   PVDC_INT(head->index, PVDC_INT_COMMIT_DONE |
+				    PVDC_INT_COMMIT_REJECTED));
+		if (FIELD_GET(PVDC_RESULT_CODE_MASK,
+			      pvdc_read(pvdc, base + PVDC_HEAD_RESULT)) !=
+		    PVDC_RESULT_APPLIED)
+			*rejected = true;
+	}
+
+	return done;
+}
+
+/* Called from the interrupt handler on COMMIT_DONE or COMMIT_REJECTED. */
+void pvdc_head_latched(struct pvdc_head *head, bool rejected)
+{
+	struct pvdc_device *pvdc = head->pvdc;
+	struct pvdc_latch *latch, *tmp;
+	struct pvdc_release *rel, *rtmp;
+	LIST_HEAD(latches);
+	bool follow = rejected, resync = false, released = false;
+	u32 done;
+
+	spin_lock(&pvdc->irq_lock);
+	if (head->seq == head->done) {
+		spin_unlock(&pvdc->irq_lock);
+		return;
+	}
+	done = pvdc_head_done_seq(head, &rejected);
+	head->done = done;
+	follow |= rejected;
+
+	list_for_each_entry_safe(latch, tmp, &head->latches, link) {
+		if (!pvdc_seq_reached(done, latch->seq))
+			break;
+		list_move_tail(&latch->link, &latches);
+	}
+	list_for_each_entry_safe(rel, rtmp, &head->releases, link) {
+		if (!pvdc_seq_reached(done, rel->seq))
+			break;
+		list_move_tail(&rel->link, &pvdc->released);
+		released = true;
+	}
+	spin_unlock(&pvdc->irq_lock);
+
+	if (released)
+		schedule_work(&pvdc->release_work);
+
+	list_for_each_entry(latch, &latches, link) {
+		follow |= latch->enables || latch->disables;
+		resync |= latch->resync;
+	}
+	if (follow)
+		pvdc_head_follow_device(head);
+	if (rejected)
+		pvdc_head_refused(head, done, resync);
+
+	list_for_each_entry_safe(latch, tmp, &latches, link) {
+		latch->rejected = rejected;
+		if (latch->enables)
+			latch->when = pvdc_timeline_t0(head);
+		if (latch->event)
+			pvdc_head_send_event(head, latch->event,
+					     rejected ? 0 : latch->when);
+		latch->event = NULL;
+		/* The tail may free the latch as soon as it sees this. */
+		smp_store_release(&latch->completed, true);
+	}
+	wake_up_all(&head->wq);
+}
+
+/*
+ * Interrupts are masked for good (unbind): the device will not tell about
+ * the commits it latches.  Everything it has not reported counts as done,
+ * so that no waiter, event or pinned buffer is left behind.
+ */
+void pvdc_commit_quiesce(struct pvdc_device *pvdc)
+{
+	struct pvdc_latch *latch, *tmp;
+	unsigned int h;
+
+	for (h = 0; h < pvdc->num_heads; h++) {
+		struct pvdc_head *head = &pvdc->heads[h];
+		LIST_HEAD(latches);
+
+		spin_lock_irq(&pvdc->irq_lock);
+		head->done = head->seq;
+		list_splice_tail_init(&head->latches, &latches);
+		list_splice_tail_init(&head->releases, &pvdc->released);
+		spin_unlock_irq(&pvdc->irq_lock);
+
+		list_for_each_entry_safe(latch, tmp, &latches, link)
+			pvdc_latch_complete_now(head, latch);
+		wake_up_all(&head->wq);
+	}
+	schedule_work(&pvdc->release_work);
+}
+
+/* Framebuffers the device no longer reads: unpin, and let go. */
+void pvdc_release_work(struct work_struct *work)
+{
+	struct pvdc_device *pvdc = container_of(work, struct pvdc_device,
+						release_work);
+	struct pvdc_release *rel, *tmp;
+	LIST_HEAD(list);
+
+	spin_lock_irq(&pvdc->irq_lock);
+	list_splice_init(&pvdc->released, &list);
+	spin_unlock_irq(&pvdc->irq_lock);
+
+	list_for_each_entry_safe(rel, tmp, &list, link) {
+		drm_gem_vram_unpin(drm_gem_vram_of_gem(rel->fb->obj[0]));
+		drm_framebuffer_put(rel->fb);
+		kfree(rel);
+	}
+}
+
+/* The software state of the heads after probe or resume: nothing armed. */
+void pvdc_heads_reset(struct pvdc_device *pvdc)
+{
+	unsigned int h;
+
+	for (h = 0; h < pvdc->num_heads; h++) {
+		struct pvdc_head *head = &pvdc->heads[h];
+		u32 seq = pvdc_read(pvdc, PVDC_HEAD_CONTROL(h) +
+				    PVDC_HEAD_ARMED_SEQ);
+
+		spin_lock_irq(&pvdc->irq_lock);
+		head->seq = seq;
+		head->done = seq;
+		head->resolve = false;
+		spin_unlock_irq(&pvdc->irq_lock);
+		pvdc_timeline_reset(head);
+	}
+	bitmap_fill(pvdc->stale_heads, PVDC_MAX_HEADS);
+	bitmap_fill(pvdc->stale_planes, PVDC_MAX_PLANES);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Resynchronisation after a refused commit                                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The device refused a commit the checks passed: the driver's idea of the
+ * hardware is wrong.  Rewrite every register of the heads concerned with
+ * the state the driver has, through a full modeset of them.
+ */
+static int pvdc_resync_heads(struct pvdc_device *pvdc, u32 heads,
+			     struct drm_modeset_acquire_ctx *ctx)
+{
+	struct drm_atomic_state *state;
+	struct drm_crtc_state *crtc_state;
+	struct drm_crtc *crtc;
+	int ret = 0;
+
+	state = drm_atomic_state_alloc(&pvdc->drm);
+	if (!state)
+		return -ENOMEM;
+	state->acquire_ctx = ctx;
+	state->allow_modeset = true;
+
+	drm_for_each_crtc(crtc, &pvdc->drm) {
+		if (!(heads & drm_crtc_mask(crtc)))
+			continue;
+		crtc_state = drm_atomic_get_crtc_state(state, crtc);
+		if (IS_ERR(crtc_state)) {
+			ret = PTR_ERR(crtc_state);
+			goto out;
+		}
+		crtc_state->mode_changed = true;
+		to_pvdc_crtc_state(crtc_state)->resync = true;
+	}
+	ret = drm_atomic_commit(state);
+out:
+	drm_atomic_state_put(state);
+	return ret;
+}
+
+void pvdc_resync_work(struct work_struct *work)
+{
+	struct pvdc_device *pvdc = container_of(work, struct pvdc_device,
+						resync_work);
+	struct drm_device *drm = &pvdc->drm;
+	struct drm_modeset_acquire_ctx ctx;
+	unsigned int h;
+	u32 heads;
+	int ret;
+
+	spin_lock_irq(&pvdc->irq_lock);
+	heads = pvdc->resync_heads;
+	pvdc->resync_heads = 0;
+	for (h = 0; h < pvdc->num_heads; h++)
+		if (heads & BIT(h))
+			set_bit(h, pvdc->stale_heads);
+	bitmap_fill(pvdc->stale_planes, PVDC_MAX_PLANES);
+	spin_unlock_irq(&pvdc->irq_lock);
+	if (!heads)
+		return;
+
+	DRM_MODESET_LOCK_ALL_BEGIN(drm, ctx, 0, ret);
+	ret = pvdc_resync_heads(pvdc, heads, &ctx);
+	DRM_MODESET_LOCK_ALL_END(drm, ctx, ret);
+	if (ret)
+		drm_err(drm, "resynchronizing heads %#x failed: %d\n",
+			heads, ret);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Commit tail                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* Heads the tail writes: every head of the commit that is or was on. */
+static u32 pvdc_commit_heads(struct drm_atomic_state *state)
+{
+	struct drm_crtc_state *old_state, *new_state;
+	struct drm_crtc *crtc;
+	u32 mask = 0;
+	int i;
+
+	for_each_oldnew_crtc_in_state(state, crtc, old_state, new_state, i)
+		if (old_state->active || new_state->active)
+			mask |= drm_crtc_mask(crtc);
+
+	return mask;
+}
+
+/* Heads that are on and that this commit modesets. */
+static u32 pvdc_commit_disabled_heads(struct drm_atomic_state *state)
+{
+	struct drm_crtc_state *old_state, *new_state;
+	struct drm_crtc *crtc;
+	u32 mask = 0;
+	int i;
+
+	for_each_oldnew_crtc_in_state(state, crtc, old_state, new_state, i)
+		if (old_state->active && drm_atomic_crtc_needs_modeset(new_state))
+			mask |= drm_crtc_mask(crtc);
+
+	return mask;
+}
+
+/*
+ * The device refuses new timings or a new bandwidth allocation on an
+ * enabled head: turn off every enabled head this commit modesets, with the
+ * planes on them, and wait for that to latch before anything is enabled
+ * again.
+ */
+static void pvdc_commit_disables(struct drm_atomic_state *state, u32 mask)
+{
+	struct pvdc_device *pvdc = to_pvdc(state->dev);
+	struct pvdc_latch latch[PVDC_MAX_HEADS] = { };
+	struct pvdc_latch *latches[PVDC_MAX_HEADS];
+	struct drm_plane_state *old_plane_state;
+	struct drm_plane *plane;
+	unsigned int h;
+	int i, idx;
+
+	if (!mask)
+		return;
+
+	for (h = 0; h < pvdc->num_heads; h++) {
+		latch[h].disables = true;
+		latches[h] = &latch[h];
+	}
+	if (drm_dev_enter(&pvdc->drm, &idx)) {
+		for (h = 0; h < pvdc->num_heads; h++)
+			if (mask & BIT(h))
+				pvdc_write(pvdc, PVDC_HEAD_SHADOW(h) +
+					   PVDC_HS_CTRL, 0);
+		/* The device refuses enabled planes on a disabled head. */
+		for_each_old_plane_in_state(state, plane, old_plane_state, i) {
+			const struct pvdc_plane_state *ps =
+				to_pvdc_plane_state(old_plane_state);
+			u32 p = to_pvdc_plane(plane)->index;
+
+			if (ps->enabled &&
+			    mask & BIT(ps->regs[PVDC_REG_INDEX(PVDC_PS_HEAD)]))
+				pvdc_write(pvdc, PVDC_PLANE_SHADOW(p) +
+					   PVDC_PS_CTRL, 0);
+		}
+		drm_dev_exit(idx);
+	}
+
+	pvdc_ring(pvdc, mask, true, latches, 0);
+	pvdc_wait_latches(pvdc, mask, latches);
+}
+
+/*
+ * Heads that must latch together: a commit spanning heads that modesets,
+ * moves a plane from one to another or changes their shares of the
+ * device rings them as one group.  Other multi-head commits (page flips of
+ * several heads) latch at each head's own vblank.
+ */
+static bool pvdc_commit_is_group(struct drm_atomic_state *state)
+{
+	struct drm_plane_state *old_plane_state, *new_plane_state;
+	struct drm_crtc_state *crtc_state;
+	struct drm_plane *plane;
+	struct drm_crtc *crtc;
+	int i;
+
+	if (pvdc_global_in_state(state))
+		return true;
+	for_each_new_crtc_in_state(state, crtc, crtc_state, i)
+		if (drm_atomic_crtc_needs_modeset(crtc_state))
+			return true;
+	for_each_oldnew_plane_in_state(state, plane, old_plane_state,
+				       new_plane_state, i) {
+		const struct pvdc_plane_state *o =
+			to_pvdc_plane_state(old_plane_state);
+		const struct pvdc_plane_state *n =
+			to_pvdc_plane_state(new_plane_state);
+
+		if (o->regs[PVDC_REG_INDEX(PVDC_PS_HEAD)] !=
+		    n->regs[PVDC_REG_INDEX(PVDC_PS_HEAD)])
+			return true;
+	}
+
+	return false;
+}
+
+/*
+ * Ring every head the commit leaves on; complete at once the events of the
+ * heads it turned off, whose disable latched already.
+ */
+static u32 pvdc_commit_ring(struct drm_atomic_state *state, u32 held,
+			    struct pvdc_latch **latches)
+{
+	struct pvdc_device *pvdc = to_pvdc(state->dev);
+	struct drm_crtc_state *old_state, *new_state;
+	struct drm_crtc *crtc;
+	u32 mask = 0;
+	int i;
+
+	for_each_oldnew_crtc_in_state(state, crtc, old_state, new_state, i) {
+		struct pvdc_crtc_state *pstate = to_pvdc_crtc_state(new_state);
+		struct pvdc_latch *latch = &pstate->latch;
+
+		latch->resync = pstate->resync;
+		if (!new_state->active) {
+			if (old_state->active)
+				pvdc_latch_complete_now(to_pvdc_head(crtc),
+							latch);
+			continue;
+		}
+		latch->enables = drm_atomic_crtc_needs_modeset(new_state);
+		latches[drm_crtc_index(crtc)] = latch;
+		mask |= drm_crtc_mask(crtc);
+	}
+
+	if (mask)
+		pvdc_ring(pvdc, mask, pvdc_commit_is_group(state), latches,
+			  held);
+	else
+		pvdc_heads_unhold_locked(pvdc, held);
+
+	return mask;
+}
+
+void pvdc_atomic_commit_tail(struct drm_atomic_state *state)
+{
+	struct pvdc_latch *latches[PVDC_MAX_HEADS] = { };
+	struct drm_device *drm = state->dev;
+	struct pvdc_device *pvdc = to_pvdc(drm);
+	u32 held, rung;
+
+	/* Before writing anything: the cursor stays free meanwhile. */
+	pvdc_global_serialize(state);
+
+	held = pvdc_commit_heads(state);
+	pvdc_heads_hold(pvdc, held);
+	pvdc_commit_disables(state, pvdc_commit_disabled_heads(state));
+	drm_atomic_helper_commit_modeset_disables(drm, state);
+	drm_atomic_helper_commit_modeset_enables(drm, state);
+	drm_atomic_helper_commit_planes(drm, state, 0);
+	rung = pvdc_commit_ring(state, held, latches);
+
+	drm_atomic_helper_commit_hw_done(state);
+
+	/* The old framebuffers are scanned out until the latch. */
+	pvdc_wait_latches(pvdc, rung, latches);
+
+	drm_atomic_helper_cleanup_planes(drm, state);
+}

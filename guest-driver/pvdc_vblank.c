@@ -1,0 +1,625 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pvdc: vblank counters and timestamps.
+ *
+ * The device's vblanks are instants of its clock: once a commit enables a
+ * head at t0, vblank n is at t0 + n * FRAME_PERIOD.  The driver reads t0
+ * and the period once, when the enable latches, and from then on computes
+ * the counter and the timestamps itself: a page flip costs no register
+ * access for vblank bookkeeping, and process context never reads a 64-bit
+ * register pair that the interrupt handler also reads.
+ *
+ * Timestamps are in ktime, so the driver keeps one mapping from the device
+ * clock (CLOCK_LO/HI) to ktime: anchored on a reading of the device clock
+ * bracketed by two readings of ktime, and corrected from time to time by a
+ * change of slope, never by a step, so that the intervals between
+ * timestamps stay those of the device.
+ */
+
+#include <linux/math64.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_print.h>
+#include <drm/drm_vblank.h>
+
+#include "pvdc_drv.h"
+
+/* Best of up to this many readings of the device clock per sync. */
+#define PVDC_CLOCK_SAMPLES	8
+/*
+ * A reading is only used if ktime moved less than twice this across it:
+ * on a loaded host the vCPU may stop for milliseconds in the middle.
+ */
+#define PVDC_CLOCK_MAX_HALF_NS	(25 * NSEC_PER_USEC)
+/* Beyond this error the mapping is re-anchored at once (a resume). */
+#define PVDC_CLOCK_STEP_NS	(2 * NSEC_PER_MSEC)
+/* Largest rate difference followed, in units of 2^-32 (1000 ppm). */
+#define PVDC_CLOCK_MAX_SKEW	(BIT_ULL(32) / 1000)
+#define PVDC_CLOCK_MAX_INTERVAL	64	/* seconds between syncs */
+/* How far ahead of its estimate the interrupt handler places itself. */
+#define PVDC_CLOCK_IRQ_MARGIN_NS	(10 * NSEC_PER_USEC)
+#define PVDC_CLOCK_IRQ_MARGIN_MAX_NS	(200 * NSEC_PER_USEC)
+
+struct pvdc_clock_sample {
+	u64 dev;		/* device clock, ns */
+	s64 kt;			/* ktime at the same instant, ns */
+	u64 half;		/* ... give or take this much */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Device clock <-> ktime                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* @delta scaled by 1 + skew / 2^32, or by its inverse. */
+static s64 pvdc_clock_scale(s64 delta, s64 skew, bool inverse)
+{
+	u64 mag = abs(delta), corr;
+	bool neg = (delta < 0) != (skew < 0);
+
+	if (!inverse)
+		corr = mul_u64_u32_shr(mag, abs(skew), 32);
+	else
+		corr = mul_u64_u64_div_u64(mag, abs(skew), BIT_ULL(32) + skew);
+	if (inverse)
+		neg = !neg;
+
+	return delta + (neg ? -(s64)corr : (s64)corr);
+}
+
+static s64 pvdc_clock_to_ktime(struct pvdc_clock *clock, u64 dev)
+{
+	unsigned int seq;
+	s64 kt;
+
+	do {
+		seq = read_seqcount_begin(&clock->seq);
+		kt = clock->kt0 + pvdc_clock_scale(dev - clock->dev0,
+						   clock->skew, false);
+	} while (read_seqcount_retry(&clock->seq, seq));
+
+	return kt;
+}
+
+static u64 pvdc_clock_from_ktime(struct pvdc_clock *clock, s64 kt)
+{
+	unsigned int seq;
+	u64 dev;
+
+	do {
+		seq = read_seqcount_begin(&clock->seq);
+		dev = clock->dev0 + pvdc_clock_scale(kt - clock->kt0,
+						     clock->skew, true);
+	} while (read_seqcount_retry(&clock->seq, seq));
+
+	return dev;
+}
+
+static u64 pvdc_clock_now(struct pvdc_device *pvdc)
+{
+	return pvdc_clock_from_ktime(&pvdc->clock, ktime_get_ns());
+}
+
+/*
+ * One reading of the device clock between two of ktime, interrupts off so
+ * that only the host can stretch the bracket.  Without @full, the high
+ * half is the one the mapping predicts: it is off by far less than 2^31 ns.
+ */
+static void pvdc_clock_sample(struct pvdc_device *pvdc, bool full,
+			      struct pvdc_clock_sample *s)
+{
+	u32 hi = 0, hi2 = 0, lo;
+	unsigned long flags;
+	s64 k1, k2;
+
+	local_irq_save(flags);
+	if (full)
+		hi = pvdc_read(pvdc, PVDC_REG_CLOCK_HI);
+	k1 = ktime_get_ns();
+	lo = pvdc_read(pvdc, PVDC_REG_CLOCK_LO);
+	k2 = ktime_get_ns();
+	if (full)
+		hi2 = pvdc_read(pvdc, PVDC_REG_CLOCK_HI);
+	local_irq_restore(flags);
+
+	s->kt = k1 + (k2 - k1) / 2;
+	s->half = (k2 - k1) / 2 + 1;
+	if (full) {
+		/* HI moved on between the reads: LO tells on which side. */
+		if (hi != hi2 && lo < BIT(31))
+			hi = hi2;
+		s->dev = (u64)hi << 32 | lo;
+	} else {
+		u64 guess = pvdc_clock_from_ktime(&pvdc->clock, s->kt);
+
+		s->dev = guess + (s32)(lo - (u32)guess);
+	}
+}
+
+/*
+ * The tightest of a few readings (many for an anchor, which has nothing
+ * to correct it); false if none was tight enough.
+ */
+static bool pvdc_clock_best_sample(struct pvdc_device *pvdc, bool full,
+				   struct pvdc_clock_sample *best)
+{
+	unsigned int i, tries = full ? 16 * PVDC_CLOCK_SAMPLES :
+				PVDC_CLOCK_SAMPLES;
+	struct pvdc_clock_sample s;
+
+	for (i = 0; i < tries; i++) {
+		pvdc_clock_sample(pvdc, full, &s);
+		if (!i || s.half < best->half)
+			*best = s;
+		if (best->half <= PVDC_CLOCK_MAX_HALF_NS / 4)
+			break;
+	}
+
+	return best->half <= PVDC_CLOCK_MAX_HALF_NS;
+}
+
+static void pvdc_clock_set(struct pvdc_clock *clock, u64 dev0, s64 kt0,
+			   s64 skew)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&clock->lock, flags);
+	write_seqcount_begin(&clock->seq);
+	clock->dev0 = dev0;
+	clock->kt0 = kt0;
+	clock->skew = clamp_t(s64, skew, -(s64)PVDC_CLOCK_MAX_SKEW,
+			      (s64)PVDC_CLOCK_MAX_SKEW);
+	write_seqcount_end(&clock->seq);
+	spin_unlock_irqrestore(&clock->lock, flags);
+}
+
+/*
+ * Compare the mapping with a new sample.  A small error is absorbed by a
+ * change of slope over the next interval, so that the mapping stays
+ * continuous; the interval between syncs doubles while the errors stay
+ * within what the samples can tell.
+ */
+static void pvdc_clock_sync(struct pvdc_device *pvdc, bool hard)
+{
+	struct pvdc_clock *clock = &pvdc->clock;
+	struct pvdc_clock_sample s;
+	s64 err, elapsed, skew;
+	u64 next;
+
+	/* A loose reading would only move the mapping away: try later. */
+	if (!pvdc_clock_best_sample(pvdc, hard, &s) && !hard) {
+		clock->interval = 1;
+		return;
+	}
+	if (hard) {
+		pvdc_clock_set(clock, s.dev, s.kt, clock->rate);
+		WRITE_ONCE(clock->error, s.half);
+		clock->interval = 1;
+		drm_dbg_driver(&pvdc->drm, "device clock: anchored, +-%llu ns\n",
+			       s.half);
+		return;
+	}
+
+	elapsed = s.dev - clock->dev0;
+	err = s.kt - pvdc_clock_to_ktime(clock, s.dev);
+	if (abs(err) > PVDC_CLOCK_STEP_NS || elapsed <= 0) {
+		drm_warn(&pvdc->drm, "device clock mapping off by %lld ns: anchored again\n",
+			 err);
+		pvdc_clock_set(clock, s.dev, s.kt, clock->rate);
+		WRITE_ONCE(clock->error, s.half);
+		clock->interval = 1;
+		return;
+	}
+
+	if (abs(err) <= 4 * s.half + 10 * NSEC_PER_USEC)
+		clock->interval = min(clock->interval * 2,
+				      PVDC_CLOCK_MAX_INTERVAL);
+	else
+		clock->interval = 1;
+	next = (u64)clock->interval * NSEC_PER_SEC;
+
+	/*
+	 * The error built up over @elapsed is a rate error: follow half of
+	 * it.  Absorb the error itself over the next interval.
+	 */
+	clock->rate = clamp_t(s64, clock->rate +
+			      div64_s64(err * (s64)BIT_ULL(32), 2 * elapsed),
+			      -(s64)PVDC_CLOCK_MAX_SKEW,
+			      (s64)PVDC_CLOCK_MAX_SKEW);
+	skew = clock->rate + div64_s64(err * (s64)BIT_ULL(32), next);
+	pvdc_clock_set(clock, s.dev, s.kt - err, skew);
+	WRITE_ONCE(clock->error, s.half + abs(err));
+	drm_dbg_driver(&pvdc->drm,
+		       "device clock: reading +-%llu ns, off by %lld ns, rate %lld ppb, next in %u s\n",
+		       s.half, err, clock->rate * 1000000000 / (s64)BIT_ULL(32),
+		       clock->interval);
+}
+
+static void pvdc_clock_sync_work(struct work_struct *work)
+{
+	struct pvdc_device *pvdc = container_of(to_delayed_work(work),
+						struct pvdc_device,
+						clock.sync_work);
+	int idx;
+
+	if (!drm_dev_enter(&pvdc->drm, &idx))
+		return;
+	pvdc_clock_sync(pvdc, false);
+	drm_dev_exit(idx);
+
+	schedule_delayed_work(&pvdc->clock.sync_work,
+			      pvdc->clock.interval * HZ);
+}
+
+void pvdc_clock_init(struct pvdc_device *pvdc)
+{
+	struct pvdc_clock *clock = &pvdc->clock;
+
+	spin_lock_init(&clock->lock);
+	seqcount_spinlock_init(&clock->seq, &clock->lock);
+	INIT_DELAYED_WORK(&clock->sync_work, pvdc_clock_sync_work);
+	pvdc_clock_sync(pvdc, true);
+	schedule_delayed_work(&clock->sync_work, clock->interval * HZ);
+}
+
+/* Our clock stood still while the machine slept; the device's did not. */
+void pvdc_clock_resume(struct pvdc_device *pvdc)
+{
+	pvdc_clock_sync(pvdc, true);
+	schedule_delayed_work(&pvdc->clock.sync_work,
+			      pvdc->clock.interval * HZ);
+}
+
+void pvdc_clock_fini(struct pvdc_device *pvdc)
+{
+	cancel_delayed_work_sync(&pvdc->clock.sync_work);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Timelines                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* VBLANK_COUNT and VBLANK_TIME of one instant. */
+static void pvdc_head_read_vblank(struct pvdc_head *head, u32 *count,
+				  u64 *time)
+{
+	struct pvdc_device *pvdc = head->pvdc;
+	u32 base = PVDC_HEAD_CONTROL(head->index);
+	unsigned long flags;
+	u32 lo, hi, again;
+
+	spin_lock_irqsave(&pvdc->reg64_lock, flags);
+	*count = pvdc_read(pvdc, base + PVDC_HEAD_VBLANK_COUNT);
+	do {
+		/* Reading LO latches HI. */
+		lo = pvdc_read(pvdc, base + PVDC_HEAD_VBLANK_TIME_LO);
+		hi = pvdc_read(pvdc, base + PVDC_HEAD_VBLANK_TIME_HI);
+		again = *count;
+		*count = pvdc_read(pvdc, base + PVDC_HEAD_VBLANK_COUNT);
+	} while (*count != again);
+	spin_unlock_irqrestore(&pvdc->reg64_lock, flags);
+
+	*time = (u64)hi << 32 | lo;
+}
+
+bool pvdc_timeline_on(struct pvdc_head *head)
+{
+	unsigned long flags;
+	bool on;
+
+	spin_lock_irqsave(&head->tl_lock, flags);
+	on = head->tl.on;
+	spin_unlock_irqrestore(&head->tl_lock, flags);
+
+	return on;
+}
+
+/*
+ * The head is off (probe, resume): take the device's frozen counter.  The
+ * driver's counter carries on from where it was.
+ */
+void pvdc_timeline_reset(struct pvdc_head *head)
+{
+	struct pvdc_timeline *tl = &head->tl;
+	unsigned long flags;
+	u32 count;
+	u64 time;
+
+	pvdc_head_read_vblank(head, &count, &time);
+
+	spin_lock_irqsave(&head->tl_lock, flags);
+	tl->on = false;
+	tl->offset = tl->off_count - count;
+	tl->dev_count = count;
+	tl->off_time = time;
+	spin_unlock_irqrestore(&head->tl_lock, flags);
+}
+
+/*
+ * An enable latched: vblank n of the new timeline is at t0 + n * period.
+ * The driver's counter counts the enable as a frame start of its own, so
+ * that the event of the enabling commit carries the latch time.
+ */
+void pvdc_timeline_start(struct pvdc_head *head)
+{
+	struct pvdc_device *pvdc = head->pvdc;
+	struct pvdc_timeline *tl = &head->tl;
+	unsigned long flags;
+	u32 count, period;
+	u64 time;
+
+	period = pvdc_read(pvdc, PVDC_HEAD_CONTROL(head->index) +
+			   PVDC_HEAD_FRAME_PERIOD);
+	pvdc_head_read_vblank(head, &count, &time);
+	/* Off again already: the disable that follows reads it. */
+	if (!period)
+		return;
+
+	spin_lock_irqsave(&head->tl_lock, flags);
+	tl->offset++;
+	tl->period = period;
+	/* The handler may run after the first vblanks of the timeline. */
+	tl->t0 = time - (u64)(count - tl->dev_count) * period;
+	tl->count0 = tl->dev_count + tl->offset;
+	tl->on = true;
+	spin_unlock_irqrestore(&head->tl_lock, flags);
+	drm_dbg_vbl(head->crtc.dev,
+		    "head %u on: VBLANK_COUNT %u at %llu, was %u: t0 %llu, counter %u\n",
+		    head->index, count, time, tl->dev_count, tl->t0, tl->count0);
+}
+
+/* A disable latched, at a vblank: the device froze its counter there. */
+void pvdc_timeline_stop(struct pvdc_head *head)
+{
+	struct pvdc_timeline *tl = &head->tl;
+	unsigned long flags;
+	u32 count;
+	u64 time;
+
+	pvdc_head_read_vblank(head, &count, &time);
+
+	spin_lock_irqsave(&head->tl_lock, flags);
+	tl->on = false;
+	tl->dev_count = count;
+	tl->off_count = count + tl->offset;
+	tl->off_time = time;
+	spin_unlock_irqrestore(&head->tl_lock, flags);
+}
+
+/*
+ * The counter at device time @now and the device time of the vblank that
+ * started its frame.  Never less than already reported: a correction of
+ * the clock mapping must not move the counter backwards.
+ */
+static u32 pvdc_head_count_at(struct pvdc_head *head, u64 now, u64 *when)
+{
+	struct pvdc_timeline *tl = &head->tl;
+	u32 count;
+	u64 n;
+
+	lockdep_assert_held(&head->tl_lock);
+
+	if (!tl->on) {
+		count = tl->off_count;
+		*when = tl->off_time;
+	} else if (now < tl->t0) {
+		count = tl->count0;
+		*when = tl->t0;
+	} else {
+		n = div64_u64(now - tl->t0, tl->period);
+		count = tl->count0 + (u32)n;
+		*when = tl->t0 + n * tl->period;
+	}
+
+	if ((s32)(count - tl->floor) < 0) {
+		drm_dbg_vbl(head->crtc.dev,
+			    "head %u: counter %u held at %u (now %llu, t0 %llu)\n",
+			    head->index, count, tl->floor, now, tl->t0);
+		count = tl->floor;
+		*when = tl->floor_time;
+	}
+	tl->floor = count;
+	tl->floor_time = *when;
+
+	return count;
+}
+
+static u64 pvdc_head_now(struct pvdc_head *head)
+{
+	return READ_ONCE(head->irq_now) ?: pvdc_clock_now(head->pvdc);
+}
+
+/* Device time at which the counter of an enabled head reaches @count. */
+static u64 pvdc_tl_time_of(const struct pvdc_timeline *tl, u32 count)
+{
+	return tl->t0 + (u64)(u32)(count - tl->count0) * tl->period;
+}
+
+/*
+ * Where the interrupt handler stands: the device has passed the vblank or
+ * latch it reports, so the handler places itself past any error of the
+ * mapping, for the counter it reports not to lag the device.
+ */
+static u64 pvdc_head_irq_now(struct pvdc_head *head)
+{
+	struct pvdc_device *pvdc = head->pvdc;
+	u64 margin = min_t(u64, 2 * READ_ONCE(pvdc->clock.error) +
+			   PVDC_CLOCK_IRQ_MARGIN_NS,
+			   PVDC_CLOCK_IRQ_MARGIN_MAX_NS);
+
+	return pvdc_clock_now(pvdc) + margin;
+}
+
+/*
+ * The vblank after the one the DRM core was last told about, if the
+ * device has passed it by @now: its device time, else 0.
+ */
+static u64 pvdc_head_next_step(struct pvdc_head *head, u64 now)
+{
+	struct pvdc_timeline *tl = &head->tl;
+	unsigned long flags;
+	u64 step = 0, when;
+	u32 count, floor;
+
+	spin_lock_irqsave(&head->tl_lock, flags);
+	floor = tl->floor;
+	if (tl->on && now >= tl->t0) {
+		count = tl->count0 + (u32)div64_u64(now - tl->t0, tl->period);
+		when = pvdc_tl_time_of(tl, floor + 1);
+		if ((s32)(count - floor) > 0 && when >= tl->t0)
+			step = when;
+	}
+	spin_unlock_irqrestore(&head->tl_lock, flags);
+
+	return step;
+}
+
+/*
+ * Called from the interrupt handler.  A handler that runs late (a loaded
+ * host) may find several vblanks passed: the DRM core is told of each in
+ * turn, so that every waiter and event gets the vblank it asked for, with
+ * that vblank's timestamp.
+ */
+#define PVDC_VBLANK_REPLAY	8
+
+void pvdc_head_vblank(struct pvdc_head *head)
+{
+	u64 now = pvdc_head_irq_now(head), step;
+	unsigned int i;
+
+	for (i = 0; i < PVDC_VBLANK_REPLAY; i++) {
+		step = pvdc_head_next_step(head, now);
+		if (!step)
+			break;
+		WRITE_ONCE(head->irq_now, step);
+		if (!drm_crtc_handle_vblank(&head->crtc))
+			break;
+	}
+	/* Too far behind to tell one by one: the core catches up at once. */
+	if (i == PVDC_VBLANK_REPLAY) {
+		WRITE_ONCE(head->irq_now, now);
+		drm_crtc_handle_vblank(&head->crtc);
+	}
+	WRITE_ONCE(head->irq_now, 0);
+
+	if (READ_ONCE(head->crc_enabled))
+		pvdc_crc_vblank(head);
+}
+
+/*
+ * Device time a doorbell rung at @now latches at on @head: its next vblank,
+ * or 0 when the head is off (an enable latches when the device's link is
+ * up: the timeline tells, once it started).
+ */
+u64 pvdc_head_next_vblank(struct pvdc_head *head, u64 now)
+{
+	struct pvdc_timeline *tl = &head->tl;
+	unsigned long flags;
+	u64 next = 0;
+
+	spin_lock_irqsave(&head->tl_lock, flags);
+	if (tl->on && now < tl->t0)
+		next = tl->t0 + tl->period;
+	else if (tl->on)
+		next = tl->t0 + (div64_u64(now - tl->t0, tl->period) + 1) *
+		       tl->period;
+	spin_unlock_irqrestore(&head->tl_lock, flags);
+
+	return next;
+}
+
+u64 pvdc_clock_device_now(struct pvdc_device *pvdc)
+{
+	return pvdc_clock_now(pvdc);
+}
+
+/* Device time the head was enabled at, for the event of the enable. */
+u64 pvdc_timeline_t0(struct pvdc_head *head)
+{
+	unsigned long flags;
+	u64 t0;
+
+	spin_lock_irqsave(&head->tl_lock, flags);
+	t0 = head->tl.on ? head->tl.t0 : 0;
+	spin_unlock_irqrestore(&head->tl_lock, flags);
+
+	return t0;
+}
+
+/*
+ * Complete @event with the frame the device latched it at, device time
+ * @latched (0: as the interrupt handler sees it now).  The DRM core's
+ * counter only moves with vblank interrupts, which page flips do without:
+ * bring it up to that frame first, from the timeline.
+ */
+void pvdc_head_send_event(struct pvdc_head *head,
+			  struct drm_pending_vblank_event *event, u64 latched)
+{
+	struct drm_crtc *crtc = &head->crtc;
+	struct drm_device *drm = crtc->dev;
+	unsigned long flags;
+
+	WRITE_ONCE(head->irq_now, latched ? latched : pvdc_head_irq_now(head));
+	/* Once off, the core's counter is the one drm_crtc_vblank_off() saved. */
+	if (pvdc_timeline_on(head))
+		drm_crtc_accurate_vblank_count(crtc);
+	spin_lock_irqsave(&drm->event_lock, flags);
+	drm_crtc_send_vblank_event(crtc, event);
+	spin_unlock_irqrestore(&drm->event_lock, flags);
+	WRITE_ONCE(head->irq_now, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* CRTC vblank callbacks                                                    */
+/* ------------------------------------------------------------------------ */
+
+u32 pvdc_crtc_get_vblank_counter(struct drm_crtc *crtc)
+{
+	struct pvdc_head *head = to_pvdc_head(crtc);
+	u64 now = pvdc_head_now(head), when;
+	unsigned long flags;
+	u32 count;
+
+	spin_lock_irqsave(&head->tl_lock, flags);
+	count = pvdc_head_count_at(head, now, &when);
+	spin_unlock_irqrestore(&head->tl_lock, flags);
+
+	return count;
+}
+
+bool pvdc_crtc_get_vblank_timestamp(struct drm_crtc *crtc, int *max_error,
+				    ktime_t *vblank_time, bool in_vblank_irq)
+{
+	struct pvdc_head *head = to_pvdc_head(crtc);
+	struct pvdc_device *pvdc = head->pvdc;
+	u64 now = pvdc_head_now(head), when;
+	unsigned long flags;
+
+	spin_lock_irqsave(&head->tl_lock, flags);
+	pvdc_head_count_at(head, now, &when);
+	spin_unlock_irqrestore(&head->tl_lock, flags);
+
+	/* A head never enabled has no vblank to stamp. */
+	if (!when)
+		return false;
+
+	*vblank_time = ns_to_ktime(pvdc_clock_to_ktime(&pvdc->clock, when));
+	*max_error = min_t(u32, READ_ONCE(pvdc->clock.error), INT_MAX);
+
+	return true;
+}
+
+int pvdc_crtc_enable_vblank(struct drm_crtc *crtc)
+{
+	u32 vblank = PVDC_INT(drm_crtc_index(crtc), PVDC_INT_VBLANK);
+
+	pvdc_update_int_enable(to_pvdc(crtc->dev), vblank, 0);
+
+	return 0;
+}
+
+void pvdc_crtc_disable_vblank(struct drm_crtc *crtc)
+{
+	u32 vblank = PVDC_INT(drm_crtc_index(crtc), PVDC_INT_VBLANK);
+
+	pvdc_update_int_enable(to_pvdc(crtc->dev), 0, vblank);
+}

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0-or-later OR MIT
+/*
+ * pvdc-heads: heads commit independently.
+ *
+ *   pvdc-heads [-d CARD] [-t SECONDS] [-r HZ] [-s HZ1] TEST...
+ *
+ *   Head 0 runs at HZ (its mode's timings, default 30 Hz: room for a
+ *   loaded host), head 1 at HZ1 (default 2 Hz): each of head 1's commits
+ *   then waits up to half a second for its vblank, which a driver that
+ *   serialises the heads makes head 0 wait too.
+ *   modesets      head 0 flips on every vblank (nonblocking page flips,
+ *                 the next one issued from each event) while head 1 does
+ *                 back-to-back blocking modesets, between two modes: each
+ *                 of head 0's flips latches at the first vblank after it
+ *                 was issued (a host that stalls the guest for longer
+ *                 than a frame may make one in fifty late; the frames
+ *                 missed are reported), and no interval between two of
+ *                 them comes near a link-up delay.
+ *   overlays      the same while head 1 switches a scaled overlay on and
+ *                 off on every frame.
+ *   scaler-moves  the scalers go from head to head: nonblocking commits,
+ *                 issued back to back without waiting, alternately give a
+ *                 scaled overlay up on one head and take one on the other,
+ *                 in two commits and in one.  With a pool of one scaler,
+ *                 each take needs the release before it: every commit is
+ *                 accepted, and the host checks that the device refused
+ *                 none (x-commits-rejected).
+ */
+#include <getopt.h>
+#include <poll.h>
+#include <pthread.h>
+
+#include "pvdc-kms-util.h"
+
+static struct kms_display disp;
+static double seconds = 8;
+static unsigned int hz = 30, hz1 = 2;
+
+/* Head 0's flips, counted by its own thread. */
+static struct {
+	volatile bool stop;
+	unsigned int flips, events, missed, errors, late;
+	unsigned int first_seq, last_seq;
+	uint64_t issued_ns, period_ns;
+	uint64_t longest_ioctl_ns, longest_wait_ns;
+	uint64_t last_ns, longest_ns;
+} run;
+
+static void flip_event(int fd, unsigned int seq, unsigned int sec,
+		       unsigned int usec, unsigned int crtc, void *data)
+{
+	uint64_t now = (uint64_t)sec * 1000000000ull + usec * 1000ull;
+
+	(void)fd;
+	(void)crtc;
+	(void)data;
+	if (run.events && seq != run.last_seq + 1)
+		run.missed += seq - run.last_seq - 1;
+	/* Issued before a vblank, latched at a later one. */
+	if ((uint64_t)sec * 1000000000ull + usec * 1000ull >
+	    run.issued_ns + run.period_ns + 1000)
+		run.late++;
+	if (run.events && now - run.last_ns > run.longest_ns)
+		run.longest_ns = now - run.last_ns;
+	if (!run.events)
+		run.first_seq = seq;
+	run.last_seq = seq;
+	run.last_ns = now;
+	run.events++;
+}
+
+/*
+ * Head 0's thread.  It reads the events of the whole file: head 1's
+ * commits are blocking and ask for none.
+ */
+static void *flipper(void *arg)
+{
+	drmEventContext ev = { .version = 3, .page_flip_handler2 = flip_event };
+	struct pollfd pfd = { .fd = disp.fd, .events = POLLIN };
+	struct kms_head *h = &disp.heads[0];
+	unsigned int front = 0;
+
+	(void)arg;
+	kms_realtime();
+	while (!run.stop) {
+		unsigned int events = run.events;
+
+		run.issued_ns = kms_now_ns();
+		if (drmModePageFlip(disp.fd, h->crtc_id, h->buf[front ^ 1].fb_id,
+				    DRM_MODE_PAGE_FLIP_EVENT, NULL)) {
+			run.errors++;
+			break;
+		}
+		if (kms_now_ns() - run.issued_ns > run.longest_ioctl_ns)
+			run.longest_ioctl_ns = kms_now_ns() - run.issued_ns;
+		while (run.events == events) {
+			if (poll(&pfd, 1, 3000) <= 0) {
+				run.errors++;
+				return NULL;
+			}
+			drmHandleEvent(disp.fd, &ev);
+		}
+		if (kms_now_ns() - run.issued_ns > run.longest_wait_ns)
+			run.longest_wait_ns = kms_now_ns() - run.issued_ns;
+		front ^= 1;
+		run.flips++;
+	}
+	return NULL;
+}
+
+static int light_all(void)
+{
+	drmModeAtomicReq *req = drmModeAtomicAlloc();
+	unsigned int i;
+
+	for (i = 0; i < disp.num_heads; i++) {
+		disp.heads[i].mode = kms_mode_at_hz(&disp.heads[i].mode,
+						    i ? hz1 : hz);
+		kms_head_on(&disp, req, &disp.heads[i], NULL);
+	}
+	return kms_commit(&disp, req, DRM_MODE_ATOMIC_ALLOW_MODESET, NULL);
+}
+
+/* Another mode of @h's connector than its preferred one, if any. */
+static bool other_mode(struct kms_head *h, drmModeModeInfo *mode)
+{
+	drmModeConnector *c = drmModeGetConnector(disp.fd, h->conn_id);
+	bool found = false;
+	int i;
+
+	for (i = 0; c && i < c->count_modes && !found; i++) {
+		if (c->modes[i].hdisplay < h->mode.hdisplay &&
+		    c->modes[i].vdisplay < h->mode.vdisplay) {
+			*mode = kms_mode_at_hz(&c->modes[i], hz1);
+			found = true;
+		}
+	}
+	drmModeFreeConnector(c);
+	return found;
+}
+
+/* Run @work on head 1 while head 0 flips; report head 0's pacing. */
+static void with_head0_flipping(const char *name,
+				unsigned int (*work)(uint64_t end))
+{
+	pthread_t thread;
+	unsigned int done;
+	uint64_t end;
+
+	memset((void *)&run, 0, sizeof(run));
+	run.period_ns = kms_mode_period_ns(&disp.heads[0].mode);
+	pthread_create(&thread, NULL, flipper, NULL);
+	end = kms_now_ns() + (uint64_t)(seconds * 1e9);
+	done = work(end);
+	run.stop = true;
+	pthread_join(thread, NULL);
+
+	printf("# head 0: %u flips over %u frames, %u missed, %u latched later than the vblank after they were issued, longest interval %.1f ms (ioctl %.1f ms, to the event %.1f ms); head 1: %u %s\n",
+	       run.flips, run.last_seq - run.first_seq, run.missed, run.late,
+	       run.longest_ns / 1e6, run.longest_ioctl_ns / 1e6,
+	       run.longest_wait_ns / 1e6, done, name);
+	/* A host stalling the guest longer than a frame makes a few late. */
+	kms_result(!run.errors && run.flips > 10 &&
+		   run.late * 50 <= run.flips,
+		   "head-0-flips-every-frame-during-head-1-%s # %u flips, %u late, %u frames missed",
+		   name, run.flips, run.late, run.missed);
+	/* Waiting for head 1 would take a frame of it, or its link-up. */
+	kms_result(run.longest_ns < 400000000ull,
+		   "head-0-never-waits-for-head-1-%s # longest interval %.1f ms",
+		   name, run.longest_ns / 1e6);
+	kms_result(done >= 2, "head-1-%s-done # %u", name, done);
+}
+
+static unsigned int head1_modesets(uint64_t end)
+{
+	struct kms_head *h = &disp.heads[1];
+	drmModeModeInfo other;
+	unsigned int count = 0;
+
+	if (!other_mode(h, &other))
+		return 0;
+	while ((uint64_t)kms_now_ns() < end && !run.errors) {
+		drmModeAtomicReq *req = drmModeAtomicAlloc();
+
+		kms_head_on(&disp, req, h, count % 2 ? &h->mode : &other);
+		if (kms_commit(&disp, req, DRM_MODE_ATOMIC_ALLOW_MODESET, NULL))
+			break;
+		count++;
+	}
+	return count;
+}
+
+/*
+ * Removing a framebuffer that is shown turns its plane off with a commit
+ * that locks every head: created before head 0 flips, removed after.
+ */
+static struct kms_buffer small;
+
+static unsigned int head1_overlays(uint64_t end)
+{
+	struct kms_head *h = &disp.heads[1];
+	uint32_t overlay = kms_overlay(&disp, 0);
+	unsigned int count = 0;
+
+	if (!overlay)
+		return 0;
+	while (((uint64_t)kms_now_ns() < end || count % 2) && !run.errors) {
+		drmModeAtomicReq *req = drmModeAtomicAlloc();
+
+		if (count % 2)
+			kms_plane_off(&disp, req, overlay);
+		else
+			kms_plane_set(&disp, req, overlay, h, &small, 32, 32,
+				      640, 360);
+		if (kms_commit(&disp, req, 0, NULL))
+			break;
+		count++;
+	}
+	return count;
+}
+
+/* ------------------------------------------------------------------------ */
+/* scaler-moves                                                             */
+/* ------------------------------------------------------------------------ */
+
+static unsigned int pending, commits;
+
+static void commit_event(int fd, unsigned int seq, unsigned int sec,
+			 unsigned int usec, unsigned int crtc, void *data)
+{
+	(void)fd;
+	(void)seq;
+	(void)sec;
+	(void)usec;
+	(void)crtc;
+	(void)data;
+	pending--;
+}
+
+static bool wait_events(void)
+{
+	drmEventContext ev = { .version = 3, .page_flip_handler2 = commit_event };
+	struct pollfd pfd = { .fd = disp.fd, .events = POLLIN };
+
+	while (pending) {
+		if (poll(&pfd, 1, 5000) <= 0)
+			return false;
+		drmHandleEvent(disp.fd, &ev);
+	}
+	return true;
+}
+
+/* Nonblocking, one event per head it changes; counts refusals. */
+static int async_commit(drmModeAtomicReq *req, unsigned int heads,
+			unsigned int *refused)
+{
+	int ret = kms_commit(&disp, req, DRM_MODE_ATOMIC_NONBLOCK |
+			     DRM_MODE_PAGE_FLIP_EVENT, NULL);
+
+	commits++;
+	if (ret) {
+		printf("# commit %u refused: %s\n", commits, strerror(-ret));
+		(*refused)++;
+	} else {
+		pending += heads;
+	}
+	return ret;
+}
+
+static void scaled(drmModeAtomicReq *req, uint32_t plane, struct kms_head *h,
+		   struct kms_buffer *buf, bool on)
+{
+	if (on)
+		kms_plane_set(&disp, req, plane, h, buf, 16, 16, 480, 270);
+	else
+		kms_plane_off(&disp, req, plane);
+}
+
+static void test_scaler_moves(void)
+{
+	uint32_t ov[2] = { kms_overlay(&disp, 0), kms_overlay(&disp, 1) };
+	struct kms_head *h[2] = { &disp.heads[0], &disp.heads[1] };
+	unsigned int moves = 0, refused = 0, i;
+	drmModeAtomicReq *req;
+	uint64_t end;
+
+	if (!ov[0] || !ov[1]) {
+		kms_result(false, "scaler-moves: set-up");
+		return;
+	}
+	/* Head 1 starts with the scaler. */
+	req = drmModeAtomicAlloc();
+	scaled(req, ov[1], h[1], &small, true);
+	if (kms_commit(&disp, req, 0, NULL)) {
+		kms_result(false, "scaler-moves: first overlay: %s",
+			   strerror(errno));
+		return;
+	}
+
+	end = kms_now_ns() + (uint64_t)(seconds * 1e9);
+	for (i = 0; (uint64_t)kms_now_ns() < end; i++) {
+		/* Head 1 has the scaler when i is even. */
+		unsigned int from = !(i % 2), to = !from;
+
+		if (i % 3 == 2) {
+			/* Give up and take in one commit. */
+			req = drmModeAtomicAlloc();
+			scaled(req, ov[from], h[from], &small, false);
+			scaled(req, ov[to], h[to], &small, true);
+			async_commit(req, 2, &refused);
+		} else {
+			/* Give up, then take at once: two commits. */
+			req = drmModeAtomicAlloc();
+			scaled(req, ov[from], h[from], &small, false);
+			async_commit(req, 1, &refused);
+			req = drmModeAtomicAlloc();
+			scaled(req, ov[to], h[to], &small, true);
+			async_commit(req, 1, &refused);
+		}
+		if (!wait_events()) {
+			kms_result(false, "scaler-moves: events missing");
+			return;
+		}
+		moves++;
+	}
+	printf("# %u scaler moves between heads, %u commits refused\n", moves,
+	       refused);
+	kms_result(moves >= 10 && !refused,
+		   "scaler-moves-between-heads-accepted # %u moves", moves);
+
+	req = drmModeAtomicAlloc();
+	scaled(req, ov[0], h[0], &small, false);
+	scaled(req, ov[1], h[1], &small, false);
+	kms_commit(&disp, req, 0, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	const char *card = "/dev/dri/card0";
+	int opt, i;
+
+	while ((opt = getopt(argc, argv, "d:t:r:s:")) != -1) {
+		switch (opt) {
+		case 'd':
+			card = optarg;
+			break;
+		case 't':
+			seconds = atof(optarg);
+			break;
+		case 'r':
+			hz = atoi(optarg);
+			break;
+		case 's':
+			hz1 = atoi(optarg);
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-d CARD] [-t SECONDS] [-r HZ] [-s HZ1] TEST...\n",
+				argv[0]);
+			return 2;
+		}
+	}
+	kms_display_open(&disp, card);
+	if (kms_buffer_create(disp.fd, &small, 320, 180, DRM_FORMAT_XRGB8888)) {
+		printf("not ok buffer: %s\n", strerror(errno));
+		return 1;
+	}
+	kms_buffer_fill(&small, 3);
+	if (disp.num_heads < 2) {
+		printf("not ok two heads needed, %u found\n", disp.num_heads);
+		return 1;
+	}
+	if (light_all()) {
+		printf("not ok light the heads: %s\n", strerror(errno));
+		return 1;
+	}
+	for (i = optind; i < argc; i++) {
+		if (!strcmp(argv[i], "modesets"))
+			with_head0_flipping("modesets", head1_modesets);
+		else if (!strcmp(argv[i], "overlays"))
+			with_head0_flipping("overlays", head1_overlays);
+		else if (!strcmp(argv[i], "scaler-moves"))
+			test_scaler_moves();
+		else
+			kms_result(false, "unknown test %s", argv[i]);
+	}
+	return kms_failures ? 1 : 0;
+}

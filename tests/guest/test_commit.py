@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""Commits complete when the device says so, heads never wait for each
+other, cursors never wait, vblanks are exact.  One boot of a two-head pvdc
+with a pool of one scaler and a link-up delay of 2.5 s: far longer than
+anything the driver could wait for by a clock.
+
+In-guest programs (guest-driver/tests) do the work and report "ok NAME" /
+"not ok NAME: why" lines; the host checks what the device says about it
+(x-commits-rejected, through QMP) and loads the host's CPUs while vblank
+intervals are measured.
+"""
+
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pvdc_harness import GuestError, GuestVM, Tap  # noqa: E402
+from test_kms import program_cases  # noqa: E402
+
+LINK_UP_MS = 2500
+DEVICE = f"pvdc,id=pvdc0,heads=2,scalers=1,x-link-up-delay-ms={LINK_UP_MS}"
+
+
+class HostLoad:
+    """One busy process per host CPU for as long as it is held."""
+
+    def __enter__(self):
+        self.procs = [subprocess.Popen([sys.executable, "-c",
+                                        "while True: pass"])
+                      for _ in range(os.cpu_count() or 2)]
+        return self
+
+    def __exit__(self, *exc):
+        for p in self.procs:
+            p.kill()
+            p.wait()
+
+
+def never_rejected(tap, vm, name, run):
+    """Run @run(); the device refuses no commit meanwhile."""
+    before = vm.qom_get("x-commits-rejected")
+    applied = vm.qom_get("x-commits-applied")
+    run()
+
+    def check():
+        rejected = vm.qom_get("x-commits-rejected") - before
+        done = vm.qom_get("x-commits-applied") - applied
+        print(f"# device: {done} head commits applied, {rejected} rejected")
+        if rejected or not done:
+            raise AssertionError(f"{done} applied, {rejected} rejected")
+    tap.case(name, check)
+
+
+def main():
+    tap = Tap()
+    vm = GuestVM(devices=["-device", DEVICE], append="iomem=relaxed")
+    try:
+        vm.start()
+    except GuestError as e:
+        tap.fail("guest boots on pvdc", e)
+        return tap.done()
+    try:
+        # Exactly periodic, with the host's CPUs taken by others.
+        with HostLoad():
+            program_cases(tap, vm, "pvdc-vblank intervals, host loaded",
+                          "pvdc-vblank -n 300 intervals", 300)
+        program_cases(tap, vm, "pvdc-vblank",
+                      f"pvdc-vblank -l {LINK_UP_MS} waits passed enable "
+                      "modeset-cursor modes", 300)
+        program_cases(tap, vm, "pvdc-cursor",
+                      "pvdc-cursor -t 5 moves pinned legacy", 300)
+        never_rejected(tap, vm, "head 1's modesets and overlays: the device "
+                       "refuses nothing",
+                       lambda: program_cases(tap, vm, "pvdc-heads",
+                                             "pvdc-heads -t 8 modesets "
+                                             "overlays", 300))
+        never_rejected(tap, vm, "the single scaler moves between heads: the "
+                       "device refuses nothing",
+                       lambda: program_cases(tap, vm, "pvdc-heads",
+                                             "pvdc-heads -t 8 scaler-moves",
+                                             300))
+
+        def no_kernel_warnings():
+            bad = [line for line in vm.dmesg().splitlines()
+                   if "WARNING:" in line or "BUG:" in line or
+                   "refused commit" in line or "timed out" in line]
+            if bad:
+                raise AssertionError("\n".join(bad[:20]))
+        tap.case("no warning, refusal or timeout in the kernel log",
+                 no_kernel_warnings)
+    except GuestError as e:
+        tap.fail("the guest stays responsive", e)
+    finally:
+        vm.stop()
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

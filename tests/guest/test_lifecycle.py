@@ -1,0 +1,207 @@
+#!/usr/bin/python3
+"""The driver across the device's life: what a previous driver left on,
+a commit the device refuses behind the driver's back, unbinding with page
+flips in flight, and suspend to RAM.
+
+One boot of a two-head pvdc on q35 with S3 enabled, interrupts through
+INTx (pci=nomsi: a shared, level-triggered line is what an unbind must not
+leave asserted) and iomem=relaxed, so that pvdc-poke can read and write the
+device's registers without being a DRM client.  The host watches the
+device through QMP: its statistics, screendumps, the SUSPEND and WAKEUP
+events.
+"""
+
+import os
+import re
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pvdc_harness import GuestError, GuestVM, Tap  # noqa: E402
+
+HEADS = 2
+DEVICE = f"pvdc,id=pvdc0,heads={HEADS}"
+# PS_CTRL of plane 0 (head 0's primary) in the shadow window, and a
+# reserved bit of it (docs/specs/pvdc.rst: PVDC_PS_CTRL_VALID_MASK).
+PRIMARY0_CTRL = 0x4000
+RESERVED_BIT = 0x80000000
+
+
+def pvdc_bdf(vm):
+    out = vm.check("grep -l 0x10f7 /sys/bus/pci/devices/*/device")
+    return out.strip().split("/")[-2]
+
+
+def loaded(vm):
+    """pvdc bound to the device, whatever a failed case left."""
+    vm.check("[ -e /dev/dri/card0 ] || insmod /lib/modules/pvdc.ko")
+    if not vm.poll("[ -e /dev/dri/card0 ]", 30):
+        raise GuestError("pvdc does not bind")
+
+
+def flipping(vm, heads, seconds):
+    """pvdc-flipbench in the background, once its flips have started."""
+    loaded(vm)
+    return vm.start_background(f"pvdc-flipbench -k {heads} -t {seconds}",
+                               r"^# flipping")
+
+
+def plane_mask(vm):
+    """The device's active planes, read through BAR0 (pvdc-poke status)."""
+    m = re.search(r"^on (0x[0-9a-f]+|0) (0x[0-9a-f]+|0)$",
+                  vm.check("pvdc-poke status"), re.M)
+    return int(m.group(1), 16), int(m.group(2), 16)
+
+
+def probe_sanitizes(tap, vm):
+    """What a previous driver left on, overlays of one head shown on the
+    other, is turned off by probe: no commit refused, no overlay left."""
+    def check():
+        loaded(vm)
+        vm.check("rmmod pvdc")
+        out = vm.check("pvdc-poke leave-on")
+        heads, planes = plane_mask(vm)
+        print(f"# left on: heads {heads:#x}, planes {planes:#x}")
+        if heads != (1 << HEADS) - 1 or bin(planes).count("1") != 2 * HEADS:
+            raise AssertionError(f"leave-on did not leave it on:\n{out}")
+        rejected = vm.qom_get("x-commits-rejected")
+        vm.check("insmod /lib/modules/pvdc.ko")
+        if not vm.poll("[ -e /dev/dri/card0 ]", 30):
+            raise AssertionError("probe failed:\n" + vm.dmesg()[-3000:])
+        # fbcon lights the heads again, with their primary planes only.
+        if not vm.poll("pvdc-poke status | grep -q '^on 0x3 0x21$'", 30):
+            raise AssertionError(f"planes after probe: {plane_mask(vm)}")
+        if vm.qom_get("x-commits-rejected") != rejected:
+            raise AssertionError("the device refused the sanitizing commit")
+    tap.case("probe turns off heads left on with planes of other heads",
+             check)
+
+
+def refused_commit_resyncs(tap, vm):
+    """A commit the device refuses though it passed the checks (here: a
+    shadow register written behind the driver) is reported loudly, and the
+    driver rewrites the head: the next flips are applied again."""
+    def check():
+        log = flipping(vm, 1, 6)
+        before = vm.qom_get("x-commits-rejected")
+        vm.check(f"pvdc-poke write {PRIMARY0_CTRL:#x} "
+                 f"{RESERVED_BIT | 1:#x}")
+        out = vm.wait_for_output(log, r"^flipbench total", 60)
+        after = vm.qom_get("x-commits-rejected")
+        if "error=" in out or after == before:
+            raise AssertionError(f"rejected {before} -> {after}:\n{out}")
+        # Resynchronized: flips go on and the device takes them.
+        out = vm.check("pvdc-flipbench -k 1 -t 2", 60)
+        again = vm.qom_get("x-commits-rejected")
+        print(f"# x-commits-rejected: {before} -> {after} -> {again}")
+        if again != after or "error=" in out:
+            raise AssertionError(f"still refused ({after} -> {again}):\n{out}")
+        log = vm.dmesg()
+        warns = [l for l in log.splitlines() if "WARNING:" in l]
+        if len(warns) != 1 or "refused commit" not in log or \
+                "resynchronizing" not in log:
+            raise AssertionError(f"kernel log:\n{log[-4000:]}")
+    tap.case("a commit the device refuses is reported and the head "
+             "resynchronized", check)
+
+
+def unbind_with_flips_in_flight(tap, vm):
+    """Unbind while two heads flip: every flip the driver took completes
+    (the client sees ENODEV, never a lost event), the INTx line is left
+    quiet, and the driver binds again."""
+    def check():
+        bdf = pvdc_bdf(vm)
+        log = flipping(vm, HEADS, 30)
+        vm.check(f"echo {bdf} > /sys/bus/pci/drivers/pvdc/unbind", 60)
+        out = vm.wait_for_output(log, r"^flipbench total", 60)
+        if "Connection timed out" in out or "flips=0 " in out:
+            raise AssertionError(f"a flip never completed:\n{out}")
+        if "No such device" not in out:
+            raise AssertionError(f"flips went on after the unbind:\n{out}")
+        vm.stop_background(log)
+        log = vm.dmesg()
+        if re.search(r"nobody cared|Disabling IRQ|WARNING:|BUG:", log):
+            raise AssertionError(log[-4000:])
+        vm.check(f"echo {bdf} > /sys/bus/pci/drivers/pvdc/bind", 60)
+        if not vm.poll("[ -e /dev/dri/card0 ]", 30):
+            raise AssertionError("no card0 after bind:\n" + log[-3000:])
+        log = vm.start_background("pvdc-modeset 0", r"^# holding")
+        out = vm.stop_background(log)
+        if "not ok" in out:
+            raise AssertionError(out)
+    tap.case("unbind with flips in flight completes them and leaves the "
+             "line quiet; bind again", check)
+
+
+def screens(vm):
+    return [vm.screen(h) for h in range(HEADS)]
+
+
+def suspend_resume(tap, vm):
+    """S3 through the guest's /sys/power/state, woken by QMP: every head
+    shows the same pixels after as before."""
+    def check():
+        loaded(vm)
+        log = vm.start_background("pvdc-modeset 0", r"^# holding")
+        try:
+            before = screens(vm)
+            # The shell answers once the guest is awake again.
+            result = {}
+            sleeper = threading.Thread(target=lambda: result.update(
+                out=vm.run("echo mem > /sys/power/state", 120)))
+            sleeper.start()
+            vm.qmp.wait_event("SUSPEND", 60)
+            vm.qmp.command("system_wakeup")
+            vm.qmp.wait_event("WAKEUP", 60)
+            sleeper.join(120)
+            if result.get("out", (1,))[0] != 0:
+                raise AssertionError(f"suspend: {result}")
+            deadline = time.monotonic() + 60
+            while True:
+                after = screens(vm)
+                if all(a.data == b.data and a.width == b.width
+                       for a, b in zip(after, before)):
+                    break
+                if time.monotonic() > deadline:
+                    raise AssertionError(
+                        "heads after resume: " +
+                        ", ".join(f"{a.width}x{a.height}" for a in after))
+                time.sleep(0.2)
+        finally:
+            out = vm.stop_background(log)
+        if "not ok" in out:
+            raise AssertionError(out)
+        if "PM: suspend exit" not in vm.dmesg():
+            raise AssertionError("the guest did not go through S3")
+    tap.case("suspend to RAM and resume restore every head's pixels", check)
+
+
+def main():
+    tap = Tap()
+    # After S3 the ACPI PM timer reads a constant until the firmware sets
+    # it up again, which this guest's does not: the TSC keeps time.
+    vm = GuestVM(devices=["-device", DEVICE],
+                 extra_args=["-global", "ICH9-LPC.disable_s3=0"],
+                 append="iomem=relaxed pci=nomsi tsc=reliable "
+                        "clocksource=tsc")
+    try:
+        vm.start()
+    except GuestError as e:
+        tap.fail("guest boots on pvdc", e)
+        return tap.done()
+    try:
+        probe_sanitizes(tap, vm)
+        unbind_with_flips_in_flight(tap, vm)
+        suspend_resume(tap, vm)
+        # Last: it leaves the one warning the kernel log may have.
+        refused_commit_resyncs(tap, vm)
+    except GuestError as e:
+        tap.fail("the guest stays responsive", e)
+    finally:
+        vm.stop()
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

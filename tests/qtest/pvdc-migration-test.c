@@ -1,0 +1,586 @@
+/*
+ * QTest cases for pvdc's migration: the state that comes along, and the
+ * stream as hostile input.
+ *
+ * A migration stream is input the destination did not produce: a device
+ * configured differently must refuse it with a clear error, and a stream
+ * whose pvdc section is changed, field by field or at random, must either
+ * fail to load or leave a state that passes every commit rule (checked
+ * with the reference model, pvdc-model.c) and that the device then runs
+ * without crashing (under ASan and UBSan in the qtest-asan suite).
+ *
+ * The fields are found in the stream through the JSON description QEMU
+ * appends to it (as scripts/analyze-migration.py does), so the test
+ * follows the device's VMStateDescription without copying it.
+ *
+ * Copyright (c) 2026 The pvdc authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/cutils.h"
+#include "qapi/error.h"
+#include "qobject/qjson.h"
+#include "qobject/qlist.h"
+#include "pvdc-model.h"
+
+/* QEMU_VM_* of migration/savevm.c: the stream format is stable. */
+#define VM_SECTION_FULL     0x04
+#define VM_SUBSECTION       0x05
+#define VM_VMDESCRIPTION    0x06
+#define VM_SECTION_FOOTER   0x7e
+
+#define SOURCE_PROPS        "heads=3,overlays=1,vram-size=16M"
+
+typedef struct Dir {
+    char *path;
+} Dir;
+
+static char *dir_file(Dir *d, const char *name)
+{
+    return g_strdup_printf("%s/%s", d->path, name);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Moving state                                                             */
+/* ------------------------------------------------------------------------ */
+
+static void test_armed_commit_applies_at_its_vblank(void)
+{
+    const uint64_t p0 = period_ns(CLOCK_1MS);
+    PVDCTest src, dst;
+    Snapshot before, after;
+    int64_t t0;
+
+    pvdc_test_start(&src, NULL);
+    t0 = enable_head(&src, 0, CLOCK_1MS);
+    step_to(&src, t0 + 2 * p0 + p0 / 3);
+    wr(&src, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x444444);
+    write_plane(&src, plane_of(&src, 0, OVERLAY(0)), 0, 64 * KiB, 1);
+    snapshot_active(&src, &before);
+    doorbell(&src, 0);
+    wr(&src, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x555555);
+    pvdc_test_migrate(&src, &dst, NULL, NULL);
+
+    assert_active_is(&dst, &before);
+    g_assert_cmpuint(head_ctl(&dst, 0, PVDC_HEAD_DOORBELL), ==, 1);
+    g_assert_cmpuint(head_ctl(&dst, 0, PVDC_HEAD_ARMED_SEQ), ==, 2);
+    g_assert_cmphex(rd(&dst, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND), ==,
+                    0x555555);
+    step_to(&dst, t0 + 3 * p0 - 1);
+    assert_active_is(&dst, &before);
+    step_to(&dst, t0 + 3 * p0);
+    snapshot_active(&dst, &after);
+    g_assert_cmphex(after.head[0][PVDC_HS_BACKGROUND / 4], ==, 0x444444);
+    g_assert_cmphex(after.plane[plane_of(&dst, 0, OVERLAY(0))]
+                    [PVDC_PS_FB_OFFSET / 4], ==, 64 * KiB);
+    g_assert_cmphex(head_ctl(&dst, 0, PVDC_HEAD_RESULT), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmpuint(head_ctl(&dst, 0, PVDC_HEAD_VBLANK_COUNT), ==, 3);
+    g_assert_cmphex(rd(&dst, PVDC_REG_INT_STATUS), ==,
+                    PVDC_INT(0, PVDC_INT_COMMIT_DONE));
+
+    pvdc_test_stop(&dst);
+    pvdc_test_stop(&src);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Loading a stream                                                         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Start a destination with @props, its stderr in @log, and load @uri into
+ * it.  Returns the destination (still running either way) and whether the
+ * load completed.
+ */
+static QTestState *load_stream(const char *props, const char *uri,
+                               const char *log, bool *loaded)
+{
+    g_autofree char *extra = g_strdup_printf("-incoming defer 2>%s", log);
+    QTestState *qts = pvdc_test_spawn(props, extra);
+
+    qtest_qmp_assert_success(qts, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s, "
+                             "'exit-on-error': false } }", uri);
+    *loaded = pvdc_migration_wait(qts);
+    return qts;
+}
+
+/*
+ * A destination configured unlike the source refuses the stream, and says
+ * which property differs.  (VRAM of another size is already refused by
+ * the RAM migration, which names the block.)
+ */
+static void test_mismatched_configuration_is_refused(void)
+{
+    static const char *const differs = "pvdc: the migration source has ";
+    static const struct {
+        const char *props;
+        const char *says;
+    } cases[] = {
+        { "heads=2,overlays=1,vram-size=16M", "heads=3, this device heads=2" },
+        { "heads=3,overlays=2,vram-size=16M", "overlays=1" },
+        { SOURCE_PROPS ",scalers=3", "scalers=2" },
+        { "heads=3,overlays=1,vram-size=32M",
+          "pvdc.vram: 0x1000000 != 0x2000000" },
+        { SOURCE_PROPS ",max-width=2048", "max-width=4096" },
+        { SOURCE_PROPS ",max-height=4000", "max-height=4096" },
+        { SOURCE_PROPS ",bandwidth-kib=1000", "bandwidth" },
+    };
+    Dir d = { g_dir_make_tmp("pvdc-migration-XXXXXX", NULL) };
+    g_autofree char *state = dir_file(&d, "state");
+    g_autofree char *log = dir_file(&d, "stderr");
+    g_autofree char *uri = g_strdup_printf("file:%s", state);
+    PVDCTest src;
+    bool loaded;
+
+    pvdc_test_start(&src, SOURCE_PROPS);
+    enable_head(&src, 0, CLOCK_1MS);
+    qtest_qmp_assert_success(src.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(pvdc_migration_wait(src.qts));
+    pvdc_test_stop(&src);
+
+    /* The same configuration loads. */
+    qtest_quit(load_stream(SOURCE_PROPS, uri, log, &loaded));
+    g_assert_true(loaded);
+
+    for (int i = 0; i < ARRAY_SIZE(cases); i++) {
+        g_autofree char *err = NULL;
+        QTestState *dst = load_stream(cases[i].props, uri, log, &loaded);
+
+        g_assert_false(loaded);
+        qtest_qmp_assert_success(dst, "{ 'execute': 'query-status' }");
+        qtest_quit(dst);
+        g_assert(g_file_get_contents(log, &err, NULL, NULL));
+        g_test_message("%s: %s", cases[i].props, err);
+        g_assert_nonnull(strstr(err, cases[i].says));
+        g_assert(strstr(err, differs) || strstr(err, "pvdc.vram"));
+    }
+    unlink(log);
+    unlink(state);
+    rmdir(d.path);
+    g_free(d.path);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The pvdc section of a stream, field by field                             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct Field {
+    char *path;             /* e.g. pvdc/heads[0]/active/ctrl */
+    size_t offset;          /* in the stream */
+    size_t size;
+} Field;
+
+typedef struct Stream {
+    uint8_t *data;
+    size_t len;
+    /* the pvdc section: its fields and subsections, without the footer */
+    size_t start, end;
+    GArray *fields;         /* of Field */
+} Stream;
+
+/* Walk the fields of @desc (a vmsd's description) from *@pos. */
+static void walk_vmsd(Stream *s, QDict *desc, const char *prefix, size_t *pos)
+{
+    QList *list = qdict_get_qlist(desc, "fields");
+    QListEntry *e;
+
+    if (!list) {
+        return;
+    }
+    QLIST_FOREACH_ENTRY(list, e) {
+        QDict *f = qobject_to(QDict, qlist_entry_obj(e));
+        const char *name = qdict_get_str(f, "name");
+        size_t size = qdict_get_int(f, "size");
+        int64_t n = qdict_haskey(f, "array_len") ?
+                    qdict_get_int(f, "array_len") : 1;
+        int64_t first = qdict_haskey(f, "index") ? qdict_get_int(f, "index")
+                                                  : 0;
+        QDict *st = qdict_get_qdict(f, "struct");
+
+        for (int64_t k = first; k < first + n; k++) {
+            g_autofree char *path = qdict_haskey(f, "array_len") ||
+                                    qdict_haskey(f, "index") ?
+                g_strdup_printf("%s/%s[%" PRId64 "]", prefix, name, k) :
+                g_strdup_printf("%s/%s", prefix, name);
+
+            if (st) {
+                size_t at = *pos;
+
+                walk_vmsd(s, st, path, pos);
+                g_assert_cmpuint(*pos - at, ==, size);
+            } else {
+                Field field = { g_strdup(path), *pos, size };
+
+                g_array_append_val(s->fields, field);
+                *pos += size;
+            }
+        }
+    }
+
+    list = qdict_get_qlist(desc, "subsections");
+    if (!list) {
+        return;
+    }
+    QLIST_FOREACH_ENTRY(list, e) {
+        QDict *sub = qobject_to(QDict, qlist_entry_obj(e));
+        const char *name = qdict_get_str(sub, "vmsd_name");
+        size_t len = strlen(name);
+        const char *last = strrchr(name, '/');
+        g_autofree char *path = g_strdup_printf("%s/%s", prefix,
+                                                last ? last + 1 : name);
+
+        g_assert_cmpuint(s->data[*pos], ==, VM_SUBSECTION);
+        g_assert_cmpuint(s->data[*pos + 1], ==, len);
+        g_assert(memcmp(s->data + *pos + 2, name, len) == 0);
+        *pos += 2 + len + 4;
+        walk_vmsd(s, sub, path, pos);
+    }
+}
+
+/* The description of the section @idstr in the stream's JSON. */
+static QDict *find_description(QObject *vmdesc, const char *idstr)
+{
+    QList *devices = qdict_get_qlist(qobject_to(QDict, vmdesc), "devices");
+    QListEntry *e;
+
+    QLIST_FOREACH_ENTRY(devices, e) {
+        QDict *dev = qobject_to(QDict, qlist_entry_obj(e));
+
+        if (!strcmp(qdict_get_str(dev, "name"), idstr)) {
+            return dev;
+        }
+    }
+    g_assert_not_reached();
+}
+
+static void stream_load(Stream *s, const char *path)
+{
+    static const char idstr[] = "0000:00:04.0/pvdc";
+    g_autoptr(GError) err = NULL;
+    QObject *vmdesc;
+    g_autofree char *json = NULL;
+    uint8_t *hit = NULL;
+    size_t desc_len, pos;
+
+    g_assert(g_file_get_contents(path, (char **)&s->data, &s->len, &err));
+    s->fields = g_array_new(false, false, sizeof(Field));
+
+    /* The JSON description closes the stream: find it from the end. */
+    for (pos = s->len - 5; pos > 0 && !json; pos--) {
+        desc_len = ldl_be_p(s->data + pos + 1);
+        if (s->data[pos] == VM_VMDESCRIPTION && pos + 5 + desc_len <= s->len &&
+            desc_len > 2 && s->data[pos + 5] == '{' &&
+            s->data[pos + 4 + desc_len] == '}') {
+            json = g_strndup((char *)s->data + pos + 5, desc_len);
+        }
+    }
+    g_assert_nonnull(json);
+    vmdesc = qobject_from_json(json, &error_abort);
+
+    /* The section: its type, id, name, instance and version, then data. */
+    for (pos = 0; pos + sizeof(idstr) < s->len; pos++) {
+        if (s->data[pos] == sizeof(idstr) - 1 &&
+            !memcmp(s->data + pos + 1, idstr, sizeof(idstr) - 1) &&
+            s->data[pos - 5] == VM_SECTION_FULL) {
+            hit = s->data + pos;
+            break;
+        }
+    }
+    g_assert_nonnull(hit);
+    s->start = pos + 1 + sizeof(idstr) - 1 + 8;
+    pos = s->start;
+    walk_vmsd(s, find_description(vmdesc, idstr), "pvdc", &pos);
+    s->end = pos;
+    /* The walk ends exactly where the section does. */
+    g_assert_cmpuint(s->data[s->end], ==, VM_SECTION_FOOTER);
+    g_assert(memcmp(s->data + s->end + 1, hit - 4, 4) == 0);
+    qobject_unref(vmdesc);
+}
+
+static void stream_free(Stream *s)
+{
+    for (unsigned int i = 0; i < s->fields->len; i++) {
+        g_free(g_array_index(s->fields, Field, i).path);
+    }
+    g_array_free(s->fields, true);
+    g_free(s->data);
+}
+
+/*
+ * A source with everything a stream can say: three heads on, planes
+ * moved and blended, a group commit armed, interrupts and CRC on,
+ * connectors changed.  Saved to @path.
+ */
+static void save_busy_source(const char *path)
+{
+    g_autofree char *uri = g_strdup_printf("file:%s", path);
+    PVDCTest t;
+    unsigned int ov = 0;
+
+    pvdc_test_start(&t, SOURCE_PROPS);
+    enable_head(&t, 0, CLOCK_1MS);
+    enable_head(&t, 1, CLOCK_2MS);
+    step_to(&t, t.now + PERIOD_1MS / 3);
+    enable_head(&t, 2, CLOCK_1MS);
+    ov = plane_of(&t, 0, OVERLAY(0));
+    write_plane(&t, ov, 1, 128 * KiB, 1);
+    wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(32, 24));
+    wr_plane(&t, ov, PVDC_PS_ALPHA, 0x8000);
+    wr_plane(&t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+             PVDC_PS_CTRL_FILTER_BILINEAR |
+             PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT);
+    g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
+    wr_plane(&t, cursor_of(&t, 2), PVDC_PS_HEAD, 2);
+    write_fb(&t, cursor_of(&t, 2), PVDC_FMT_ARGB8888, 256 * KiB, 128, 32,
+             32);
+    wr_plane(&t, cursor_of(&t, 2), PVDC_PS_ZPOS, 2);
+    wr_plane(&t, cursor_of(&t, 2), PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    g_assert_cmphex(commit(&t, 2), ==, PVDC_RESULT_APPLIED);
+    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+    (void)head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE);
+    wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_VBLANK) |
+       PVDC_INT(1, PVDC_INT_COMMIT_DONE));
+    qom_set_uint(t.qts, "head1-xres", 800);
+    /* Armed when saved: the overlay goes back to head 0, both heads. */
+    wr_plane(&t, ov, PVDC_PS_HEAD, 0);
+    wr_head(&t, 0, PVDC_HS_BACKGROUND, 0x102030);
+    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    doorbell(&t, 2);
+    g_assert_cmphex(rd(&t, PVDC_REG_MULTI_DOORBELL), ==, 7);
+
+    qtest_qmp_assert_success(t.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(pvdc_migration_wait(t.qts));
+    pvdc_test_stop(&t);
+}
+
+/*
+ * Load @data into a fresh destination.  A stream it refuses is fine; a
+ * stream it accepts must leave a state that passes the commit rules, and
+ * the device must then run: every register read, its heads composed and
+ * CRC'd, interrupts on, commits armed and time passing.
+ */
+static bool load_and_run(Dir *d, const uint8_t *data, size_t len)
+{
+    g_autofree char *path = dir_file(d, "mutated");
+    g_autofree char *log = dir_file(d, "stderr");
+    g_autofree char *uri = g_strdup_printf("file:%s", path);
+    unsigned int failed = 0;
+    Snapshot active;
+    PVDCTest t;
+    Model m;
+    bool loaded;
+
+    g_assert(g_file_set_contents(path, (const char *)data, len, NULL));
+    t.qts = load_stream(SOURCE_PROPS, uri, log, &loaded);
+    if (!loaded) {
+        qtest_qmp_assert_success(t.qts, "{ 'execute': 'query-status' }");
+        qtest_quit(t.qts);
+        return false;
+    }
+
+    pvdc_test_attach(&t, t.qts);
+    t.now = 0;
+    model_init(&m, &t);
+    snapshot_active(&t, &active);
+    g_assert_cmphex(model_check_active(&m, &active, &failed), ==, 0);
+
+    {
+        g_autofree uint8_t *bar = g_malloc(PVDC_MMIO_SIZE);
+
+        /* every register, in one qtest round trip */
+        qtest_memread(t.qts, t.mmio.addr, bar, PVDC_MMIO_SIZE);
+    }
+    wr(&t, PVDC_REG_INT_ENABLE,
+       MAKE_64BIT_MASK(0, t.heads * PVDC_INT_BITS_PER_HEAD));
+    for (unsigned int h = 0; h < t.heads; h++) {
+        wr(&t, PVDC_HEAD_CONTROL(h) + PVDC_HEAD_CRC_CTRL,
+           PVDC_CRC_CTRL_ENABLE);
+        (void)head_ctl(&t, h, PVDC_HEAD_CRC_VALUE);
+        screendump(t.qts, h, NULL, NULL);
+    }
+    step_to(&t, t.now + 3 * PERIOD_1MS);
+    wr(&t, PVDC_REG_MULTI_DOORBELL, MAKE_64BIT_MASK(0, t.heads));
+    step_to(&t, t.now + 3 * PERIOD_1MS);
+    for (unsigned int h = 0; h < t.heads; h++) {
+        (void)head_ctl(&t, h, PVDC_HEAD_CRC_VALUE);
+        screendump(t.qts, h, NULL, NULL);
+    }
+    (void)rd(&t, PVDC_REG_INT_ACK);
+    pvdc_test_stop(&t);
+    return true;
+}
+
+static const uint64_t hostile_values[] = {
+    0, 1, 0x7f, 0x80, 0xff, 0x7fff, 0x8000, 0xffff, 0x7fffffff, 0x80000000,
+    0xffffffff, 0x100000000ull, INT64_MAX, (uint64_t)INT64_MIN, UINT64_MAX,
+};
+
+/* Big-endian @value, truncated to @size bytes, at @at. */
+static void put_be(uint8_t *at, size_t size, uint64_t value)
+{
+    for (size_t i = 0; i < size; i++) {
+        at[size - 1 - i] = value >> (8 * i);
+    }
+}
+
+/*
+ * The fields worth a load of their own: every field of the device's own
+ * state (not the PCI core's, and not the shadow registers, where any value
+ * is one a guest may write), in the elements of the arrays that the source
+ * uses: heads 0 and 1, the overlay moved between them and head 2's cursor
+ * (planes 1 and 8), the overlay's armed copy.
+ */
+static bool field_selected(const Field *f)
+{
+    g_auto(GStrv) parts = NULL;
+
+    if (g_str_has_prefix(f->path, "pvdc/parent_obj") ||
+        strstr(f->path, "/shadow/")) {
+        return false;
+    }
+    parts = g_strsplit(f->path, "/", -1);
+    for (int k = 0; parts[k]; k++) {
+        g_autofree char *name = NULL;
+        const char *bracket = strchr(parts[k], '['), *end;
+        unsigned long i;
+
+        if (!bracket) {
+            continue;
+        }
+        name = g_strndup(parts[k], bracket - parts[k]);
+        g_assert_cmpint(qemu_strtoul(bracket + 1, &end, 10, &i), ==, 0);
+        if (!strcmp(name, "planes") ? i != 1 && i != 8 :
+            !strcmp(name, "armed_planes") || !strcmp(name, "plane_armed") ?
+            i != 1 : i > 1) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void test_field_mutations_load_only_valid_states(void)
+{
+    Dir d = { g_dir_make_tmp("pvdc-migration-XXXXXX", NULL) };
+    g_autofree char *state = dir_file(&d, "state");
+    unsigned int tried = 0, loaded = 0;
+    Stream s = {};
+
+    save_busy_source(state);
+    stream_load(&s, state);
+    g_test_message("pvdc section: %zu bytes, %u fields", s.end - s.start,
+                   s.fields->len);
+    /* Unchanged, it loads. */
+    g_assert_true(load_and_run(&d, s.data, s.len));
+
+    for (unsigned int i = 0; i < s.fields->len; i++) {
+        const Field *f = &g_array_index(s.fields, Field, i);
+
+        if (!field_selected(f)) {
+            continue;
+        }
+        /* all ones, the sign bit alone, zero: of the field's width */
+        uint64_t values[] = { UINT64_MAX, 1ull << (8 * f->size - 1), 0 };
+
+        for (int v = 0; v < ARRAY_SIZE(values); v++) {
+            g_autofree uint8_t *data = g_memdup2(s.data, s.len);
+            uint64_t value = values[v];
+
+            put_be(data + f->offset, f->size, value);
+            if (!memcmp(data + f->offset, s.data + f->offset, f->size)) {
+                continue;
+            }
+            tried++;
+            if (load_and_run(&d, data, s.len)) {
+                loaded++;
+            } else {
+                g_test_message("refused: %s = 0x%" PRIx64, f->path,
+                               f->size < 8 ? value &
+                               (uint64_t)MAKE_64BIT_MASK(0, 8 * f->size) :
+                               value);
+            }
+        }
+    }
+    g_test_message("%u field mutations: %u loaded, %u refused", tried,
+                   loaded, tried - loaded);
+    g_assert_cmpuint(tried, >, 100);
+    g_assert_cmpuint(tried - loaded, >, 20);
+    stream_free(&s);
+    unlink(state);
+    rmdir(d.path);
+    g_free(d.path);
+}
+
+static void test_random_mutations_load_only_valid_states(void)
+{
+    unsigned int runs = g_test_slow() ? 10000 : 1000;
+    Dir d = { g_dir_make_tmp("pvdc-migration-XXXXXX", NULL) };
+    g_autofree char *state = dir_file(&d, "state");
+    GRand *rng = g_rand_new_with_seed(20260311);
+    g_autofree uint8_t *data = NULL;
+    unsigned int loaded = 0;
+    Stream s = {};
+
+    save_busy_source(state);
+    stream_load(&s, state);
+    data = g_malloc(s.len);
+
+    for (unsigned int run = 0; run < runs; run++) {
+        int changes = g_rand_int_range(rng, 1, 5);
+
+        memcpy(data, s.data, s.len);
+        for (int c = 0; c < changes; c++) {
+            const Field *f = &g_array_index(s.fields, Field,
+                                            g_rand_int_range(rng, 0,
+                                                             s.fields->len));
+
+            switch (g_rand_int_range(rng, 0, 3)) {
+            case 0:
+                /* any byte of the section, subsection headers included */
+                data[g_rand_int_range(rng, s.start, s.end)] = g_rand_int(rng);
+                break;
+            case 1:
+                /* a field, to a value that breaks limits */
+                put_be(data + f->offset, f->size,
+                       hostile_values[g_rand_int_range(rng, 0,
+                                       ARRAY_SIZE(hostile_values))]);
+                break;
+            default:
+                /* a field, to anything */
+                put_be(data + f->offset, f->size,
+                       (uint64_t)g_rand_int(rng) << 32 | g_rand_int(rng));
+                break;
+            }
+        }
+        loaded += load_and_run(&d, data, s.len);
+    }
+    g_test_message("%u random mutations: %u loaded, %u refused", runs,
+                   loaded, runs - loaded);
+    g_assert_cmpuint(loaded, >, 0);
+    g_assert_cmpuint(loaded, <, runs);
+    g_rand_free(rng);
+    stream_free(&s);
+    unlink(state);
+    rmdir(d.path);
+    g_free(d.path);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+
+    qtest_add_func("/pvdc/migration/armed-commit-applies-at-its-vblank",
+                   test_armed_commit_applies_at_its_vblank);
+    qtest_add_func("/pvdc/migration/mismatched-configuration-is-refused",
+                   test_mismatched_configuration_is_refused);
+    qtest_add_func("/pvdc/migration/field-mutations-load-only-valid-states",
+                   test_field_mutations_load_only_valid_states);
+    qtest_add_func("/pvdc/migration/random-mutations-load-only-valid-states",
+                   test_random_mutations_load_only_valid_states);
+
+    return g_test_run();
+}

@@ -1,0 +1,430 @@
+/*
+ * A reference model of pvdc's commits (see pvdc-model.h).
+ *
+ * Copyright (c) 2026 The pvdc authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "pvdc-model.h"
+
+/* The state a commit would leave, and who carries each plane. */
+typedef struct ModelView {
+    uint32_t group;
+    const uint32_t *h[PVDC_MAX_HEADS];
+    const uint32_t *p[PVDC_MAX_PLANES];
+    int by[PVDC_MAX_PLANES];
+} ModelView;
+
+static bool model_format_ok(Model *m, unsigned int plane, uint32_t fourcc)
+{
+    for (int i = 0; i < PVDC_MAX_FORMATS; i++) {
+        if (m->fmt_table[i] && m->fmt_table[i] == fourcc) {
+            return m->fmt_mask[model_type(m, plane)] & BIT(i);
+        }
+    }
+    return false;
+}
+
+static bool model_scaled(const uint32_t *p)
+{
+    return (uint64_t)p[PS(PVDC_PS_SRC_W)] !=
+           (uint64_t)PVDC_X(p[PS(PVDC_PS_DST_SIZE)]) * 65536 ||
+           (uint64_t)p[PS(PVDC_PS_SRC_H)] !=
+           (uint64_t)PVDC_Y(p[PS(PVDC_PS_DST_SIZE)]) * 65536;
+}
+
+static bool model_axis_bad(uint32_t timing, uint32_t sync, uint32_t max)
+{
+    uint32_t active = PVDC_X(timing), total = PVDC_Y(timing);
+    uint32_t start = PVDC_X(sync), end = PVDC_Y(sync);
+
+    return !(active > 0 && active <= max && start >= active && end >= start &&
+             total >= end);
+}
+
+/* Taken from a head outside the commit that shows it: PLANE_BUSY. */
+static bool model_busy(Model *m, ModelView *v, unsigned int p)
+{
+    uint32_t on_head = m->pa[p][PS(PVDC_PS_HEAD)];
+
+    return model_on(m->pa[p]) &&
+           !(on_head < m->heads && (v->group & BIT(on_head)));
+}
+
+static uint32_t model_check_plane(Model *m, ModelView *v, unsigned int h,
+                                  unsigned int p)
+{
+    const uint32_t *r = v->p[p];
+    uint32_t ctrl = r[PS(PVDC_PS_CTRL)];
+    uint32_t w = PVDC_X(r[PS(PVDC_PS_FB_SIZE)]);
+    uint32_t hh = PVDC_Y(r[PS(PVDC_PS_FB_SIZE)]);
+    uint32_t dw = PVDC_X(r[PS(PVDC_PS_DST_SIZE)]);
+    uint32_t dh = PVDC_Y(r[PS(PVDC_PS_DST_SIZE)]);
+    int dx = (int16_t)PVDC_X(r[PS(PVDC_PS_DST_POS)]);
+    int dy = (int16_t)PVDC_Y(r[PS(PVDC_PS_DST_POS)]);
+    uint64_t sw = r[PS(PVDC_PS_SRC_W)], sh = r[PS(PVDC_PS_SRC_H)];
+    uint32_t fourcc = r[PS(PVDC_PS_FORMAT)];
+    uint32_t pitch = r[PS(PVDC_PS_FB_PITCH)];
+    uint64_t line;
+    int type = model_type(m, p);
+    unsigned int home = p / (m->overlays + 2);
+
+    if ((ctrl & ~PVDC_PS_CTRL_VALID_MASK) ||
+        ((ctrl >> PVDC_PS_CTRL_BLEND_SHIFT) & 3) == 3 ||
+        (type == PVDC_PLANE_TYPE_CURSOR &&
+         (ctrl & (PVDC_PS_CTRL_ROTATE_180 | PVDC_PS_CTRL_REFLECT_X |
+                  PVDC_PS_CTRL_REFLECT_Y | PVDC_PS_CTRL_FILTER_BILINEAR)))) {
+        return PVDC_ERR_PLANE_CTRL;
+    }
+    if (r[PS(PVDC_PS_HEAD)] >= m->heads ||
+        (type != PVDC_PLANE_TYPE_OVERLAY && r[PS(PVDC_PS_HEAD)] != home)) {
+        return PVDC_ERR_PLANE_HEAD;
+    }
+    if (model_busy(m, v, p)) {
+        return PVDC_ERR_PLANE_BUSY;
+    }
+    if (!model_on(v->h[h])) {
+        return PVDC_ERR_HEAD_DISABLED;
+    }
+    if (!model_format_ok(m, p, fourcc)) {
+        return PVDC_ERR_FORMAT;
+    }
+    if (w == 0 || hh == 0 || w > m->max_w || hh > m->max_h ||
+        (fourcc == PVDC_FMT_YUYV && w % 2)) {
+        return PVDC_ERR_FB_SIZE;
+    }
+    line = (uint64_t)w * model_cpp(fourcc);
+    if (pitch < line || pitch % m->pitch_align) {
+        return PVDC_ERR_PITCH;
+    }
+    if (r[PS(PVDC_PS_FB_OFFSET)] % m->offset_align) {
+        return PVDC_ERR_OFFSET_ALIGN;
+    }
+    if (r[PS(PVDC_PS_FB_OFFSET)] + (uint64_t)pitch * (hh - 1) + line >
+        m->vram) {
+        return PVDC_ERR_FB_BOUNDS;
+    }
+    if (sw == 0 || sh == 0 ||
+        r[PS(PVDC_PS_SRC_X)] + sw > (uint64_t)w * 65536 ||
+        r[PS(PVDC_PS_SRC_Y)] + sh > (uint64_t)hh * 65536) {
+        return PVDC_ERR_SRC_RECT;
+    }
+    if (dw == 0 || dh == 0 || dw > m->max_w || dh > m->max_h ||
+        abs(dx) > (int)m->max_w || abs(dy) > (int)m->max_h) {
+        return PVDC_ERR_DST_RECT;
+    }
+    if (type == PVDC_PLANE_TYPE_CURSOR &&
+        (dw > m->cursor_max || dh > m->cursor_max || model_scaled(r))) {
+        return PVDC_ERR_CURSOR;
+    }
+    if (sw > m->max_down * (uint64_t)dw * 65536 ||
+        (uint64_t)dw * 65536 > m->max_up * sw ||
+        sh > m->max_down * (uint64_t)dh * 65536 ||
+        (uint64_t)dh * 65536 > m->max_up * sh) {
+        return PVDC_ERR_SCALE_RATIO;
+    }
+    if (r[PS(PVDC_PS_ZPOS)] >= m->overlays + 2) {
+        return PVDC_ERR_ZPOS;
+    }
+    for (unsigned int q = 0; q < m->planes; q++) {
+        if (q != p && model_on(v->p[q]) && v->p[q][PS(PVDC_PS_HEAD)] == h &&
+            v->p[q][PS(PVDC_PS_ZPOS)] == r[PS(PVDC_PS_ZPOS)]) {
+            return PVDC_ERR_ZPOS;
+        }
+    }
+    return 0;
+}
+
+static uint32_t model_check_mode(Model *m, ModelView *v, unsigned int h)
+{
+    const uint32_t *a = v->h[h], *old = m->ha[h];
+    uint64_t pixels = (uint64_t)PVDC_Y(a[HS(PVDC_HS_HTIMING)]) *
+                      PVDC_Y(a[HS(PVDC_HS_VTIMING)]);
+    uint32_t clock = a[HS(PVDC_HS_PIXEL_CLOCK)];
+    uint64_t total = 0;
+
+    if (model_axis_bad(a[HS(PVDC_HS_HTIMING)], a[HS(PVDC_HS_HSYNC)],
+                       m->max_w) ||
+        model_axis_bad(a[HS(PVDC_HS_VTIMING)], a[HS(PVDC_HS_VSYNC)],
+                       m->max_h) ||
+        clock == 0 || clock > PVDC_MAX_PIXEL_CLOCK_KHZ ||
+        pixels * 1000000 / clock < PVDC_MIN_FRAME_PERIOD_NS) {
+        return head_result(PVDC_ERR_MODE);
+    }
+    if (model_on(old) &&
+        memcmp(&a[HS(PVDC_HS_HTIMING)], &old[HS(PVDC_HS_HTIMING)],
+               (HS(PVDC_HS_PIXEL_CLOCK) - HS(PVDC_HS_HTIMING) + 1) *
+               sizeof(uint32_t))) {
+        return head_result(PVDC_ERR_MODESET_REQUIRED);
+    }
+    if (model_on(old) &&
+        a[HS(PVDC_HS_BANDWIDTH)] != old[HS(PVDC_HS_BANDWIDTH)]) {
+        return head_result(PVDC_ERR_BANDWIDTH_CHANGE);
+    }
+    for (unsigned int k = 0; k < m->heads; k++) {
+        total += model_on(v->h[k]) ? v->h[k][HS(PVDC_HS_BANDWIDTH)] : 0;
+    }
+    if (total > m->bandwidth_total) {
+        return head_result(PVDC_ERR_BANDWIDTH_ALLOC);
+    }
+    return 0;
+}
+
+static uint32_t model_check_sums(Model *m, ModelView *v, unsigned int h)
+{
+    uint64_t bandwidth = 0, scaled = 0;
+    unsigned int p;
+
+    for (p = 0; p < m->planes; p++) {
+        if (model_on(v->p[p]) && model_scaled(v->p[p]) &&
+            ++scaled > m->scalers) {
+            return result_of(PVDC_ERR_SCALERS, p);
+        }
+    }
+    for (p = 0; p < m->planes; p++) {
+        const uint32_t *r = v->p[p];
+
+        if (model_on(r) && r[PS(PVDC_PS_HEAD)] == h) {
+            uint64_t w = DIV_ROUND_UP((uint64_t)r[PS(PVDC_PS_SRC_W)], 65536);
+            uint64_t hh = DIV_ROUND_UP((uint64_t)r[PS(PVDC_PS_SRC_H)], 65536);
+
+            bandwidth += DIV_ROUND_UP(w * hh *
+                                      model_cpp(r[PS(PVDC_PS_FORMAT)]),
+                                      1024);
+        }
+    }
+    if (bandwidth > v->h[h][HS(PVDC_HS_BANDWIDTH)]) {
+        return head_result(PVDC_ERR_BANDWIDTH);
+    }
+    return 0;
+}
+
+static uint32_t model_check_head(Model *m, ModelView *v, unsigned int h)
+{
+    const uint32_t *a = v->h[h];
+    uint32_t err;
+    unsigned int p;
+
+    if (a[HS(PVDC_HS_CTRL)] & ~1u) {
+        return head_result(PVDC_ERR_HEAD_RESERVED);
+    }
+    if (model_on(a)) {
+        err = model_check_mode(m, v, h);
+        if (err) {
+            return err;
+        }
+    }
+    for (p = 0; p < m->planes; p++) {
+        if (v->by[p] == (int)h && !model_on(v->p[p])) {
+            /* carried disabled: still taken from its head */
+            if (model_busy(m, v, p)) {
+                return result_of(PVDC_ERR_PLANE_BUSY, p);
+            }
+        } else if (v->by[p] == (int)h) {
+            err = model_check_plane(m, v, h, p);
+            if (err) {
+                return result_of(err, p);
+            }
+        } else if (v->by[p] < 0 && model_on(v->p[p]) &&
+                   v->p[p][PS(PVDC_PS_HEAD)] == h && !model_on(a)) {
+            return result_of(PVDC_ERR_HEAD_DISABLED, p);
+        }
+    }
+    return model_check_sums(m, v, h);
+}
+
+static uint32_t model_check(Model *m, ModelView *v, unsigned int *failed)
+{
+    uint32_t err;
+
+    for (unsigned int h = 0; h < m->heads; h++) {
+        if (v->group & BIT(h)) {
+            err = model_check_head(m, v, h);
+            if (err) {
+                *failed = h;
+                return err;
+            }
+        }
+    }
+    return 0;
+}
+
+void model_latch(Model *m, uint32_t group, uint32_t result[PVDC_MAX_HEADS])
+{
+    ModelView v;
+    unsigned int h, p, failed = 0;
+    uint32_t err;
+
+    v.group = group;
+    for (h = 0; h < m->heads; h++) {
+        v.h[h] = group & BIT(h) ? m->harm[h] : m->ha[h];
+    }
+    for (p = 0; p < m->planes; p++) {
+        v.p[p] = m->pa[p];
+        v.by[p] = -1;
+        for (h = 0; h < m->heads; h++) {
+            if ((group & BIT(h)) && m->carried[h][p]) {
+                v.p[p] = m->parm[h][p];
+                v.by[p] = h;
+            }
+        }
+    }
+    err = model_check(m, &v, &failed);
+    if (!err) {
+        for (p = 0; p < m->planes; p++) {
+            if (v.by[p] >= 0) {
+                memcpy(m->pa[p], v.p[p], sizeof(m->pa[p]));
+            }
+        }
+    }
+    for (h = 0; h < m->heads; h++) {
+        if (!(group & BIT(h))) {
+            continue;
+        }
+        if (!err) {
+            memcpy(m->ha[h], m->harm[h], sizeof(m->ha[h]));
+            result[h] = PVDC_RESULT_APPLIED;
+        } else {
+            result[h] = h == failed ? err : head_result(PVDC_ERR_GROUP);
+        }
+        m->armed &= ~BIT(h);
+    }
+    if (err) {
+        m->rejected++;
+        m->errors[err & PVDC_RESULT_CODE_MASK]++;
+    } else {
+        m->applied++;
+    }
+}
+
+uint32_t model_check_active(Model *m, const Snapshot *active,
+                            unsigned int *failed)
+{
+    ModelView v;
+    unsigned int h, p;
+
+    memcpy(m->ha, active->head, sizeof(m->ha));
+    memcpy(m->pa, active->plane, sizeof(m->pa));
+    v.group = MAKE_64BIT_MASK(0, m->heads);
+    for (h = 0; h < m->heads; h++) {
+        v.h[h] = m->ha[h];
+    }
+    for (p = 0; p < m->planes; p++) {
+        uint32_t head = m->pa[p][PS(PVDC_PS_HEAD)];
+
+        v.p[p] = m->pa[p];
+        v.by[p] = -1;
+        if (model_on(m->pa[p])) {
+            if (head >= m->heads) {
+                *failed = 0;
+                return result_of(PVDC_ERR_PLANE_HEAD, p);
+            }
+            v.by[p] = head;
+        }
+    }
+    return model_check(m, &v, failed);
+}
+
+/* Head @h takes its shadow state and that of the planes bound to it. */
+static void model_snapshot(Model *m, unsigned int h)
+{
+    memcpy(m->harm[h], m->hs[h], sizeof(m->harm[h]));
+    for (unsigned int p = 0; p < m->planes; p++) {
+        m->carried[h][p] = m->ps[p][PS(PVDC_PS_HEAD)] == h;
+        memcpy(m->parm[h][p], m->ps[p], sizeof(m->parm[h][p]));
+    }
+    m->seq[h]++;
+}
+
+static void model_doorbell(Model *m, uint32_t mask)
+{
+    if (m->armed & mask) {
+        return;
+    }
+    for (unsigned int h = 0; h < m->heads; h++) {
+        if (mask & BIT(h)) {
+            model_snapshot(m, h);
+            m->group[h] = mask;
+        }
+    }
+    m->armed |= mask;
+}
+
+/* An armed commit snapshots again and keeps its group; else a doorbell. */
+static void model_amend(Model *m, unsigned int h)
+{
+    if (!(m->armed & BIT(h))) {
+        model_doorbell(m, BIT(h));
+        return;
+    }
+    model_snapshot(m, h);
+    m->amended++;
+}
+
+void model_init(Model *m, PVDCTest *t)
+{
+    uint32_t limits = rd(t, PVDC_REG_SCALE_LIMITS);
+
+    memset(m, 0, sizeof(*m));
+    m->heads = t->heads;
+    m->overlays = t->overlays;
+    m->planes = t->planes;
+    m->scalers = rd(t, PVDC_REG_NUM_SCALERS);
+    m->max_w = PVDC_X(rd(t, PVDC_REG_MAX_SIZE));
+    m->max_h = PVDC_Y(rd(t, PVDC_REG_MAX_SIZE));
+    m->bandwidth_total = rd(t, PVDC_REG_BANDWIDTH_TOTAL);
+    m->pitch_align = rd(t, PVDC_REG_PITCH_ALIGN);
+    m->offset_align = rd(t, PVDC_REG_OFFSET_ALIGN);
+    m->cursor_max = PVDC_X(rd(t, PVDC_REG_CURSOR_MAX));
+    m->max_down = (limits >> PVDC_SCALE_MAX_DOWNSCALE_SHIFT) &
+                  PVDC_SCALE_FACTOR_MASK;
+    m->max_up = (limits >> PVDC_SCALE_MAX_UPSCALE_SHIFT) &
+                PVDC_SCALE_FACTOR_MASK;
+    m->vram = t->vram_size;
+    for (int i = 0; i < PVDC_MAX_FORMATS; i++) {
+        m->fmt_table[i] = rd(t, PVDC_REG_FORMAT_TABLE(i));
+    }
+    m->fmt_mask[PVDC_PLANE_TYPE_PRIMARY] = rd(t, PVDC_REG_FORMATS_PRIMARY);
+    m->fmt_mask[PVDC_PLANE_TYPE_OVERLAY] = rd(t, PVDC_REG_FORMATS_OVERLAY);
+    m->fmt_mask[PVDC_PLANE_TYPE_CURSOR] = rd(t, PVDC_REG_FORMATS_CURSOR);
+    for (unsigned int h = 0; h < m->heads; h++) {
+        m->hs[h][HS(PVDC_HS_BANDWIDTH)] = m->bandwidth_total / m->heads;
+        m->ha[h][HS(PVDC_HS_BANDWIDTH)] = m->bandwidth_total / m->heads;
+    }
+    for (unsigned int p = 0; p < m->planes; p++) {
+        m->ps[p][PS(PVDC_PS_HEAD)] = m->pa[p][PS(PVDC_PS_HEAD)] =
+            p / (m->overlays + 2);
+        m->ps[p][PS(PVDC_PS_ALPHA)] = m->pa[p][PS(PVDC_PS_ALPHA)] = 0xffff;
+    }
+}
+
+void model_write(Model *m, uint32_t addr, uint32_t val)
+{
+    uint32_t all = MAKE_64BIT_MASK(0, m->heads);
+
+    if (addr >= PVDC_HEAD_SHADOW_BASE &&
+        addr < PVDC_HEAD_SHADOW(m->heads) &&
+        addr % PVDC_HEAD_STRIDE < PVDC_HEAD_STATE_REGS * 4) {
+        m->hs[(addr - PVDC_HEAD_SHADOW_BASE) / PVDC_HEAD_STRIDE]
+             [addr % PVDC_HEAD_STRIDE / 4] = val;
+    } else if (addr >= PVDC_PLANE_SHADOW_BASE &&
+               addr < PVDC_PLANE_SHADOW(m->planes) &&
+               addr % PVDC_PLANE_STRIDE < PVDC_PLANE_STATE_REGS * 4) {
+        m->ps[(addr - PVDC_PLANE_SHADOW_BASE) / PVDC_PLANE_STRIDE]
+             [addr % PVDC_PLANE_STRIDE / 4] = val;
+    } else if (addr >= PVDC_HEAD_CONTROL_BASE &&
+               addr < PVDC_HEAD_CONTROL(m->heads) &&
+               addr % PVDC_HEAD_STRIDE == PVDC_HEAD_DOORBELL) {
+        unsigned int h = (addr - PVDC_HEAD_CONTROL_BASE) / PVDC_HEAD_STRIDE;
+
+        if (val == PVDC_DOORBELL_ARM) {
+            model_doorbell(m, BIT(h));
+        } else if (val == PVDC_DOORBELL_AMEND) {
+            model_amend(m, h);
+        }
+    } else if (addr == PVDC_REG_MULTI_DOORBELL && val && !(val & ~all)) {
+        model_doorbell(m, val);
+    }
+}

@@ -1,0 +1,83 @@
+/*
+ * A reference model of pvdc's commits, written from docs/specs/pvdc.rst and
+ * sharing no code with the device: registers are arrays indexed by offset
+ * / 4, and the rules are checked in the documented order.  The randomised
+ * test drives it next to the device; the migration tests check with it
+ * that a loaded state passes the commit rules.
+ *
+ * Copyright (c) 2026 The pvdc authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef TESTS_QTEST_PVDC_MODEL_H
+#define TESTS_QTEST_PVDC_MODEL_H
+
+#include "pvdc-qtest.h"
+
+#define HS(reg)     ((reg) / 4)
+#define PS(reg)     ((reg) / 4)
+
+typedef struct Model {
+    /* what the capability registers say */
+    unsigned int heads, overlays, planes, scalers;
+    uint32_t max_w, max_h, bandwidth_total;
+    uint32_t pitch_align, offset_align, cursor_max;
+    uint32_t max_down, max_up;
+    uint64_t vram;
+    uint32_t fmt_table[PVDC_MAX_FORMATS];
+    uint32_t fmt_mask[3];
+
+    /* shadow, active and armed state */
+    uint32_t hs[PVDC_MAX_HEADS][PVDC_HEAD_STATE_REGS];
+    uint32_t ha[PVDC_MAX_HEADS][PVDC_HEAD_STATE_REGS];
+    uint32_t harm[PVDC_MAX_HEADS][PVDC_HEAD_STATE_REGS];
+    uint32_t ps[PVDC_MAX_PLANES][PVDC_PLANE_STATE_REGS];
+    uint32_t pa[PVDC_MAX_PLANES][PVDC_PLANE_STATE_REGS];
+    bool carried[PVDC_MAX_HEADS][PVDC_MAX_PLANES];
+    uint32_t parm[PVDC_MAX_HEADS][PVDC_MAX_PLANES][PVDC_PLANE_STATE_REGS];
+    uint32_t armed;
+    uint32_t group[PVDC_MAX_HEADS];
+    uint32_t seq[PVDC_MAX_HEADS];
+
+    /* outcomes so far, and the armed commits amended */
+    unsigned int applied, rejected, amended;
+    unsigned int errors[PVDC_RESULT_CODE_MASK + 1];
+} Model;
+
+/* A model of the device @t drives, in its reset state. */
+void model_init(Model *m, PVDCTest *t);
+
+/* Mirror a register write in the model (the device decodes it itself). */
+void model_write(Model *m, uint32_t addr, uint32_t val);
+
+/* Latch the group @group in the model; @result gets each member's outcome. */
+void model_latch(Model *m, uint32_t group, uint32_t result[PVDC_MAX_HEADS]);
+
+/*
+ * Check @active, a whole active state, against every commit rule as one
+ * commit of all heads that changes nothing.  Returns 0, or the first error
+ * (with its head in @failed).
+ */
+uint32_t model_check_active(Model *m, const Snapshot *active,
+                            unsigned int *failed);
+
+static inline bool model_on(const uint32_t *regs)
+{
+    return regs[0] & 1;
+}
+
+static inline int model_type(Model *m, unsigned int plane)
+{
+    unsigned int i = plane % (m->overlays + 2);
+
+    return i == 0 ? PVDC_PLANE_TYPE_PRIMARY :
+           i == m->overlays + 1 ? PVDC_PLANE_TYPE_CURSOR :
+           PVDC_PLANE_TYPE_OVERLAY;
+}
+
+static inline unsigned int model_cpp(uint32_t fourcc)
+{
+    return fourcc == PVDC_FMT_RGB565 || fourcc == PVDC_FMT_YUYV ? 2 : 4;
+}
+
+#endif /* TESTS_QTEST_PVDC_MODEL_H */
