@@ -1858,7 +1858,9 @@ static void random_plane(PVDCComposePlane *p, uint32_t w, uint32_t h)
  * Whatever part of VRAM is written, every pixel that changes lies inside
  * the rectangle pvdc_compose_plane_damage() gives, and redrawing that
  * rectangle alone gives the full new frame; writes outside the ranges of
- * pvdc_compose_plane_vram() change nothing.
+ * pvdc_compose_plane_vram(), and Y plane writes outside the lines of
+ * pvdc_compose_plane_source() (what dirty tracking looks up), change
+ * nothing.
  */
 static void test_plane_damage(void)
 {
@@ -1866,7 +1868,7 @@ static void test_plane_damage(void)
     pixman_image_t *before = frame_new(w, h), *after = frame_new(w, h);
     pixman_image_t *patched = frame_new(w, h);
     QemuRect r;
-    int bad = 0, cases = 0, exact_ok;
+    int bad = 0, cases = 0, unseen = 0, exact_ok;
 
     for (int iter = 0; iter < 600; iter++) {
         PVDCComposeScene s = {
@@ -1876,7 +1878,10 @@ static void test_plane_damage(void)
         uint64_t start, len, rs[2], re[2];
         const uint32_t *d0, *d1;
         unsigned int ranges;
-        bool hit, inside = false;
+        bool hit, inside = false, seen = false, chroma = false;
+        bool changed = false;
+        uint64_t src_offset, row_bytes;
+        uint32_t rows;
 
         random_plane(p, w, h);
         ranges = pvdc_compose_plane_vram(p, rs, re);
@@ -1897,6 +1902,14 @@ static void test_plane_damage(void)
         for (unsigned int i = 0; i < ranges; i++) {
             inside |= start < re[i] && start + len > rs[i];
         }
+        chroma = ranges == 2 && start < re[1] && start + len > rs[1];
+        if (pvdc_compose_plane_source(p, &src_offset, &row_bytes, &rows)) {
+            for (uint32_t y = 0; y < rows; y++) {
+                uint64_t row = src_offset + (uint64_t)y * p->pitch;
+
+                seen |= start < row + row_bytes && start + len > row;
+            }
+        }
 
         pvdc_compose(&s, vram, VRAM_SIZE, before, NULL);
         for (uint64_t i = start; i < start + len; i++) {
@@ -1912,6 +1925,7 @@ static void test_plane_damage(void)
                 bool in = hit && x >= r.x && y >= r.y &&
                           x < r.x + r.width && y < r.y + r.height;
 
+                changed |= (d0[y * w + x] ^ d1[y * w + x]) & 0xffffff;
                 if ((d0[y * w + x] ^ d1[y * w + x]) & 0xffffff &&
                     (!in || !inside)) {
                     if (!bad++) {
@@ -1922,6 +1936,11 @@ static void test_plane_damage(void)
                     }
                 }
             }
+        }
+        if (changed && !seen && !chroma && !unseen++) {
+            printf("# iteration %d (%.4s): writing %" PRIu64 " bytes at "
+                   "%" PRIu64 " changes pixels, outside the source lines\n",
+                   iter, (char *)&p->format, len, start);
         }
         if (hit) {
             const uint32_t *d2 = pixman_image_get_data(patched);
@@ -1943,6 +1962,8 @@ static void test_plane_damage(void)
     }
     ok(!bad, "damage rectangle holds every changed pixel, luma and chroma "
        "writes (%d cases)", cases);
+    ok(!unseen, "every luma write that changes a pixel lies in the source "
+       "lines dirty tracking looks up (%d cases)", cases);
 
     /* unscaled planes get exact rectangles */
     {
@@ -1999,6 +2020,22 @@ static void test_plane_damage(void)
         }
         ok(exact_ok, "YUYV: a Cb or Cr write damages both pixels of its "
            "macropixel, and nothing else");
+    }
+    {
+        /* pixels 3..6 of lines 1..2 read macropixels 1..3 of both lines */
+        PVDCComposePlane p = plane_new(PVDC_FMT_YUYV, 40, 20, 0, 0);
+        uint64_t offset, row_bytes;
+        uint32_t rows;
+
+        p.src_x = 3 << 16;
+        p.src_y = 1 << 16;
+        p.src_w = 4 << 16;
+        p.src_h = 2 << 16;
+        p.dst_w = 4;
+        p.dst_h = 2;
+        ok(pvdc_compose_plane_source(&p, &offset, &row_bytes, &rows) &&
+           offset == p.offset + p.pitch + 2 * 2 && row_bytes == 6 * 2 &&
+           rows == 2, "YUYV: the source lines are whole macropixels");
     }
     {
         PVDCComposePlane p = plane_new(PVDC_FMT_NV12, 50, 41, 8, 0);
