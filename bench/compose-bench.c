@@ -5,7 +5,10 @@
  * against one memcpy() of a 1920x1080 XRGB8888 frame measured in the same
  * run, interleaved with the scenes so that both see the same machine
  * state.  Every round times each scene once; the report gives the median
- * ratio over the rounds and its spread (10th..90th percentile).
+ * ratio over the rounds and its spread (10th..90th percentile).  A few
+ * scenes are also compared with another one of the same round (their
+ * "per" row): an upscale with a 2x one of the same destination, a colour
+ * pipeline that changes nothing with none.
  *
  *   compose-bench [--json] [rounds]
  *
@@ -18,6 +21,7 @@
  */
 
 #include "qemu/osdep.h"
+#include <math.h>
 #include "pvdc-compose.h"
 
 #define WIDTH           1920
@@ -32,15 +36,23 @@ typedef struct Scene {
     PVDCComposeScene scene;
     QemuRect damage;
     bool has_damage;
+    /* also reported as time / time of scene @per (if per_row is set) */
+    int per;
+    const char *per_row;
+    const char *per_target;
 } Scene;
 
 static uint8_t *vram;
 
+/*
+ * CPU time of this thread: on a machine shared with builds, a scene
+ * preempted halfway would otherwise be charged for the time others ran.
+ */
 static int64_t now_ns(void)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
@@ -73,6 +85,20 @@ static PVDCComposePlane primary(void)
 {
     return plane(PVDC_FMT_XRGB8888, 4, 0, WIDTH, HEIGHT, 0, 0, WIDTH, HEIGHT,
                  0, 0);
+}
+
+/* A two-plane YCbCr framebuffer at @offset, its Cb:Cr plane 8 MiB on. */
+static PVDCComposePlane yuv420(uint32_t format, unsigned int cpp,
+                               uint64_t offset, uint32_t sw, uint32_t sh,
+                               uint32_t ctrl)
+{
+    PVDCComposePlane p = plane(format, cpp, offset, sw, sh, 0, 0, WIDTH,
+                               HEIGHT, 1, ctrl);
+
+    p.chroma_offset = offset + 8 * MIB;
+    p.chroma_pitch = ROUND_UP(DIV_ROUND_UP(sw, 2) * 2 * cpp, 64);
+    p.encoding = PVDC_COMPOSE_BT709;
+    return p;
 }
 
 static PVDCComposePlane cursor(int32_t x, int32_t y, uint32_t zpos)
@@ -109,6 +135,11 @@ static void print_json(const Scene *scenes, int n, int rounds,
         if (i == damaged) {
             printf(", \"full\": \"%s\"", scenes[full].name);
         }
+        if (scenes[i].per_row) {
+            printf(",\n   \"per\": {\"scene\": \"%s\", \"row\": \"%s\", "
+                   "\"target\": \"%s\"}", scenes[scenes[i].per].name,
+                   scenes[i].per_row, scenes[i].per_target);
+        }
         printf(",\n   \"ratio\": [");
         for (int r = 0; r < rounds; r++) {
             printf("%s%.4f", r ? ", " : "", ratio[i * rounds + r]);
@@ -129,12 +160,33 @@ int main(int argc, char **argv)
     const uint32_t bilinear = PVDC_PS_CTRL_FILTER_BILINEAR;
     bool json = argc > 1 && !strcmp(argv[1], "--json");
     int rounds = argc > 1 + json ? atoi(argv[1 + json]) : 31;
-    Scene scenes[13];
-    int n = 0, scaled, damaged;
+    Scene scenes[24];
+    int n = 0, scaled, damaged, up2, primary_only;
+    g_autofree PVDCComposeLutEntry *lut = g_new(PVDCComposeLutEntry,
+                                                PVDC_COMPOSE_LUT_MAX_SIZE);
+    /* a saturation boost: each row sums to 1 */
+    const uint64_t ctm[9] = {
+        0x140000000ull, 0x8000000020000000ull, 0x8000000020000000ull,
+        0x8000000020000000ull, 0x140000000ull, 0x8000000020000000ull,
+        0x8000000020000000ull, 0x8000000020000000ull, 0x140000000ull,
+    };
+    PVDCComposeColorDesc full_desc = {
+        .degamma = lut, .degamma_size = PVDC_COMPOSE_LUT_MAX_SIZE,
+        .ctm = ctm, .gamma = lut, .gamma_size = PVDC_COMPOSE_LUT_MAX_SIZE,
+    };
+    PVDCComposeColorDesc gamma_desc = {
+        .gamma = lut, .gamma_size = PVDC_COMPOSE_LUT_MAX_SIZE,
+    };
+    PVDCComposeColorDesc identity_desc = {
+        .gamma = lut, .gamma_size = 2,
+    };
+    g_autoptr(PVDCComposeColor) full_color = NULL;
+    g_autoptr(PVDCComposeColor) gamma_color = NULL;
+    g_autoptr(PVDCComposeColor) identity_color = NULL;
     uint32_t crc = 0;
     uint8_t *copy_src, *copy_dst;
     pixman_image_t *dst;
-    double *ratio, *ms;
+    double *ratio, *ms, *per;
 
     vram = g_malloc(VRAM_SIZE);
     for (size_t i = 0; i < VRAM_SIZE / 4; i++) {
@@ -146,7 +198,19 @@ int main(int argc, char **argv)
     memset(copy_dst, 2, FRAME_BYTES);
     dst = pixman_image_create_bits(PIXMAN_x8r8g8b8, WIDTH, HEIGHT, NULL,
                                    WIDTH * 4);
+    /* a 2.2 power curve: a LUT of the largest size */
+    for (int i = 0; i < PVDC_COMPOSE_LUT_MAX_SIZE; i++) {
+        double v = pow(i / (PVDC_COMPOSE_LUT_MAX_SIZE - 1.0), 2.2);
 
+        lut[i].red = lut[i].green = lut[i].blue = lround(v * 0xffff);
+    }
+    full_color = pvdc_compose_color_new(&full_desc);
+    gamma_color = pvdc_compose_color_new(&gamma_desc);
+    lut[0] = (PVDCComposeLutEntry) { 0, 0, 0, 0 };
+    lut[1] = (PVDCComposeLutEntry) { 0xffff, 0xffff, 0xffff, 0 };
+    identity_color = pvdc_compose_color_new(&identity_desc);
+
+    primary_only = n;
     scenes[n++] = (Scene) {
         .name = "primary only",
         .target = "~1",
@@ -241,6 +305,89 @@ int main(int argc, char **argv)
         } },
     };
 
+    /* upscaling costs what its destination costs, whatever the ratio */
+    up2 = n;
+    scenes[n++] = (Scene) {
+        .name = "XRGB8888 960x540 -> full screen (2x), bilinear",
+        .target = "<= 4",
+        .scene = { WIDTH, HEIGHT, 0, 1, {
+            plane(PVDC_FMT_XRGB8888, 4, 16 * MIB, 960, 540, 0, 0,
+                  WIDTH, HEIGHT, 0, bilinear),
+        } },
+    };
+    scenes[n++] = (Scene) {
+        .name = "XRGB8888 20x20 -> full screen (96x54), bilinear",
+        .target = "<= 4",
+        .scene = { WIDTH, HEIGHT, 0, 1, {
+            plane(PVDC_FMT_XRGB8888, 4, 16 * MIB, 20, 20, 0, 0,
+                  WIDTH, HEIGHT, 0, bilinear),
+        } },
+        .per = up2,
+        .per_row = "upscale 96x54 / 2x, same destination, bilinear",
+        .per_target = "~1",
+    };
+    scenes[n++] = (Scene) {
+        .name = "NV12 20x20 -> full screen (96x54), nearest",
+        .target = "<= 4",
+        .scene = { WIDTH, HEIGHT, 0, 1, {
+            yuv420(PVDC_FMT_NV12, 1, 16 * MIB, 20, 20, 0),
+        } },
+    };
+
+    /* video overlays over a primary they hide */
+    scenes[n++] = (Scene) {
+        .name = "NV12 1920x1080 overlay, full screen",
+        .target = "<= 4",
+        .scene = { WIDTH, HEIGHT, 0, 2, {
+            primary(),
+            yuv420(PVDC_FMT_NV12, 1, 16 * MIB, WIDTH, HEIGHT, 0),
+        } },
+    };
+    scenes[n++] = (Scene) {
+        .name = "NV12 1280x720 overlay -> full screen, bilinear",
+        .target = "",
+        .scene = { WIDTH, HEIGHT, 0, 2, {
+            primary(),
+            yuv420(PVDC_FMT_NV12, 1, 16 * MIB, 1280, 720, bilinear),
+        } },
+    };
+    scenes[n++] = (Scene) {
+        .name = "NV12 1280x720 overlay -> full screen, nearest",
+        .target = "",
+        .scene = { WIDTH, HEIGHT, 0, 2, {
+            primary(),
+            yuv420(PVDC_FMT_NV12, 1, 16 * MIB, 1280, 720, 0),
+        } },
+    };
+    scenes[n++] = (Scene) {
+        .name = "P010 1920x1080 overlay, full screen",
+        .target = "<= 4",
+        .scene = { WIDTH, HEIGHT, 0, 2, {
+            primary(),
+            yuv420(PVDC_FMT_P010, 2, 16 * MIB, WIDTH, HEIGHT, 0),
+        } },
+    };
+
+    /* the colour pipeline of the head, after blending */
+    scenes[n] = scenes[primary_only];
+    scenes[n].name = "primary + identity colour pipeline";
+    scenes[n].target = "~1";
+    scenes[n].scene.color = identity_color;
+    scenes[n].per = primary_only;
+    scenes[n].per_row = "identity colour pipeline / none";
+    scenes[n].per_target = "~1";
+    n++;
+    scenes[n] = scenes[primary_only];
+    scenes[n].name = "primary + GAMMA_LUT (4096)";
+    scenes[n].target = "<= 6";
+    scenes[n].scene.color = gamma_color;
+    n++;
+    scenes[n] = scenes[primary_only];
+    scenes[n].name = "primary + DEGAMMA_LUT, CTM, GAMMA_LUT (4096)";
+    scenes[n].target = "<= 20";
+    scenes[n].scene.color = full_color;
+    n++;
+
     ratio = g_new(double, (size_t)(n + 1) * rounds);
     ms = g_new(double, (size_t)(n + 1) * rounds);
     for (int r = -2; r < rounds; r++) {
@@ -283,20 +430,40 @@ int main(int argc, char **argv)
         print_json(scenes, n, rounds, ratio, ms, damaged, scaled, FRAME_BYTES);
         goto out;
     }
-    printf("%-45s %8s %15s %9s %7s\n", "scene (1920x1080)", "ratio",
+    /* the "per" rows, from the unsorted rounds */
+    per = g_new(double, (size_t)n * rounds);
+    for (int i = 0; i < n; i++) {
+        for (int r = 0; scenes[i].per_row && r < rounds; r++) {
+            per[i * rounds + r] = ms[i * rounds + r] /
+                                  ms[scenes[i].per * rounds + r];
+        }
+    }
+    printf("%-50s %8s %15s %9s %7s\n", "scene (1920x1080)", "ratio",
            "p10..p90", "ms", "target");
     for (int i = 0; i < n; i++) {
         double *rv = &ratio[i * rounds], *mv = &ms[i * rounds];
 
         qsort(rv, rounds, sizeof(double), cmp_double);
         qsort(mv, rounds, sizeof(double), cmp_double);
-        printf("%-45s %8.2f %6.2f..%-7.2f %9.3f %7s\n", scenes[i].name,
+        printf("%-50s %8.2f %6.2f..%-7.2f %9.3f %7s\n", scenes[i].name,
                percentile(rv, rounds, 50), percentile(rv, rounds, 10),
                percentile(rv, rounds, 90), percentile(mv, rounds, 50),
                scenes[i].target);
     }
     printf("ratios: time / one %d-byte memcpy in the same round, "
            "%d rounds (crc %08x)\n", FRAME_BYTES, rounds, crc);
+    for (int i = 0; i < n; i++) {
+        double *pv = &per[i * rounds];
+
+        if (!scenes[i].per_row) {
+            continue;
+        }
+        qsort(pv, rounds, sizeof(double), cmp_double);
+        printf("%-50s %8.2f %6.2f..%-7.2f %9s %7s\n", scenes[i].per_row,
+               percentile(pv, rounds, 50), percentile(pv, rounds, 10),
+               percentile(pv, rounds, 90), "", scenes[i].per_target);
+    }
+    g_free(per);
 
 out:
     g_free(ratio);

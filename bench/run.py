@@ -10,7 +10,9 @@ full recomposition, the same VM without a display device, the refresh
 rate, bochs-display, a trivial ioctl), with its spread over the repeats;
 rows that miss their target are marked MISS.  Sections:
 
-  composition  host time to compose a 1920x1080 frame per scene / memcpy
+  composition  host time to compose a 1920x1080 frame per scene / memcpy;
+               upscaling / a 2x upscale to the same destination, an identity
+               colour pipeline / none
   damage       recomposing a 64x64 damaged rectangle / the full frame
   idle         host CPU of QEMU with an idle guest at a static console,
                pvdc / bochs-display / virtio-gpu-pci vs no display device;
@@ -187,6 +189,16 @@ def bench_composition(res, args):
             res.add("composition", s["name"], statistics.median(s["ratio"]),
                     s["ratio"], base, s["target"],
                     value=statistics.median(s["ms"]), unit="ms")
+        # scenes compared with another one of the same rounds
+        for s in data["scenes"]:
+            if "per" not in s:
+                continue
+            other = scenes[s["per"]["scene"]]
+            per_round = [a / b for a, b in zip(s["ms"], other["ms"])]
+            res.add("composition", s["per"]["row"],
+                    statistics.median(per_round), per_round,
+                    f"'{other['name']}' in the same round",
+                    s["per"]["target"], extra={"scene": s["name"]})
     if "damage" in args.only:
         for s in data["scenes"]:
             if "full" not in s:

@@ -3,11 +3,13 @@
  *
  * Planes are drawn bottom to top (zpos order) over the background with
  * pixman, straight from images that wrap the framebuffers in VRAM: no
- * plane is copied unless its format needs converting or its blend
- * mode a premultiplied version of it, and then a few lines at a time.
- * Only the visible part of each plane inside the damaged rectangle is
- * composited, and planes hidden under an opaque plane covering that
- * rectangle are not drawn at all.
+ * plane is copied unless its format needs converting
+ * (pvdc-compose-convert.c) or its blend mode a premultiplied version of
+ * it, and then a few lines at a time.  Only the visible part of each
+ * plane inside the damaged rectangle is composited, and planes hidden
+ * under an opaque plane covering that rectangle are not drawn at all.
+ * The head's colour pipeline (pvdc-compose-color.c) then runs over the
+ * same rectangle.
  *
  * Blending follows the DRM "pixel blend mode" property (drm_blend.c), with
  * fg the plane pixel, bg what is below and pa the plane alpha:
@@ -23,18 +25,24 @@
  * temporary stays small whatever the head size.  (With bilinear
  * filtering, coverage planes thus have colour and alpha interpolated
  * separately rather than premultiplied; the difference is confined to
- * edges where both change.)  Plane alpha is applied with pixman's 8-bit
- * precision, rounded from the 16-bit register.
+ * edges where both change.)  Every product is pixman's 8-bit one, x * y
+ * / 255 rounded to nearest, and sums saturate; plane alpha is rounded
+ * from its 16 bits to 8 first.
  *
  * Geometry: the source rectangle (16.16) is mapped onto the destination
  * rectangle by a pixman affine transform that also carries the 180 degree
  * rotation and the reflections; planes that need none of it are plain
  * copies, pixman's fastest path.  The scale factor src / dst is rounded to
- * 16.16, which moves a sample by at most dst_w / 2^17 pixels.  Samples
- * never leave the source rectangle rounded out to whole pixels (pad
- * repeat; for 2-byte formats the left edge is rounded down to an even
- * pixel), so bilinear filtering clamps at the edges instead of fading to
- * transparent.
+ * 16.16 (never to 0), which moves the sample of destination pixel d by at
+ * most (d + 1/2) / 2^17 source pixels, 1/8 of a pixel at the largest
+ * destination: within what drm_blend.c allows ("round the subpixel
+ * sampling positions ... only to the next full pixel").  The cost of a
+ * plane is that of its destination whatever the ratio, up or down.
+ * Samples never leave the source rectangle rounded out to whole pixels
+ * (pad repeat), so bilinear filtering clamps at its edges instead of
+ * fading to transparent or reading a neighbour.  Where pixman would need
+ * an image starting at an odd 2-byte pixel (RGB565), the plane is
+ * converted instead, so that this holds there too.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -45,18 +53,18 @@
 #include <zlib.h>
 #include "qemu/bitops.h"
 #include "qemu/bswap.h"
-#include "pvdc-compose.h"
+#include "pvdc-compose-internal.h"
 #include "pvdc-fields.h"
 
 /* Lines premultiplied at a time for translucent coverage-blended planes. */
 #define PVDC_COMPOSE_STRIP_LINES 32
-/* Destination lines converted at a time for YUYV and XRGB2101010 planes. */
+/* Destination lines converted at a time when a plane is not a plain copy. */
 #define PVDC_COMPOSE_CONVERT_LINES 64
 
 /*
  * pixman formats are host-endian, framebuffers little-endian: the 8888
  * formats have byte-swapped pixman equivalents, RGB565 has not, so a
- * big-endian host leaves RGB565 planes out.
+ * big-endian host converts RGB565 planes.
  */
 #if HOST_BIG_ENDIAN
 #define PVDC_LE_r5g6b5          0
@@ -64,35 +72,39 @@
 #define PVDC_LE_r5g6b5          PIXMAN_r5g6b5
 #endif
 
-static PVDCComposeConvertFn pvdc_compose_yuyv_line;
-static PVDCComposeConvertFn pvdc_compose_xrgb2101010_line;
-
 /*
- * Formats with a @convert function are converted by the engine into
- * XRGB8888 strips, then composited like any RGB plane (@color is the
- * format of the converted pixels).  pixman reads them correctly itself,
- * through transforms and filters, but far too slowly: its PIXMAN_yuy2
- * fetcher took 177 ms to show a 1280x720 YUYV plane at 1920x1080 with
- * bilinear filtering and its wide pipeline 42 ms for a 1920x1080
- * XRGB2101010 plane, against 7 ms and 3.6 ms converted (same machine; a
- * 1920x1080 XRGB8888 plane takes 1.4 ms).  Converting also makes both
- * formats independent of the host's byte order, which pixman's are not.
+ * The register interface shows the first PVDC_COMPOSE_NUM_FORMATS entries
+ * (FORMAT_TABLE); the two-plane YCbCr formats after them are reachable
+ * only through the engine until issue 14's phase 2 wires them.
  */
-const PVDCComposeFormat pvdc_compose_formats[PVDC_COMPOSE_NUM_FORMATS] = {
-    { PVDC_FMT_XRGB8888, 4, PIXMAN_LE_x8r8g8b8, 0, NULL },
-    { PVDC_FMT_ARGB8888, 4, PIXMAN_LE_x8r8g8b8, PIXMAN_LE_a8r8g8b8, NULL },
-    { PVDC_FMT_XBGR8888, 4, PIXMAN_LE_x8b8g8r8, 0, NULL },
-    { PVDC_FMT_ABGR8888, 4, PIXMAN_LE_x8b8g8r8, PIXMAN_LE_a8b8g8r8, NULL },
-    { PVDC_FMT_RGB565, 2, PVDC_LE_r5g6b5, 0, NULL },
-    { PVDC_FMT_XRGB2101010, 4, PIXMAN_x8r8g8b8, 0,
-      pvdc_compose_xrgb2101010_line },
-    { PVDC_FMT_YUYV, 2, PIXMAN_x8r8g8b8, 0, pvdc_compose_yuyv_line },
+const PVDCComposeFormat pvdc_compose_formats[] = {
+    { .fourcc = PVDC_FMT_XRGB8888, .cpp = 4, .color = PIXMAN_LE_x8r8g8b8 },
+    { .fourcc = PVDC_FMT_ARGB8888, .cpp = 4, .color = PIXMAN_LE_x8r8g8b8,
+      .alpha = PIXMAN_LE_a8r8g8b8 },
+    { .fourcc = PVDC_FMT_XBGR8888, .cpp = 4, .color = PIXMAN_LE_x8b8g8r8 },
+    { .fourcc = PVDC_FMT_ABGR8888, .cpp = 4, .color = PIXMAN_LE_x8b8g8r8,
+      .alpha = PIXMAN_LE_a8b8g8r8 },
+    { .fourcc = PVDC_FMT_RGB565, .cpp = 2, .color = PVDC_LE_r5g6b5,
+      .convert = pvdc_compose_convert_rgb565 },
+    { .fourcc = PVDC_FMT_XRGB2101010, .cpp = 4,
+      .convert = pvdc_compose_convert_xrgb2101010 },
+    { .fourcc = PVDC_FMT_YUYV, .cpp = 2, .yuv_depth = 8,
+      .convert = pvdc_compose_convert_yuyv },
+    { .fourcc = PVDC_FMT_NV12, .cpp = 1, .chroma_cpp = 2, .yuv_depth = 8,
+      .convert = pvdc_compose_convert_nv12 },
+    { .fourcc = PVDC_FMT_P010, .cpp = 2, .chroma_cpp = 4, .yuv_depth = 10,
+      .convert = pvdc_compose_convert_p010 },
 };
+QEMU_BUILD_BUG_ON(ARRAY_SIZE(pvdc_compose_formats) !=
+                  PVDC_COMPOSE_ALL_FORMATS);
 
 /* One plane, checked and reduced to what pixman needs. */
 typedef struct PVDCComposeJob {
     const PVDCComposePlane *plane;
     const PVDCComposeFormat *fmt;
+    /* converts the framebuffer, or NULL if pixman reads it */
+    PVDCComposeConvertFn *convert;
+    PVDCComposeReader reader;   /* what @convert needs, but VRAM */
     unsigned int blend;         /* PVDC_BLEND_* */
     bool pixel_alpha;           /* blending uses the pixels' alpha */
     uint8_t alpha;              /* plane alpha as pixman applies it */
@@ -100,13 +112,25 @@ typedef struct PVDCComposeJob {
     bool opaque;                /* hides whatever is below it */
     /* visible part on the head: [x0, x1) x [y0, y1) */
     int32_t x0, y0, x1, y1;
-    /* the framebuffer pixels the plane may sample, as one pixman image */
-    uint64_t img_offset;
-    uint32_t img_w, img_h;
+    /*
+     * The framebuffer pixels the plane may sample (its source rectangle
+     * rounded out), [img_x, img_x + img_w) x [img_y, img_y + img_h): the
+     * image a transform maps to.
+     */
+    uint32_t img_x, img_y, img_w, img_h;
+    /* the columns [read_x0, read_x1) of those lines reading them touches */
+    uint32_t read_x0, read_x1;
+    /*
+     * What pixman reads if it reads the framebuffer: from column pix_x
+     * (img_x, rounded down to a 32-bit boundary for 2-byte pixels when
+     * the plane is not transformed), at VRAM offset pix_offset.
+     */
+    uint32_t pix_x;
+    uint64_t pix_offset;
     bool transformed;
     pixman_transform_t transform;
     pixman_filter_t filter;
-    /* without transform: image pixel = head pixel + (dx, dy) */
+    /* without transform: framebuffer pixel = head pixel + (dx, dy) */
     int32_t dx, dy;
 } PVDCComposeJob;
 
@@ -135,20 +159,45 @@ static uint8_t pvdc_compose_alpha8(uint16_t alpha)
     return ((uint32_t)alpha * 255 + 32767) / 65535;
 }
 
-/* The plane's own fields are consistent, whatever the head and VRAM. */
-static bool pvdc_compose_plane_valid(const PVDCComposePlane *plane,
-                                     const PVDCComposeFormat *fmt,
-                                     unsigned int blend)
+/* Whether [offset, offset + len) lies inside @vram_size bytes. */
+static bool pvdc_compose_in_vram(uint64_t offset, uint64_t len,
+                                 uint64_t vram_size)
 {
-    if (!fmt || blend > PVDC_BLEND_COVERAGE ||
-        !pvdc_compose_size_ok(plane->fb_width) ||
+    return offset <= vram_size && len <= vram_size - offset;
+}
+
+/* Checks of the framebuffer layout alone, whatever the plane shows. */
+static bool pvdc_compose_fb_ok(const PVDCComposePlane *plane,
+                               const PVDCComposeFormat *fmt)
+{
+    if (!fmt || !pvdc_compose_size_ok(plane->fb_width) ||
         !pvdc_compose_size_ok(plane->fb_height) ||
         (plane->format == PVDC_FMT_YUYV && plane->fb_width % 2) ||
         plane->pitch % 4 || plane->offset % 4 ||
         plane->pitch < plane->fb_width * fmt->cpp) {
         return false;
     }
-    return plane->src_w && plane->src_h &&
+    if (fmt->yuv_depth && (plane->encoding >= PVDC_COMPOSE_ENCODING__MAX ||
+                           plane->range >= PVDC_COMPOSE_RANGE__MAX)) {
+        return false;
+    }
+    /* the Cb:Cr plane has a sample for every 2x2 pixels, rounded up */
+    if (fmt->chroma_cpp &&
+        (plane->chroma_pitch % 4 || plane->chroma_offset % 4 ||
+         plane->chroma_pitch < DIV_ROUND_UP(plane->fb_width, 2) *
+                               fmt->chroma_cpp)) {
+        return false;
+    }
+    return true;
+}
+
+/* The plane's own fields are consistent, whatever the head and VRAM. */
+static bool pvdc_compose_plane_valid(const PVDCComposePlane *plane,
+                                     const PVDCComposeFormat *fmt,
+                                     unsigned int blend)
+{
+    return pvdc_compose_fb_ok(plane, fmt) && blend <= PVDC_BLEND_COVERAGE &&
+           plane->src_w && plane->src_h &&
            (uint64_t)plane->src_x + plane->src_w <=
            (uint64_t)plane->fb_width << 16 &&
            (uint64_t)plane->src_y + plane->src_h <=
@@ -160,47 +209,55 @@ static bool pvdc_compose_plane_valid(const PVDCComposePlane *plane,
 }
 
 /*
- * The pixels pixman may sample: the source rectangle rounded out to whole
- * pixels, which must lie inside @vram_size bytes of VRAM.  For 2-byte
- * formats the left edge is rounded down to an even pixel so that pixman
- * gets a 32-bit aligned pointer (and YUYV whole macropixels); the fb width
- * is even for YUYV, so rounding the right edge up stays inside the
- * framebuffer.  Sets the image fields of @job and its top-left pixel in
- * @img_x, @img_y.
+ * The pixels the plane may sample, its source rectangle rounded out to
+ * whole pixels, and the bytes reading them touches, which must lie inside
+ * @vram_size bytes of VRAM: a YUYV pixel reads its whole macropixel (the
+ * fb width is even, so that stays inside the framebuffer), an NV12 or
+ * P010 one the chroma samples around it, clamped to those of the source
+ * rectangle.  Sets the image and read window fields of @job.
  */
 static bool pvdc_compose_source_image(PVDCComposeJob *job,
-                                      uint64_t vram_size,
-                                      uint32_t *img_x, uint32_t *img_y)
+                                      uint64_t vram_size)
 {
     const PVDCComposePlane *plane = job->plane;
-    unsigned int cpp = job->fmt->cpp;
+    const PVDCComposeFormat *fmt = job->fmt;
+    PVDCComposeReader *rd = &job->reader;
     uint32_t img_x1, img_y1;
-    uint64_t img_end;
 
-    *img_x = plane->src_x >> 16;
-    *img_y = plane->src_y >> 16;
+    job->img_x = plane->src_x >> 16;
+    job->img_y = plane->src_y >> 16;
     img_x1 = DIV_ROUND_UP((uint64_t)plane->src_x + plane->src_w, 1 << 16);
     img_y1 = DIV_ROUND_UP((uint64_t)plane->src_y + plane->src_h, 1 << 16);
-    if (cpp == 2) {
-        *img_x &= ~1u;
-    }
-    if (plane->format == PVDC_FMT_YUYV) {
-        img_x1 = ROUND_UP(img_x1, 2);
-    }
-    job->img_w = img_x1 - *img_x;
-    job->img_h = img_y1 - *img_y;
+    job->img_w = img_x1 - job->img_x;
+    job->img_h = img_y1 - job->img_y;
 
-    img_end = (uint64_t)plane->pitch * (img_y1 - 1) + (uint64_t)img_x1 * cpp;
-    if (plane->offset > vram_size || img_end > vram_size - plane->offset) {
+    /*
+     * 2-byte pixels are read in 32-bit words: whole YUYV macropixels, and
+     * pixman's image of an RGB565 plane starts at an even pixel.
+     */
+    job->read_x0 = fmt->cpp == 2 ? job->img_x & ~1u : job->img_x;
+    job->read_x1 = plane->format == PVDC_FMT_YUYV ? ROUND_UP(img_x1, 2)
+                                                   : img_x1;
+    if (!pvdc_compose_in_vram(plane->offset,
+                              (uint64_t)plane->pitch * (img_y1 - 1) +
+                              (uint64_t)job->read_x1 * fmt->cpp, vram_size)) {
         return false;
+    }
+    if (fmt->chroma_cpp) {
+        rd->cx0 = job->img_x / 2;
+        rd->cx1 = (img_x1 - 1) / 2 + 1;
+        rd->cy0 = job->img_y / 2;
+        rd->cy1 = (img_y1 - 1) / 2 + 1;
+        if (!pvdc_compose_in_vram(plane->chroma_offset,
+                                  (uint64_t)plane->chroma_pitch *
+                                  (rd->cy1 - 1) +
+                                  (uint64_t)rd->cx1 * fmt->chroma_cpp,
+                                  vram_size)) {
+            return false;
+        }
     }
     /* pixman indexes lines with an int */
-    if ((uint64_t)plane->pitch * job->img_h > INT32_MAX) {
-        return false;
-    }
-    job->img_offset = plane->offset + (uint64_t)plane->pitch * *img_y +
-                      (uint64_t)*img_x * cpp;
-    return true;
+    return (uint64_t)plane->pitch * job->img_h <= INT32_MAX;
 }
 
 /* Where the plane shows on a head of @width x @height, and how opaque. */
@@ -214,8 +271,7 @@ static void pvdc_compose_placement(PVDCComposeJob *job, uint32_t width,
     job->x1 = MIN((int64_t)plane->dst_x + plane->dst_w, (int64_t)width);
     job->y1 = MIN((int64_t)plane->dst_y + plane->dst_h, (int64_t)height);
     job->alpha = pvdc_compose_alpha8(plane->alpha);
-    job->visible = job->x0 < job->x1 && job->y0 < job->y1 &&
-                   job->alpha > 0 && job->fmt->color;
+    job->visible = job->x0 < job->x1 && job->y0 < job->y1 && job->alpha > 0;
     job->pixel_alpha = job->fmt->alpha && job->blend != PVDC_BLEND_NONE;
     job->opaque = !job->pixel_alpha && job->alpha == 255;
 }
@@ -225,21 +281,22 @@ static void pvdc_compose_placement(PVDCComposeJob *job, uint32_t width,
  * an unscaled, unflipped copy at a whole-pixel source origin, else a
  * pixman transform.
  */
-static void pvdc_compose_mapping(PVDCComposeJob *job, uint32_t img_x,
-                                 uint32_t img_y)
+static void pvdc_compose_mapping(PVDCComposeJob *job)
 {
     const PVDCComposePlane *plane = job->plane;
     bool flip_x = FIELD_EX32(plane->ctrl, PS_CTRL, REFLECT_X) ^
                   FIELD_EX32(plane->ctrl, PS_CTRL, ROTATE_180);
     bool flip_y = FIELD_EX32(plane->ctrl, PS_CTRL, REFLECT_Y) ^
                   FIELD_EX32(plane->ctrl, PS_CTRL, ROTATE_180);
+    uint64_t scale;
 
-    if (plane->src_w == (uint64_t)plane->dst_w << 16 &&
-        plane->src_h == (uint64_t)plane->dst_h << 16 &&
-        !(plane->src_x & 0xffff) && !(plane->src_y & 0xffff) &&
-        !flip_x && !flip_y) {
-        job->dx = (int32_t)(plane->src_x >> 16) - img_x - plane->dst_x;
-        job->dy = (int32_t)(plane->src_y >> 16) - img_y - plane->dst_y;
+    job->transformed = plane->src_w != (uint64_t)plane->dst_w << 16 ||
+                       plane->src_h != (uint64_t)plane->dst_h << 16 ||
+                       (plane->src_x & 0xffff) || (plane->src_y & 0xffff) ||
+                       flip_x || flip_y;
+    if (!job->transformed) {
+        job->dx = (int32_t)(plane->src_x >> 16) - plane->dst_x;
+        job->dy = (int32_t)(plane->src_y >> 16) - plane->dst_y;
         job->filter = PIXMAN_FILTER_NEAREST;
         return;
     }
@@ -248,25 +305,57 @@ static void pvdc_compose_mapping(PVDCComposeJob *job, uint32_t img_x,
      * Image coordinates as a function of p, the position relative to the
      * destination's top-left corner (pixman samples at pixel centres):
      * u = sx + p * src_w / dst_w, or sx + src_w - p * src_w / dst_w when
-     * flipped.  Every term stays below 2^31 in 16.16.
+     * flipped, sx being the source's offset in the image.  Every term
+     * stays below 2^31 in 16.16.  A source of less than 1/2^17 pixel per
+     * destination pixel still gets a scale of 1/2^16: the converted path
+     * divides by it.
      */
-    job->transformed = true;
     job->filter = FIELD_EX32(plane->ctrl, PS_CTRL, FILTER_BILINEAR) ?
                   PIXMAN_FILTER_BILINEAR : PIXMAN_FILTER_NEAREST;
     pixman_transform_init_identity(&job->transform);
-    job->transform.matrix[0][0] =
-        ((uint64_t)plane->src_w + plane->dst_w / 2) / plane->dst_w;
-    job->transform.matrix[0][2] = plane->src_x - (img_x << 16);
+    scale = ((uint64_t)plane->src_w + plane->dst_w / 2) / plane->dst_w;
+    job->transform.matrix[0][0] = MAX(scale, 1);
+    job->transform.matrix[0][2] = plane->src_x - (job->img_x << 16);
     if (flip_x) {
         job->transform.matrix[0][0] = -job->transform.matrix[0][0];
         job->transform.matrix[0][2] += plane->src_w;
     }
-    job->transform.matrix[1][1] =
-        ((uint64_t)plane->src_h + plane->dst_h / 2) / plane->dst_h;
-    job->transform.matrix[1][2] = plane->src_y - (img_y << 16);
+    scale = ((uint64_t)plane->src_h + plane->dst_h / 2) / plane->dst_h;
+    job->transform.matrix[1][1] = MAX(scale, 1);
+    job->transform.matrix[1][2] = plane->src_y - (job->img_y << 16);
     if (flip_y) {
         job->transform.matrix[1][1] = -job->transform.matrix[1][1];
         job->transform.matrix[1][2] += plane->src_h;
+    }
+}
+
+/*
+ * Whether pixman reads the framebuffer or a converter does.  pixman reads
+ * the formats it knows, from a 32-bit aligned first pixel: an image of
+ * 2-byte pixels starts one pixel early when the source starts at an odd
+ * one, which is harmless for a copy but would let a transformed plane
+ * sample that pixel.
+ */
+static void pvdc_compose_reading(PVDCComposeJob *job)
+{
+    const PVDCComposePlane *plane = job->plane;
+    const PVDCComposeFormat *fmt = job->fmt;
+
+    job->pix_x = job->img_x;
+    if (!fmt->color || (job->transformed && fmt->cpp == 2 &&
+                        job->img_x % 2)) {
+        job->convert = fmt->convert;
+    } else if (fmt->cpp == 2) {
+        job->pix_x &= ~1u;
+    }
+    job->pix_offset = plane->offset + (uint64_t)plane->pitch * job->img_y +
+                      (uint64_t)job->pix_x * fmt->cpp;
+    if (job->convert) {
+        job->reader.plane = plane;
+        if (fmt->yuv_depth) {
+            job->reader.yuv = pvdc_compose_yuv(plane->encoding, plane->range,
+                                               fmt->yuv_depth);
+        }
     }
 }
 
@@ -280,114 +369,18 @@ static bool pvdc_compose_prepare(PVDCComposeJob *job,
                                  uint32_t width, uint32_t height,
                                  uint64_t vram_size)
 {
-    uint32_t img_x, img_y;
-
     memset(job, 0, sizeof(*job));
     job->plane = plane;
     job->fmt = pvdc_compose_format(plane->format);
     job->blend = FIELD_EX32(plane->ctrl, PS_CTRL, BLEND);
     if (!pvdc_compose_plane_valid(plane, job->fmt, job->blend) ||
-        !pvdc_compose_source_image(job, vram_size, &img_x, &img_y)) {
+        !pvdc_compose_source_image(job, vram_size)) {
         return false;
     }
     pvdc_compose_placement(job, width, height);
-    pvdc_compose_mapping(job, img_x, img_y);
+    pvdc_compose_mapping(job);
+    pvdc_compose_reading(job);
     return true;
-}
-
-/*
- * BT.601 limited-range YUV to RGB in 16.16 fixed point, by table: per
- * channel one addition and one clamping lookup (no branch to mispredict),
- * about three times faster than computing it.  The luma term carries the
- * rounding and an offset of 384 so that the sum of any luma and chroma
- * terms indexes @clamp within 107..918.
- */
-static struct {
-    int32_t y[256];
-    int32_t r_v[256];
-    int32_t g_u[256];
-    int32_t g_v[256];
-    int32_t b_u[256];
-    uint8_t clamp[1024];
-} pvdc_compose_yuv;
-
-static void pvdc_compose_yuv_init(void)
-{
-    static gsize done;
-
-    if (g_once_init_enter(&done)) {
-        for (int i = 0; i < 256; i++) {
-            pvdc_compose_yuv.y[i] = (i - 16) * 76309 + 0x8000 + (384 << 16);
-            pvdc_compose_yuv.r_v[i] = (i - 128) * 104597;
-            pvdc_compose_yuv.g_u[i] = (i - 128) * -25675;
-            pvdc_compose_yuv.g_v[i] = (i - 128) * -53279;
-            pvdc_compose_yuv.b_u[i] = (i - 128) * 132201;
-        }
-        for (int i = 0; i < 1024; i++) {
-            pvdc_compose_yuv.clamp[i] = MIN(MAX(i - 384, 0), 255);
-        }
-        g_once_init_leave(&done, 1);
-    }
-}
-
-static inline uint32_t pvdc_compose_yuv_pixel(uint8_t y, int32_t r,
-                                              int32_t g, int32_t b)
-{
-    int32_t luma = pvdc_compose_yuv.y[y];
-
-    return 0xff000000 |
-           (uint32_t)pvdc_compose_yuv.clamp[(luma + r) >> 16] << 16 |
-           (uint32_t)pvdc_compose_yuv.clamp[(luma + g) >> 16] << 8 |
-           pvdc_compose_yuv.clamp[(luma + b) >> 16];
-}
-
-/* The two pixels of the macropixel at @in, as XRGB8888. */
-static inline void pvdc_compose_yuyv_pair(uint32_t *out, const uint8_t *in)
-{
-    int32_t r = pvdc_compose_yuv.r_v[in[3]];
-    int32_t g = pvdc_compose_yuv.g_u[in[1]] + pvdc_compose_yuv.g_v[in[3]];
-    int32_t b = pvdc_compose_yuv.b_u[in[1]];
-
-    out[0] = pvdc_compose_yuv_pixel(in[0], r, g, b);
-    out[1] = pvdc_compose_yuv_pixel(in[2], r, g, b);
-}
-
-/*
- * Convert @width YUYV pixels of @line starting at pixel @x (any parity:
- * a pixel's chroma is that of its macropixel) to host-endian XRGB8888.
- */
-static void pvdc_compose_yuyv_line(uint32_t *out, const uint8_t *line,
-                                   uint32_t x, uint32_t width)
-{
-    const uint8_t *in = line + (x & ~1u) * 2;
-    uint32_t pair[2];
-
-    pvdc_compose_yuv_init();
-    if (x & 1 && width) {
-        pvdc_compose_yuyv_pair(pair, in);
-        *out++ = pair[1];
-        in += 4;
-        width--;
-    }
-    for (; width >= 2; width -= 2, out += 2, in += 4) {
-        pvdc_compose_yuyv_pair(out, in);
-    }
-    if (width) {
-        pvdc_compose_yuyv_pair(pair, in);
-        *out = pair[0];
-    }
-}
-
-/* The 8 most significant bits of each 10-bit channel. */
-static void pvdc_compose_xrgb2101010_line(uint32_t *out, const uint8_t *line,
-                                          uint32_t x, uint32_t width)
-{
-    for (uint32_t i = 0; i < width; i++) {
-        uint32_t p = ldl_le_p(line + (x + i) * 4);
-
-        out[i] = 0xff000000 | (p >> 6 & 0xff0000) | (p >> 4 & 0xff00) |
-                 (p >> 2 & 0xff);
-    }
 }
 
 /*
@@ -412,7 +405,7 @@ static void pvdc_compose_window(pixman_fixed_t scale, pixman_fixed_t offset,
  * else is needed, otherwise strip by strip into a temporary image
  * composited like an XRGB8888 plane.  A strip is at most
  * PVDC_COMPOSE_CONVERT_LINES destination lines and needs at most as many
- * source lines plus filter margins (6), so the temporary stays small.
+ * source lines plus filter margins (5), so the temporary stays small.
  */
 static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
                                         const uint8_t *vram,
@@ -421,29 +414,28 @@ static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
                                         int32_t x, int32_t y,
                                         int32_t w, int32_t h)
 {
-    PVDCComposeConvertFn *convert = job->fmt->convert;
     const PVDCComposePlane *plane = job->plane;
-    const uint8_t *img = vram + job->img_offset;
+    PVDCComposeReader rd = job->reader;
     pixman_op_t op = mask ? PIXMAN_OP_OVER : PIXMAN_OP_SRC;
     uint32_t *buf = NULL;
     size_t buf_size = 0;
     int32_t lines = PVDC_COMPOSE_CONVERT_LINES;
 
+    rd.vram = vram;
     if (!job->transformed && !mask) {
         uint8_t *out = (uint8_t *)pixman_image_get_data(dst);
         int stride = pixman_image_get_stride(dst);
 
         for (int32_t row = y; row < y + h; row++) {
-            convert((uint32_t *)(out + (size_t)stride * row) + x,
-                    img + (size_t)plane->pitch * (row + job->dy),
-                    x + job->dx, w);
+            job->convert(&rd, (uint32_t *)(out + (size_t)stride * row) + x,
+                         x + job->dx, row + job->dy, w);
         }
         return;
     }
     if (job->transformed) {
         lines = MAX(1, MIN(PVDC_COMPOSE_CONVERT_LINES,
                            (PVDC_COMPOSE_CONVERT_LINES << 16) /
-                           MAX(abs(job->transform.matrix[1][1]), 1)));
+                           abs(job->transform.matrix[1][1])));
     }
 
     for (int32_t row = 0; row < h; row += lines) {
@@ -463,9 +455,9 @@ static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
                                 y + row + n - plane->dst_y, job->img_h,
                                 &r0, &r1);
         } else {
-            c0 = x + job->dx;
+            c0 = x + job->dx - job->img_x;
             c1 = c0 + w;
-            r0 = y + row + job->dy;
+            r0 = y + row + job->dy - job->img_y;
             r1 = r0 + n;
         }
         if (c0 >= c1 || r0 >= r1) {
@@ -478,8 +470,8 @@ static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
             buf_size = size;
         }
         for (int64_t r = r0; r < r1; r++) {
-            convert(buf + (r - r0) * (c1 - c0),
-                    img + (size_t)plane->pitch * r, c0, c1 - c0);
+            job->convert(&rd, buf + (r - r0) * (c1 - c0), job->img_x + c0,
+                         job->img_y + r, c1 - c0);
         }
 
         tmp = pixman_image_create_bits_no_clear(PIXMAN_x8r8g8b8, c1 - c0,
@@ -516,9 +508,11 @@ static pixman_image_t *pvdc_compose_image(const PVDCComposeJob *job,
     pixman_image_t *img;
 
     /* Source images are only ever read: the cast drops const for pixman. */
-    img = pixman_image_create_bits_no_clear(format, job->img_w, job->img_h,
+    img = pixman_image_create_bits_no_clear(format,
+                                            job->img_x + job->img_w -
+                                            job->pix_x, job->img_h,
                                             (uint32_t *)(vram +
-                                                         job->img_offset),
+                                                         job->pix_offset),
                                             job->plane->pitch);
     if (img && job->transformed) {
         pixman_image_set_transform(img, &job->transform);
@@ -540,8 +534,8 @@ static void pvdc_compose_draw(const PVDCComposeJob *job, const uint8_t *vram,
         sx = x - job->plane->dst_x;
         sy = y - job->plane->dst_y;
     } else {
-        sx = x + job->dx;
-        sy = y + job->dy;
+        sx = x + job->dx - job->pix_x;
+        sy = y + job->dy - job->img_y;
     }
 
     if (job->alpha < 255) {
@@ -552,7 +546,7 @@ static void pvdc_compose_draw(const PVDCComposeJob *job, const uint8_t *vram,
             return;
         }
     }
-    if (job->fmt->convert) {
+    if (job->convert) {
         pvdc_compose_draw_converted(job, vram, dst, mask, x, y, w, h);
         goto out;
     }
@@ -701,6 +695,8 @@ bool pvdc_compose(const PVDCComposeScene *scene, const uint8_t *vram,
             pvdc_compose_draw(job, vram, dst, x0, y0, x1 - x0, y1 - y0);
         }
     }
+    pvdc_compose_color_apply(scene->color, dst, cx0, cy0, cx1 - cx0,
+                             cy1 - cy0);
     return true;
 }
 
@@ -713,7 +709,9 @@ bool pvdc_compose_direct(const PVDCComposeScene *scene, uint64_t vram_size,
     const PVDCComposePlane *plane;
     pixman_format_code_t format;
 
-    if (!pvdc_compose_prepare_scene(scene, vram_size, jobs, order)) {
+    /* the console shows VRAM as it is: no colour pipeline, no conversion */
+    if (pvdc_compose_color_active(scene->color) ||
+        !pvdc_compose_prepare_scene(scene, vram_size, jobs, order)) {
         return false;
     }
     for (unsigned int i = 0; i < scene->num_planes; i++) {
@@ -737,11 +735,12 @@ bool pvdc_compose_direct(const PVDCComposeScene *scene, uint64_t vram_size,
                                (scene->background & 0xffffff))) {
         return false;
     }
-    /* what QEMU's display surfaces can describe */
+    /*
+     * What QEMU's display surfaces can describe: never a format the
+     * engine converts (those have no pixman format), nor RGB565 on a
+     * big-endian host.
+     */
     format = shown->fmt->color;
-    if (shown->fmt->convert) {
-        return false;
-    }
     if (format != PIXMAN_LE_x8r8g8b8 && format != PIXMAN_LE_x8b8g8r8 &&
         format != PVDC_LE_r5g6b5) {
         return false;
@@ -750,7 +749,7 @@ bool pvdc_compose_direct(const PVDCComposeScene *scene, uint64_t vram_size,
     plane = shown->plane;
     direct->format = format;
     direct->stride = plane->pitch;
-    direct->offset = shown->img_offset + (uint64_t)plane->pitch * shown->dy +
+    direct->offset = plane->offset + (uint64_t)plane->pitch * shown->dy +
                      (uint64_t)shown->dx * shown->fmt->cpp;
     return true;
 }
@@ -837,8 +836,9 @@ bool pvdc_compose_plane_source(const PVDCComposePlane *plane,
                               PVDC_COMPOSE_MAX_SIZE, UINT64_MAX)) {
         return false;
     }
-    *offset = job.img_offset;
-    *row_bytes = (uint64_t)job.img_w * job.fmt->cpp;
+    *offset = plane->offset + (uint64_t)plane->pitch * job.img_y +
+              (uint64_t)job.read_x0 * job.fmt->cpp;
+    *row_bytes = (uint64_t)(job.read_x1 - job.read_x0) * job.fmt->cpp;
     *rows = job.img_h;
     return true;
 }
@@ -879,13 +879,69 @@ static void pvdc_compose_map_axis(int64_t *lo, int64_t *hi, uint32_t src,
     *hi = b;
 }
 
+/*
+ * The framebuffer pixels [*x0, *x1) x [*y0, *y1) of one memory plane (at
+ * @offset, @pitch bytes a line, @height lines of @width pixels of @cpp
+ * bytes) that the VRAM bytes [@start, @end) overlap, as a bounding box.
+ * Returns false if they overlap none (padding at a line's end included).
+ */
+static bool pvdc_compose_written(uint64_t offset, uint32_t pitch,
+                                 uint32_t width, uint32_t height,
+                                 unsigned int cpp, uint64_t start,
+                                 uint64_t end, int64_t *x0, int64_t *x1,
+                                 int64_t *y0, int64_t *y1)
+{
+    uint64_t size = (uint64_t)pitch * (height - 1) + (uint64_t)width * cpp;
+    uint64_t first, last;
+
+    if (end <= offset) {
+        return false;
+    }
+    first = start > offset ? start - offset : 0;
+    last = MIN(end - offset, size) - 1;
+    if (first > last) {
+        return false;
+    }
+    *y0 = first / pitch;
+    *y1 = last / pitch + 1;
+    *x0 = 0;
+    *x1 = width;
+    if (*y1 - *y0 == 1) {
+        *x0 = first % pitch / cpp;
+        *x1 = MIN(last % pitch / cpp + 1, *x1);
+    }
+    return *x0 < *x1;
+}
+
+/* Add to @rect what the framebuffer pixels [x0, x1) x [y0, y1) show. */
+static void pvdc_compose_damage_add(const PVDCComposeJob *job, int64_t x0,
+                                    int64_t x1, int64_t y0, int64_t y1,
+                                    QemuRect *rect)
+{
+    const PVDCComposePlane *plane = job->plane;
+    /* Transformed planes may sample one pixel further (rounding, filter). */
+    int64_t pad = job->transformed ? 1 : 0;
+    QemuRect r;
+
+    pvdc_compose_map_axis(&x0, &x1, plane->src_x, plane->src_w, plane->dst_w,
+                          job->transform.matrix[0][0] < 0, pad);
+    pvdc_compose_map_axis(&y0, &y1, plane->src_y, plane->src_h, plane->dst_h,
+                          job->transform.matrix[1][1] < 0, pad);
+    x0 = MAX(x0 + plane->dst_x, job->x0);
+    x1 = MIN(x1 + plane->dst_x, job->x1);
+    y0 = MAX(y0 + plane->dst_y, job->y0);
+    y1 = MIN(y1 + plane->dst_y, job->y1);
+    pvdc_compose_rect_set(&r, x0, y0, x1, y1);
+    pvdc_compose_rect_union(rect, &r);
+}
+
 bool pvdc_compose_plane_damage(const PVDCComposePlane *plane, uint32_t width,
                                uint32_t height, uint64_t start, uint64_t len,
                                QemuRect *rect)
 {
     PVDCComposeJob job;
-    uint64_t fb_end, end, first, last;
-    int64_t x0, x1, y0, y1, pad;
+    uint64_t end;
+    int64_t x0, x1, y0, y1;
 
     qemu_rect_init(rect, 0, 0, 0, 0);
     if (!len || !pvdc_compose_size_ok(width) ||
@@ -894,48 +950,59 @@ bool pvdc_compose_plane_damage(const PVDCComposePlane *plane, uint32_t width,
         !job.visible) {
         return false;
     }
-
-    /* the written bytes inside the framebuffer, relative to its start */
-    fb_end = (uint64_t)plane->pitch * (plane->fb_height - 1) +
-             (uint64_t)plane->fb_width * job.fmt->cpp;
     end = len > UINT64_MAX - start ? UINT64_MAX : start + len;
-    if (end <= plane->offset) {
-        return false;
-    }
-    first = start > plane->offset ? start - plane->offset : 0;
-    last = MIN(end - plane->offset, fb_end) - 1;
-    if (first > last) {
-        return false;
-    }
 
-    y0 = first / plane->pitch;
-    y1 = last / plane->pitch + 1;
-    x0 = 0;
-    x1 = plane->fb_width;
-    if (y1 - y0 == 1) {
-        x0 = first % plane->pitch / job.fmt->cpp;
-        x1 = MIN(last % plane->pitch / job.fmt->cpp + 1, x1);
-        if (x0 >= x1) {
-            return false;       /* only the padding at the end of a line */
+    if (pvdc_compose_written(plane->offset, plane->pitch, plane->fb_width,
+                             plane->fb_height, job.fmt->cpp, start, end,
+                             &x0, &x1, &y0, &y1)) {
+        /* a YUYV macropixel's chroma belongs to both its pixels */
+        if (plane->format == PVDC_FMT_YUYV) {
+            x0 = ROUND_DOWN(x0, 2);
+            x1 = ROUND_UP(x1, 2);
         }
+        pvdc_compose_damage_add(&job, x0, x1, y0, y1, rect);
     }
-    if (plane->format == PVDC_FMT_YUYV) {
-        x0 = ROUND_DOWN(x0, 2);
-        x1 = ROUND_UP(x1, 2);
+    /*
+     * Chroma sample (j, k) is upsampled into the pixels 2j - 1 .. 2j + 1
+     * of the lines 2k - 1 .. 2k + 2.
+     */
+    if (job.fmt->chroma_cpp &&
+        pvdc_compose_written(plane->chroma_offset, plane->chroma_pitch,
+                             DIV_ROUND_UP(plane->fb_width, 2),
+                             DIV_ROUND_UP(plane->fb_height, 2),
+                             job.fmt->chroma_cpp, start, end,
+                             &x0, &x1, &y0, &y1)) {
+        pvdc_compose_damage_add(&job, MAX(2 * x0 - 1, 0),
+                                MIN(2 * x1, (int64_t)plane->fb_width),
+                                MAX(2 * y0 - 1, 0),
+                                MIN(2 * y1 + 1, (int64_t)plane->fb_height),
+                                rect);
     }
+    return rect->width && rect->height;
+}
 
-    /* Transformed planes may sample one pixel further (rounding, filter). */
-    pad = job.transformed ? 1 : 0;
-    pvdc_compose_map_axis(&x0, &x1, plane->src_x, plane->src_w, plane->dst_w,
-                          job.transform.matrix[0][0] < 0, pad);
-    pvdc_compose_map_axis(&y0, &y1, plane->src_y, plane->src_h, plane->dst_h,
-                          job.transform.matrix[1][1] < 0, pad);
-    x0 = MAX(x0 + plane->dst_x, job.x0);
-    x1 = MIN(x1 + plane->dst_x, job.x1);
-    y0 = MAX(y0 + plane->dst_y, job.y0);
-    y1 = MIN(y1 + plane->dst_y, job.y1);
-    pvdc_compose_rect_set(rect, x0, y0, x1, y1);
-    return x0 < x1 && y0 < y1;
+unsigned int pvdc_compose_plane_vram(const PVDCComposePlane *plane,
+                                     uint64_t start[2], uint64_t end[2])
+{
+    const PVDCComposeFormat *fmt = pvdc_compose_format(plane->format);
+    uint64_t len;
+
+    if (!pvdc_compose_fb_ok(plane, fmt)) {
+        return 0;
+    }
+    len = (uint64_t)plane->pitch * (plane->fb_height - 1) +
+          (uint64_t)plane->fb_width * fmt->cpp;
+    start[0] = plane->offset;
+    end[0] = len > UINT64_MAX - start[0] ? UINT64_MAX : start[0] + len;
+    if (!fmt->chroma_cpp) {
+        return 1;
+    }
+    len = (uint64_t)plane->chroma_pitch *
+          (DIV_ROUND_UP(plane->fb_height, 2) - 1) +
+          (uint64_t)DIV_ROUND_UP(plane->fb_width, 2) * fmt->chroma_cpp;
+    start[1] = plane->chroma_offset;
+    end[1] = len > UINT64_MAX - start[1] ? UINT64_MAX : start[1] + len;
+    return 2;
 }
 
 void pvdc_compose_rect_union(QemuRect *acc, const QemuRect *rect)

@@ -1,11 +1,17 @@
 /*
  * pvdc: paravirtual display controller - plane composition engine.
  *
- * Turns the active state of one head (background colour and a set of
- * planes reading framebuffers in VRAM) into an XRGB8888 picture.  The
- * engine knows nothing about registers, commits or the device state: the
- * device copies what it has validated into a PVDCComposeScene and calls
- * pvdc_compose() after a commit is applied or VRAM is written.
+ * Turns the active state of one head (background colour, a set of planes
+ * reading framebuffers in VRAM, a colour pipeline) into an XRGB8888
+ * picture.  The engine knows nothing about registers, commits or the
+ * device state: the device copies what it has validated into a
+ * PVDCComposeScene and calls pvdc_compose() after a commit is applied or
+ * VRAM is written.  docs/specs/pvdc.rst ("Composition") says what the
+ * picture is, pixel for pixel; bench/compose-check.c holds the engine to
+ * it.
+ *
+ * Zero is today's behaviour for every field added since the first
+ * device: no chroma plane, BT.601 limited range, no colour pipeline.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -21,33 +27,73 @@
 /* Largest head, framebuffer or destination side the engine accepts. */
 #define PVDC_COMPOSE_MAX_SIZE   16384
 
-/* Convert @width pixels of @line from pixel @x on to host XRGB8888. */
-typedef void PVDCComposeConvertFn(uint32_t *out, const uint8_t *line,
-                                  uint32_t x, uint32_t width);
+/*
+ * Two-plane YCbCr formats: a Y plane at offset/pitch and an interleaved
+ * Cb:Cr plane at chroma_offset/chroma_pitch, chroma subsampled 2x2.  They
+ * are not in the register interface yet (issue 14, phase 2): when they
+ * are, these definitions move to pvdc-regs.h.
+ */
+#define PVDC_FMT_NV12           PVDC_FOURCC('N', 'V', '1', '2')
+#define PVDC_FMT_P010           PVDC_FOURCC('P', '0', '1', '0')
 
 /*
- * A framebuffer format and how the engine reads it: @color gives the
- * colour channels with alpha forced opaque, @alpha (0 when the format has
- * none) the same bytes with their alpha; formats with @convert are
- * converted to XRGB8888 first.
+ * How YCbCr formats are converted, as the DRM plane properties
+ * COLOR_ENCODING and COLOR_RANGE name them (same enumeration values).
+ * RGB formats ignore both.
+ */
+typedef enum PVDCComposeEncoding {
+    PVDC_COMPOSE_BT601,
+    PVDC_COMPOSE_BT709,
+    PVDC_COMPOSE_BT2020,
+    PVDC_COMPOSE_ENCODING__MAX,
+} PVDCComposeEncoding;
+
+typedef enum PVDCComposeRange {
+    PVDC_COMPOSE_RANGE_LIMITED,
+    PVDC_COMPOSE_RANGE_FULL,
+    PVDC_COMPOSE_RANGE__MAX,
+} PVDCComposeRange;
+
+/*
+ * What a converter reads, and the converter of a format pixman cannot
+ * read; both are the engine's own business (pvdc-compose-internal.h).
+ */
+typedef struct PVDCComposeReader PVDCComposeReader;
+typedef void PVDCComposeConvertFn(const PVDCComposeReader *rd, uint32_t *out,
+                                  uint32_t x, uint32_t y, uint32_t width);
+
+/*
+ * A framebuffer format and how the engine reads it.  pixman reads it
+ * directly as @color (alpha forced opaque) and @alpha (the same bytes with
+ * their alpha, 0 when the format has none); formats without @color are
+ * converted by @convert into XRGB8888 strips first, then composited like
+ * an RGB plane.
  */
 typedef struct PVDCComposeFormat {
     uint32_t fourcc;
-    unsigned int cpp;           /* bytes per pixel */
+    unsigned int cpp;           /* bytes per pixel (of the Y plane) */
+    unsigned int chroma_cpp;    /* bytes per Cb:Cr sample, two-plane only */
+    unsigned int yuv_depth;     /* bits per YCbCr component, 0 for RGB */
     pixman_format_code_t color;
     pixman_format_code_t alpha;
     PVDCComposeConvertFn *convert;
 } PVDCComposeFormat;
 
 /*
- * Every format the engine reads, in the order of the device's
- * FORMAT_TABLE registers: the device has no other list.
+ * Every format the engine reads.  The first PVDC_COMPOSE_NUM_FORMATS are
+ * those the device offers, in the order of its FORMAT_TABLE registers:
+ * the device has no other list.  NV12 and P010 follow, not offered yet.
  */
 #define PVDC_COMPOSE_NUM_FORMATS 7
-extern const PVDCComposeFormat pvdc_compose_formats[PVDC_COMPOSE_NUM_FORMATS];
+#define PVDC_COMPOSE_ALL_FORMATS 9
+extern const PVDCComposeFormat pvdc_compose_formats[PVDC_COMPOSE_ALL_FORMATS];
 
 /* The entry of @fourcc in pvdc_compose_formats, or NULL. */
 const PVDCComposeFormat *pvdc_compose_format(uint32_t fourcc);
+
+/* Sizes of the DEGAMMA and GAMMA lookup tables the engine accepts. */
+#define PVDC_COMPOSE_LUT_MIN_SIZE       2
+#define PVDC_COMPOSE_LUT_MAX_SIZE       4096
 
 /*
  * One enabled plane, in the units of the plane state registers.  The
@@ -71,7 +117,15 @@ typedef struct PVDCComposePlane {
     uint32_t zpos;          /* 0 = bottom; ties are drawn in array order */
     uint16_t alpha;         /* plane alpha, 0xffff = opaque */
     uint32_t ctrl;          /* PVDC_PS_CTRL as latched; ENABLE is ignored */
+    /* Cb:Cr plane of NV12 and P010, checked like the Y plane; else unused */
+    uint64_t chroma_offset;
+    uint32_t chroma_pitch;
+    uint8_t encoding;       /* PVDCComposeEncoding, YCbCr formats only */
+    uint8_t range;          /* PVDCComposeRange, YCbCr formats only */
 } PVDCComposePlane;
+
+/* A head's colour pipeline, derived once by pvdc_compose_color_new(). */
+typedef struct PVDCComposeColor PVDCComposeColor;
 
 typedef struct PVDCComposeScene {
     uint32_t width;         /* head size, pixels */
@@ -79,7 +133,40 @@ typedef struct PVDCComposeScene {
     uint32_t background;    /* XRGB8888, shown where no plane covers */
     unsigned int num_planes;
     PVDCComposePlane planes[PVDC_MAX_PLANES_PER_HEAD];
+    /*
+     * Applied to the blended picture, background included; NULL for none.
+     * The scene only points to it: whoever replaces or frees it must
+     * compose the head again.
+     */
+    const PVDCComposeColor *color;
 } PVDCComposeScene;
+
+/*
+ * One entry of a DEGAMMA or GAMMA lookup table, laid out like struct
+ * drm_color_lut (host byte order): 0 is 0.0 and 0xffff is 1.0.
+ */
+typedef struct PVDCComposeLutEntry {
+    uint16_t red;
+    uint16_t green;
+    uint16_t blue;
+    uint16_t reserved;
+} PVDCComposeLutEntry;
+
+/*
+ * A head's colour pipeline as the DRM CRTC properties give it, applied in
+ * this order to every pixel after blending.  A NULL table or matrix is a
+ * pass-through stage.  The engine copies what it needs: the caller keeps
+ * ownership of the arrays.
+ */
+typedef struct PVDCComposeColorDesc {
+    /* entries evenly spaced over the input range 0.0..1.0 */
+    const PVDCComposeLutEntry *degamma;
+    uint32_t degamma_size;  /* PVDC_COMPOSE_LUT_MIN_SIZE.._MAX_SIZE */
+    /* struct drm_color_ctm: S31.32 sign-magnitude, out = ctm x in */
+    const uint64_t *ctm;    /* 9 coefficients, row-major */
+    const PVDCComposeLutEntry *gamma;
+    uint32_t gamma_size;
+} PVDCComposeColorDesc;
 
 /* Where a head scanned out straight from VRAM finds its pixels. */
 typedef struct PVDCComposeDirect {
@@ -138,7 +225,10 @@ bool pvdc_compose_plane_damage(const PVDCComposePlane *plane, uint32_t width,
 /*
  * The framebuffer bytes @plane may sample: @rows lines of @row_bytes
  * bytes, the first at @offset, one pitch apart (the source rectangle
- * rounded out to whole pixels).  Returns false for an invalid plane.
+ * rounded out to whole pixels, and to whole 32-bit words for 2-byte
+ * pixels).  For NV12 and P010 that is the Y plane only: their Cb:Cr
+ * plane is pvdc_compose_plane_vram()'s second range.  Returns false for
+ * an invalid plane.
  */
 bool pvdc_compose_plane_source(const PVDCComposePlane *plane,
                                uint64_t *offset, uint64_t *row_bytes,
@@ -146,5 +236,30 @@ bool pvdc_compose_plane_source(const PVDCComposePlane *plane,
 
 /* Grow @acc to the bounding box of @acc and @rect; empty rects vanish. */
 void pvdc_compose_rect_union(QemuRect *acc, const QemuRect *rect);
+
+/*
+ * The VRAM bytes the framebuffer of @plane occupies, from its first
+ * pixel to the last of its last line, one range [@start[i], @end[i]) per
+ * memory plane (two for NV12 and P010).  Returns the number of ranges, 0
+ * if the plane is invalid.  A VRAM write outside them never changes what
+ * the plane shows; pvdc_compose_plane_damage() says what a write inside
+ * them changes.
+ */
+unsigned int pvdc_compose_plane_vram(const PVDCComposePlane *plane,
+                                     uint64_t start[2], uint64_t end[2]);
+
+/*
+ * Derive the tables of a colour pipeline.  Returns NULL if a LUT size is
+ * out of range.  Deriving takes about as long as composing a 1920x1080
+ * frame once, so the device should do it when the pipeline changes, not
+ * for every composition.
+ */
+PVDCComposeColor *pvdc_compose_color_new(const PVDCComposeColorDesc *desc);
+void pvdc_compose_color_free(PVDCComposeColor *color);
+
+/* Whether @color changes any pixel value at all (NULL does not). */
+bool pvdc_compose_color_active(const PVDCComposeColor *color);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PVDCComposeColor, pvdc_compose_color_free)
 
 #endif /* HW_DISPLAY_PVDC_COMPOSE_H */

@@ -1,0 +1,78 @@
+/*
+ * pvdc: paravirtual display controller - composition engine internals.
+ *
+ * Shared by the three parts of the engine: pvdc-compose.c (geometry,
+ * blending, damage), pvdc-compose-convert.c (framebuffer formats pixman
+ * cannot read, YCbCr above all) and pvdc-compose-color.c (the colour
+ * pipeline of a head).  Nothing outside the engine includes it.
+ *
+ * Copyright (c) 2026 The pvdc authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#ifndef HW_DISPLAY_PVDC_COMPOSE_INTERNAL_H
+#define HW_DISPLAY_PVDC_COMPOSE_INTERNAL_H
+
+#include "pvdc-compose.h"
+
+/*
+ * YCbCr to R'G'B' in fixed point, for one encoding, range and component
+ * depth; see pvdc-compose-convert.c for the derivation.  Chroma comes in
+ * eighths (the chroma upsampler interpolates with weights in 1/8), so
+ *
+ *   L = y * 8 * (Y - y_off) + 2^18,  U = 8 * Cb - 8 * c_off,  V likewise
+ *   R = (L + r_v * V) >> 19
+ *   G = (L - g_u * U - g_v * V) >> 19
+ *   B = (L + b_u * U) >> 19
+ *
+ * each clamped to 0..255.  Every term stays below 2^28 in magnitude.
+ */
+typedef struct PVDCComposeYuv {
+    int32_t y_off;
+    int32_t c_off;
+    int32_t y;
+    int32_t r_v;
+    int32_t g_u;
+    int32_t g_v;
+    int32_t b_u;
+    /* L for every Y, biased for pvdc-compose-convert.c's clamp table */
+    const int32_t *luma;
+} PVDCComposeYuv;
+
+/* What a line converter reads: one plane's framebuffer(s) in VRAM. */
+struct PVDCComposeReader {
+    const uint8_t *vram;
+    const PVDCComposePlane *plane;
+    const PVDCComposeYuv *yuv;      /* YCbCr formats only */
+    /*
+     * The chroma samples of the pixels the plane may show (its source
+     * rectangle rounded out to whole pixels), [cx0, cx1) x [cy0, cy1):
+     * the chroma upsampler repeats the edge samples rather than reading
+     * beyond them.  Two-plane formats only.
+     */
+    uint32_t cx0, cx1, cy0, cy1;
+};
+
+/*
+ * PVDCComposeConvertFn: convert @width pixels of framebuffer line @y,
+ * from framebuffer column @x on, into host-endian XRGB8888 at @out.  The
+ * caller has checked that every byte the pixels and their chroma need
+ * lies inside VRAM.
+ */
+PVDCComposeConvertFn pvdc_compose_convert_rgb565;
+PVDCComposeConvertFn pvdc_compose_convert_xrgb2101010;
+PVDCComposeConvertFn pvdc_compose_convert_yuyv;
+PVDCComposeConvertFn pvdc_compose_convert_nv12;
+PVDCComposeConvertFn pvdc_compose_convert_p010;
+
+/* The coefficients for @encoding and @range at @depth (8 or 10) bits. */
+const PVDCComposeYuv *pvdc_compose_yuv(PVDCComposeEncoding encoding,
+                                       PVDCComposeRange range,
+                                       unsigned int depth);
+
+/* Run the pixels [x, x + w) x [y, y + h) of @dst through @color. */
+void pvdc_compose_color_apply(const PVDCComposeColor *color,
+                              pixman_image_t *dst, int32_t x, int32_t y,
+                              int32_t w, int32_t h);
+
+#endif /* HW_DISPLAY_PVDC_COMPOSE_INTERNAL_H */
