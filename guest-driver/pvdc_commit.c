@@ -168,9 +168,12 @@ static void pvdc_latch_times(struct pvdc_device *pvdc, u32 mask, bool group,
 		known &= when[h] != 0;
 		last = max(last, when[h]);
 	}
-	for (h = 0; h < pvdc->num_heads; h++)
-		if (mask & BIT(h))
-			latches[h]->when = !group ? when[h] : known ? last : 0;
+	for (h = 0; h < pvdc->num_heads; h++) {
+		if (!(mask & BIT(h)))
+			continue;
+		latches[h]->when = !group ? when[h] : known ? last : 0;
+		latches[h]->group = group;
+	}
 }
 
 /*
@@ -403,7 +406,8 @@ void pvdc_head_latched(struct pvdc_head *head, bool rejected)
 	struct pvdc_release *rel, *rtmp;
 	LIST_HEAD(latches);
 	bool follow = rejected, resync = false, released = false;
-	u32 done;
+	bool framed = false;
+	u32 done, frame = 0;
 
 	spin_lock(&pvdc->irq_lock);
 	if (head->seq == head->done) {
@@ -418,6 +422,21 @@ void pvdc_head_latched(struct pvdc_head *head, bool rejected)
 		if (!pvdc_seq_reached(done, latch->seq))
 			break;
 		list_move_tail(&latch->link, &latches);
+	}
+	/*
+	 * The frame the last of them latched at, from the device: stable
+	 * while nothing is armed.  Worth a read for an event of a flip (the
+	 * time of an enable is the timeline's start; a group member's latch
+	 * point may lie inside one of its frames).
+	 */
+	latch = list_empty(&latches) ? NULL :
+		list_last_entry(&latches, struct pvdc_latch, link);
+	if (latch && latch->seq == done && !head->resolve && !rejected &&
+	    latch->event && !latch->group && !latch->enables &&
+	    !latch->disables) {
+		frame = pvdc_read(pvdc, PVDC_HEAD_CONTROL(head->index) +
+				  PVDC_HEAD_DONE_FRAME);
+		framed = true;
 	}
 	list_for_each_entry_safe(rel, rtmp, &head->releases, link) {
 		if (!pvdc_seq_reached(done, rel->seq))
@@ -447,11 +466,15 @@ void pvdc_head_latched(struct pvdc_head *head, bool rejected)
 	 * written to a latch, and _safe saved the next one before.
 	 */
 	list_for_each_entry_safe(latch, tmp, &latches, link) {
+		u64 when = latch->when;
+
 		if (latch->enables)
-			latch->when = pvdc_timeline_t0(head);
+			when = pvdc_timeline_t0(head);
+		else if (framed && latch->seq == done)
+			when = pvdc_head_frame_time(head, frame);
 		if (latch->event)
-			pvdc_head_send_event(head, latch->event,
-					     rejected ? 0 : latch->when);
+			head->stamped = pvdc_head_send_event(head, latch->event,
+				rejected ? 0 : pvdc_head_latch_time(head, when));
 		latch->event = NULL;
 		/* The tail may free the latch as soon as it sees this. */
 		smp_store_release(&latch->completed, true);

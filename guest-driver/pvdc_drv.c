@@ -93,10 +93,15 @@ static irqreturn_t pvdc_irq_handler(int irq, void *arg)
 		u32 bits = (status >> (h * PVDC_INT_BITS_PER_HEAD)) &
 			   PVDC_INT_HEAD_MASK;
 
-		if (bits & PVDC_INT_VBLANK)
-			pvdc_head_vblank(head);
+		/*
+		 * Latches first: a handler that runs frames late reports each
+		 * event at its latch vblank before it brings the counter up
+		 * to now, which it can only move forward.
+		 */
 		if (bits & (PVDC_INT_COMMIT_DONE | PVDC_INT_COMMIT_REJECTED))
 			pvdc_head_latched(head, bits & PVDC_INT_COMMIT_REJECTED);
+		if (bits & PVDC_INT_VBLANK)
+			pvdc_head_vblank(head);
 		if (bits & PVDC_INT_HOTPLUG)
 			hotplug = true;
 	}

@@ -74,6 +74,7 @@ struct pvdc_latch {
 	u32 seq;
 	struct drm_pending_vblank_event *event;
 	u64 when;		/* device time of the latch, 0 if unknown */
+	bool group;		/* latches with other heads */
 	bool enables;		/* the head's timeline starts here */
 	bool disables;		/* ... or stops */
 	bool resync;		/* of a commit rewriting a refused head */
@@ -112,6 +113,8 @@ struct pvdc_head {
 	struct pvdc_timeline tl;
 	/* Device time the interrupt handler stands at, 0 outside it. */
 	u64 irq_now;
+	/* Device time of the vblank the last commit event carried. */
+	u64 stamped;
 
 	/* Set by the CRC debugfs interface, read in the vblank interrupt. */
 	bool crc_enabled;
@@ -313,9 +316,11 @@ void pvdc_timeline_reset(struct pvdc_head *head);
 void pvdc_timeline_start(struct pvdc_head *head);
 void pvdc_timeline_stop(struct pvdc_head *head);
 void pvdc_head_vblank(struct pvdc_head *head);
-void pvdc_head_send_event(struct pvdc_head *head,
-			  struct drm_pending_vblank_event *event, u64 latched);
+u64 pvdc_head_send_event(struct pvdc_head *head,
+			 struct drm_pending_vblank_event *event, u64 latched);
 u64 pvdc_head_next_vblank(struct pvdc_head *head, u64 now);
+u64 pvdc_head_frame_time(struct pvdc_head *head, u32 frame);
+u64 pvdc_head_latch_time(struct pvdc_head *head, u64 when);
 u64 pvdc_clock_device_now(struct pvdc_device *pvdc);
 u64 pvdc_timeline_t0(struct pvdc_head *head);
 u32 pvdc_crtc_get_vblank_counter(struct drm_crtc *crtc);

@@ -477,9 +477,10 @@ static u64 pvdc_head_next_step(struct pvdc_head *head, u64 now)
  * Called from the interrupt handler.  A handler that runs late (a loaded
  * host) may find several vblanks passed: the DRM core is told of each in
  * turn, so that every waiter and event gets the vblank it asked for, with
- * that vblank's timestamp.
+ * that vblank's timestamp: up to a second of a 60 Hz head, a stop of the
+ * vCPU that a loaded host does cause.
  */
-#define PVDC_VBLANK_REPLAY	8
+#define PVDC_VBLANK_REPLAY	64
 
 void pvdc_head_vblank(struct pvdc_head *head)
 {
@@ -545,27 +546,73 @@ u64 pvdc_timeline_t0(struct pvdc_head *head)
 	return t0;
 }
 
+/* Device time of vblank @frame (a VBLANK_COUNT) of the running timeline. */
+u64 pvdc_head_frame_time(struct pvdc_head *head, u32 frame)
+{
+	struct pvdc_timeline *tl = &head->tl;
+	unsigned long flags;
+	u64 time = 0;
+	u32 n;
+
+	spin_lock_irqsave(&head->tl_lock, flags);
+	n = frame - tl->dev_count;
+	if (tl->on && (s32)n >= 0)
+		time = tl->t0 + (u64)n * tl->period;
+	spin_unlock_irqrestore(&head->tl_lock, flags);
+
+	return time;
+}
+
+/*
+ * The device time to stamp the event of a latch with, given @when, the
+ * driver's idea of that time.  The latch lies after the one the last
+ * event carried (a head latches once per vblank at most, and a commit
+ * waits for the event of the one before) and before now (the device
+ * reported it).  @when outside of that, a prediction gone wrong (the vCPU
+ * stopped between the prediction and the doorbell, or the clock mapping
+ * lags the device), is dropped: 0 stands for the vblank the handler is
+ * at, which lies after both.
+ */
+u64 pvdc_head_latch_time(struct pvdc_head *head, u64 when)
+{
+	if (when && (when <= head->stamped || when > pvdc_head_irq_now(head))) {
+		drm_dbg_vbl(head->crtc.dev,
+			    "head %u: latch at %llu not after %llu or in the future\n",
+			    head->index, when, head->stamped);
+		when = 0;
+	}
+	return when;
+}
+
 /*
  * Complete @event with the frame the device latched it at, device time
  * @latched (0: as the interrupt handler sees it now).  The DRM core's
  * counter only moves with vblank interrupts, which page flips do without:
- * bring it up to that frame first, from the timeline.
+ * bring it up to that frame first, from the timeline.  Returns the device
+ * time of the vblank the event carries.
  */
-void pvdc_head_send_event(struct pvdc_head *head,
-			  struct drm_pending_vblank_event *event, u64 latched)
+u64 pvdc_head_send_event(struct pvdc_head *head,
+			 struct drm_pending_vblank_event *event, u64 latched)
 {
 	struct drm_crtc *crtc = &head->crtc;
 	struct drm_device *drm = crtc->dev;
 	unsigned long flags;
+	u64 stamp = latched;
 
 	WRITE_ONCE(head->irq_now, latched ? latched : pvdc_head_irq_now(head));
 	/* Once off, the core's counter is the one drm_crtc_vblank_off() saved. */
-	if (pvdc_timeline_on(head))
+	if (pvdc_timeline_on(head)) {
 		drm_crtc_accurate_vblank_count(crtc);
+		spin_lock_irqsave(&head->tl_lock, flags);
+		stamp = head->tl.floor_time;
+		spin_unlock_irqrestore(&head->tl_lock, flags);
+	}
 	spin_lock_irqsave(&drm->event_lock, flags);
 	drm_crtc_send_vblank_event(crtc, event);
 	spin_unlock_irqrestore(&drm->event_lock, flags);
 	WRITE_ONCE(head->irq_now, 0);
+
+	return stamp;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -25,6 +25,13 @@
  *              a nonblocking modeset followed at once by cursor moves: its
  *              event arrives no earlier than the latch (LINKUP_MS after
  *              the commit), with the latch time.
+ *   flips      FRAMES page flips on a mode of FLIP_PERIOD_US, each made
+ *              after the event of the one before, with the vblank
+ *              interrupt kept on (an event queued far ahead): each flip
+ *              event carries the vblank the device latched the flip at
+ *              (its DONE_FRAME, read through BAR0 before the next flip),
+ *              and that vblank's timestamp.  With the host loaded, the
+ *              interrupt handler often runs frames after the latch.
  *   modes      a mode of 0.9 s per frame is accepted and shows its
  *              vblanks; one of 1.1 s (the DRM core waits 10 s for a flip),
  *              and modes whose htotal * vtotal * vscan does not fit the
@@ -496,6 +503,88 @@ static void test_modeset_cursor(void)
 }
 
 /* ------------------------------------------------------------------------ */
+/* flips                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Short, for the interrupt handler to be late by frames on a busy host. */
+#define FLIP_PERIOD_US	4000
+
+static drmModeModeInfo mode_of_period(const drmModeModeInfo *m, uint64_t ns);
+
+static int flip(unsigned int buf)
+{
+	drmModeAtomicReq *req = drmModeAtomicAlloc();
+	struct kms_buffer *fb = &head->buf[buf];
+
+	kms_plane_set(&disp, req, head->primary, head, fb, 0, 0, fb->width,
+		      fb->height);
+	return kms_commit(&disp, req, DRM_MODE_ATOMIC_NONBLOCK |
+			  DRM_MODE_PAGE_FLIP_EVENT, (void *)1);
+}
+
+static void test_flips(void)
+{
+	drmModeModeInfo fast = mode_of_period(&head->mode,
+					      FLIP_PERIOD_US * 1000ull);
+	uint64_t p, now, last_seq = 0, last_ns = 0, late = 0;
+	uint32_t frame, last_frame = 0;
+	unsigned int i, wrong = 0;
+
+	if (!bar0)
+		bar0 = kms_bar_map(disp.card, PVDC_MMIO_BAR, NULL);
+	if (light(&fast, 0, NULL) || !(p = period_ns()) ||
+	    drmCrtcGetSequence(disp.fd, head->crtc_id, &now, NULL) ||
+	    drmCrtcQueueSequence(disp.fd, head->crtc_id, 0, now + (1u << 30),
+				 NULL, 0)) {
+		kms_result(false, "flips: set-up: %s", strerror(errno));
+		light(NULL, 0, NULL);
+		return;
+	}
+	for (i = 0; i < frames; i++) {
+		uint64_t d_ns, want_ns;
+
+		if (flip(1 - i % 2) || !next_event(3000) || got.data != 1) {
+			kms_result(false, "flips: flip %u: %s", i,
+				   got.seen ? "another event" : strerror(errno));
+			break;
+		}
+		/* Nothing is armed until the next flip: DONE_FRAME holds. */
+		frame = kms_reg(bar0, PVDC_HEAD_CONTROL(head->pipe) +
+				PVDC_HEAD_DONE_FRAME);
+		late += got.at > got.time_ns + p;
+		if (i) {
+			d_ns = got.time_ns - last_ns;
+			want_ns = (uint64_t)(uint32_t)(frame - last_frame) * p;
+			/* Timestamps in us; the mapping's slope, 1000 ppm. */
+			if (got.seq - last_seq != (uint32_t)(frame - last_frame) ||
+			    d_ns + 2000 + want_ns / 1000 < want_ns ||
+			    d_ns > want_ns + 2000 + want_ns / 1000) {
+				if (wrong < 10)
+					printf("# flip %u: event seq +%llu at +%llu ns, device frame +%u, %llu ns\n",
+					       i,
+					       (unsigned long long)(got.seq - last_seq),
+					       (unsigned long long)d_ns,
+					       frame - last_frame,
+					       (unsigned long long)want_ns);
+				wrong++;
+			}
+		}
+		last_seq = got.seq;
+		last_ns = got.time_ns;
+		last_frame = frame;
+	}
+	printf("# flips: %u, %llu events read more than a frame after their vblank\n",
+	       i, (unsigned long long)late);
+	kms_result(i == frames && !wrong,
+		   "flip-events-carry-the-latch-frame-and-its-time%s",
+		   wrong ? ": some do not" : "");
+	/* Switching off sends the event queued ahead. */
+	dark();
+	next_event(1000);
+	light(NULL, 0, NULL);
+}
+
+/* ------------------------------------------------------------------------ */
 /* modes                                                                    */
 /* ------------------------------------------------------------------------ */
 
@@ -606,6 +695,8 @@ int main(int argc, char **argv)
 			test_enable();
 		else if (!strcmp(argv[i], "modeset-cursor"))
 			test_modeset_cursor();
+		else if (!strcmp(argv[i], "flips"))
+			test_flips();
 		else if (!strcmp(argv[i], "modes"))
 			test_modes();
 		else

@@ -526,6 +526,11 @@ static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
         }
         head->is_armed = false;
         head->done_seq = head->armed_seq;
+        /*
+         * After the commit applied: an enable counts from the count it
+         * starts at, a disable froze the count at @when.
+         */
+        head->done_frame = pvdc_vblank_count(head, when);
         if (!err) {
             head->result = PVDC_RESULT_APPLIED;
             s->commits_applied++;

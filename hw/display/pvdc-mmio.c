@@ -230,6 +230,9 @@ static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
     case PVDC_HEAD_RESULT:
         *val = head->result;
         return true;
+    case PVDC_HEAD_DONE_FRAME:
+        *val = head->done_frame;
+        return true;
     case PVDC_HEAD_VBLANK_COUNT:
         /* modulo 2^32: the register is the low half of the count */
         *val = extract64(pvdc_vblank_count(head, now), 0, 32);

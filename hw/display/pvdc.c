@@ -211,6 +211,7 @@ static void pvdc_reset_enter(Object *obj, ResetType type)
         memset(head->armed_planes, 0, sizeof(head->armed_planes));
         head->armed_seq = head->done_seq = 0;
         head->result = PVDC_RESULT_NONE;
+        head->done_frame = 0;
         head->status = 0;
         head->crc_ctrl = 0;
         head->crc_value = head->crc_frame = 0;
@@ -434,6 +435,7 @@ static const VMStateDescription vmstate_pvdc_head = {
         VMSTATE_UINT32(armed_seq, PVDCHead),
         VMSTATE_UINT32(done_seq, PVDCHead),
         VMSTATE_UINT32(result, PVDCHead),
+        VMSTATE_UINT32(done_frame, PVDCHead),
         VMSTATE_UINT32(status, PVDCHead),
         VMSTATE_UINT32(crc_ctrl, PVDCHead),
         VMSTATE_INT64(enable_ns, PVDCHead),
@@ -446,13 +448,14 @@ static const VMStateDescription vmstate_pvdc_head = {
 };
 
 /*
- * Version 2: the device configuration, 64-bit vblank counts.  pvdc has
- * not been released with version 1: no compatibility with it is kept.
+ * Version 2: the device configuration, 64-bit vblank counts; version 3:
+ * DONE_FRAME.  pvdc has not been released with an earlier version: no
+ * compatibility with them is kept.
  */
 static const VMStateDescription vmstate_pvdc = {
     .name = "pvdc",
-    .version_id = 2,
-    .minimum_version_id = 2,
+    .version_id = 3,
+    .minimum_version_id = 3,
     .pre_save = pvdc_pre_save,
     .post_load = pvdc_post_load,
     .fields = (const VMStateField[]) {

@@ -65,6 +65,9 @@ def main():
         with HostLoad():
             program_cases(tap, vm, "pvdc-vblank intervals, host loaded",
                           "pvdc-vblank -n 300 intervals", 300)
+            # Late interrupt handlers: events keep their latch frame.
+            program_cases(tap, vm, "pvdc-vblank flips, host loaded",
+                          "pvdc-vblank -n 1000 flips", 300)
         program_cases(tap, vm, "pvdc-vblank",
                       f"pvdc-vblank -l {LINK_UP_MS} waits passed enable "
                       "modeset-cursor modes", 300)

@@ -1272,6 +1272,80 @@ static void test_vblank_counter_and_timestamp_are_exact(void)
     pvdc_test_stop(&t);
 }
 
+/*
+ * DONE_FRAME tells which vblank the commit of DONE_SEQ latched at, long
+ * after it did: what a driver that handles the interrupt late needs to
+ * stamp its event with the right frame.
+ */
+static void test_vblank_done_frame_is_the_latch_frame(void)
+{
+    const uint64_t p0 = period_ns(CLOCK_1MS), p1 = period_ns(CLOCK_2MS);
+    unsigned int primary;
+    int64_t t0, t1, group;
+    PVDCTest t;
+
+    pvdc_test_start(&t, NULL);
+    primary = plane_of(&t, 0, PRIMARY);
+    step_to(&t, 1234);
+    t0 = enable_head(&t, 0, CLOCK_1MS);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 0);
+
+    /* A flip armed in frame 4 latches at vblank 5; read at frame 11. */
+    step_to(&t, t0 + 4 * p0 + p0 / 2);
+    wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FB_OFFSET, 64 * KiB);
+    doorbell(&t, 0);
+    step_to(&t, t0 + 11 * p0 + 1);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 2);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 11);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 5);
+
+    /* A refused commit too: the frame it was refused at. */
+    wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FORMAT, 0);
+    doorbell(&t, 0);
+    step_to(&t, t0 + 14 * p0);
+    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
+                    result_of(PVDC_ERR_FORMAT, primary));
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 12);
+    wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FORMAT, PVDC_FMT_XRGB8888);
+
+    /* A disable: the count it froze; an enable: the count it resumes. */
+    wr_head(&t, 0, PVDC_HS_CTRL, 0);
+    wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_CTRL, 0);
+    doorbell(&t, 0);
+    step_to(&t, t0 + 20 * p0);
+    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 15);
+    t0 = enable_head(&t, 0, CLOCK_1MS);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 15);
+
+    /*
+     * A group latches at the latest of its members' vblanks: for head 1
+     * (2 ms, enabled 0.5 ms after head 0) that is its vblank 2, for
+     * head 0 (1 ms) the middle of its frame 4.
+     */
+    step_to(&t, now_ns(&t) + p0 / 2);
+    t1 = enable_head(&t, 1, CLOCK_2MS);
+    step_to(&t, t1 + p1 + p1 / 4);
+    wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FB_OFFSET, 0);
+    wr(&t, PVDC_PLANE_SHADOW(plane_of(&t, 1, PRIMARY)) + PVDC_PS_FB_OFFSET,
+       64 * KiB);
+    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    group = t1 + 2 * p1;
+    step_to(&t, group + 8 * p1);
+    for (unsigned int h = 0; h < 2; h++) {
+        g_assert_cmpuint(head_ctl(&t, h, PVDC_HEAD_DONE_SEQ), ==,
+                         head_ctl(&t, h, PVDC_HEAD_ARMED_SEQ));
+        g_assert_cmphex(head_ctl(&t, h, PVDC_HEAD_RESULT), ==,
+                        PVDC_RESULT_APPLIED);
+    }
+    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_DONE_FRAME), ==, 2);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==,
+                     15 + (group - t0) / p0);
+    g_assert_cmpuint((group - t0) % p0, !=, 0);
+    pvdc_test_stop(&t);
+}
+
 static void test_statistics_count_writes_and_commit_outcomes(void)
 {
     uint64_t writes;
@@ -1885,6 +1959,8 @@ int main(int argc, char **argv)
 
     qtest_add_func("/pvdc/vblank/counter-and-timestamp-are-exact",
                    test_vblank_counter_and_timestamp_are_exact);
+    qtest_add_func("/pvdc/vblank/done-frame-is-the-latch-frame",
+                   test_vblank_done_frame_is_the_latch_frame);
     qtest_add_func("/pvdc/vblank/no-timer-callbacks-while-idle",
                    test_no_timer_callbacks_while_idle);
     qtest_add_func("/pvdc/statistics/count-writes-and-commit-outcomes",

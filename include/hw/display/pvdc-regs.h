@@ -220,6 +220,8 @@
 #define PVDC_HEAD_STATUS_DOORBELL_OVERRUN \
     (1u << PVDC_HEAD_STATUS_DOORBELL_OVERRUN_SHIFT)
 #define PVDC_HEAD_FRAME_PERIOD          0x38    /* RO: ns, of the active mode */
+/* RO: low half of the VBLANK_COUNT at the latch point of DONE_SEQ */
+#define PVDC_HEAD_DONE_FRAME            0x3c
 
 /* Commit outcome codes (PVDC_HEAD_RESULT bits 0..7). */
 #define PVDC_RESULT_NONE                0x00    /* no commit completed yet */

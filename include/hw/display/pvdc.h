@@ -92,6 +92,7 @@ typedef struct PVDCHead {
     uint32_t armed_seq;
     uint32_t done_seq;
     uint32_t result;
+    uint32_t done_frame;        /* PVDC_HEAD_DONE_FRAME: low half of a count */
     uint32_t status;
     uint32_t crc_ctrl;
     uint32_t crc_value;         /* of the frame that started at crc_frame */
