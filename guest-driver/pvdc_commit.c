@@ -472,9 +472,11 @@ void pvdc_head_latched(struct pvdc_head *head, bool rejected)
 			when = pvdc_timeline_t0(head);
 		else if (framed && latch->seq == done)
 			when = pvdc_head_frame_time(head, frame);
-		if (latch->event)
+		if (latch->event) {
+			when = rejected ? 0 : pvdc_head_latch_time(head, when);
 			head->stamped = pvdc_head_send_event(head, latch->event,
-				rejected ? 0 : pvdc_head_latch_time(head, when));
+							     when);
+		}
 		latch->event = NULL;
 		/* The tail may free the latch as soon as it sees this. */
 		smp_store_release(&latch->completed, true);
@@ -542,6 +544,7 @@ void pvdc_heads_reset(struct pvdc_device *pvdc)
 		head->seq = seq;
 		head->done = seq;
 		head->resolve = false;
+		head->stamped = 0;
 		spin_unlock_irq(&pvdc->irq_lock);
 		pvdc_timeline_reset(head);
 	}
