@@ -150,21 +150,30 @@ static void pvdc_latch_complete_now(struct pvdc_head *head,
 }
 
 /*
- * When what is rung now latches: at each head's next vblank, a group at
- * the latest of its members'.  An enabled head's event then carries that
- * frame however late the interrupt is handled.
+ * When what was rung after device time @before latches: at each head's
+ * next vblank, a group at the latest of its members'.  An enabled head's
+ * event then carries that frame however late the interrupt is handled.
+ * Only if a vblank may have passed between @before and now (the clock
+ * mapping's margin included: a vCPU stopped in between, or a doorbell
+ * rung right at a vblank) is the prediction in doubt, and the interrupt
+ * handler asks the device (DONE_FRAME): a flip costs that read only then.
  */
 static void pvdc_latch_times(struct pvdc_device *pvdc, u32 mask, bool group,
-			     struct pvdc_latch **latches)
+			     struct pvdc_latch **latches, u64 before)
 {
-	u64 now = pvdc_clock_device_now(pvdc), when[PVDC_MAX_HEADS], last = 0;
-	bool known = true;
+	u64 margin = pvdc_clock_margin(pvdc), last = 0;
+	u64 now = pvdc_clock_device_now(pvdc) + margin;
+	u64 when[PVDC_MAX_HEADS];
+	bool known = true, sure[PVDC_MAX_HEADS];
 	unsigned int h;
 
+	before -= min(before, margin);
 	for (h = 0; h < pvdc->num_heads; h++) {
 		if (!(mask & BIT(h)))
 			continue;
 		when[h] = pvdc_head_next_vblank(&pvdc->heads[h], now);
+		sure[h] = when[h] == pvdc_head_next_vblank(&pvdc->heads[h],
+							   before);
 		known &= when[h] != 0;
 		last = max(last, when[h]);
 	}
@@ -173,6 +182,7 @@ static void pvdc_latch_times(struct pvdc_device *pvdc, u32 mask, bool group,
 			continue;
 		latches[h]->when = !group ? when[h] : known ? last : 0;
 		latches[h]->group = group;
+		latches[h]->ask = !sure[h];
 	}
 }
 
@@ -188,6 +198,7 @@ static void pvdc_ring(struct pvdc_device *pvdc, u32 mask, bool group,
 {
 	bool gone = false;
 	unsigned int h;
+	u64 before;
 	int idx;
 
 	group &= hweight32(mask) > 1;
@@ -204,6 +215,7 @@ static void pvdc_ring(struct pvdc_device *pvdc, u32 mask, bool group,
 			gone = true;
 			break;
 		}
+		before = pvdc_clock_device_now(pvdc);
 		if (!group) {
 			for (h = 0; h < pvdc->num_heads; h++)
 				if (mask & BIT(h))
@@ -223,7 +235,7 @@ static void pvdc_ring(struct pvdc_device *pvdc, u32 mask, bool group,
 	}
 
 	if (!gone)
-		pvdc_latch_times(pvdc, mask, group, latches);
+		pvdc_latch_times(pvdc, mask, group, latches, before);
 	for (h = 0; h < pvdc->num_heads && !gone; h++) {
 		struct pvdc_head *head = &pvdc->heads[h];
 
@@ -424,15 +436,15 @@ void pvdc_head_latched(struct pvdc_head *head, bool rejected)
 		list_move_tail(&latch->link, &latches);
 	}
 	/*
-	 * The frame the last of them latched at, from the device: stable
-	 * while nothing is armed.  Worth a read for an event of a flip (the
-	 * time of an enable is the timeline's start; a group member's latch
-	 * point may lie inside one of its frames).
+	 * The frame the last of them latched at, from the device if the
+	 * prediction is in doubt: stable while nothing is armed.  Only for
+	 * the event of a flip (the time of an enable is the timeline's start;
+	 * a group member's latch point may lie inside one of its frames).
 	 */
 	latch = list_empty(&latches) ? NULL :
 		list_last_entry(&latches, struct pvdc_latch, link);
 	if (latch && latch->seq == done && !head->resolve && !rejected &&
-	    latch->event && !latch->group && !latch->enables &&
+	    latch->event && latch->ask && !latch->group && !latch->enables &&
 	    !latch->disables) {
 		frame = pvdc_read(pvdc, PVDC_HEAD_CONTROL(head->index) +
 				  PVDC_HEAD_DONE_FRAME);

@@ -75,6 +75,7 @@ struct pvdc_latch {
 	struct drm_pending_vblank_event *event;
 	u64 when;		/* device time of the latch, 0 if unknown */
 	bool group;		/* latches with other heads */
+	bool ask;		/* @when is in doubt: read DONE_FRAME */
 	bool enables;		/* the head's timeline starts here */
 	bool disables;		/* ... or stops */
 	bool resync;		/* of a commit rewriting a refused head */
@@ -322,6 +323,7 @@ u64 pvdc_head_next_vblank(struct pvdc_head *head, u64 now);
 u64 pvdc_head_frame_time(struct pvdc_head *head, u32 frame);
 u64 pvdc_head_latch_time(struct pvdc_head *head, u64 when);
 u64 pvdc_clock_device_now(struct pvdc_device *pvdc);
+u64 pvdc_clock_margin(struct pvdc_device *pvdc);
 u64 pvdc_timeline_t0(struct pvdc_head *head);
 u32 pvdc_crtc_get_vblank_counter(struct drm_crtc *crtc);
 bool pvdc_crtc_get_vblank_timestamp(struct drm_crtc *crtc, int *max_error,

@@ -434,6 +434,13 @@ static u64 pvdc_tl_time_of(const struct pvdc_timeline *tl, u32 count)
 	return tl->t0 + (u64)(u32)(count - tl->count0) * tl->period;
 }
 
+/* How far the device's clock may be from the mapping's, at most. */
+u64 pvdc_clock_margin(struct pvdc_device *pvdc)
+{
+	return min_t(u64, 2 * READ_ONCE(pvdc->clock.error) +
+		     PVDC_CLOCK_IRQ_MARGIN_NS, PVDC_CLOCK_IRQ_MARGIN_MAX_NS);
+}
+
 /*
  * Where the interrupt handler stands: the device has passed the vblank or
  * latch it reports, so the handler places itself past any error of the
@@ -441,12 +448,7 @@ static u64 pvdc_tl_time_of(const struct pvdc_timeline *tl, u32 count)
  */
 static u64 pvdc_head_irq_now(struct pvdc_head *head)
 {
-	struct pvdc_device *pvdc = head->pvdc;
-	u64 margin = min_t(u64, 2 * READ_ONCE(pvdc->clock.error) +
-			   PVDC_CLOCK_IRQ_MARGIN_NS,
-			   PVDC_CLOCK_IRQ_MARGIN_MAX_NS);
-
-	return pvdc_clock_now(pvdc) + margin;
+	return pvdc_clock_now(head->pvdc) + pvdc_clock_margin(head->pvdc);
 }
 
 /*
