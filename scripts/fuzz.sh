@@ -73,7 +73,7 @@ if [ $minimize -eq 1 ]; then
     cp "$merged"/* "$seeds"/
     rm -rf "$merged"
     stage "repository corpus: $(find "$seeds" -type f | wc -l) inputs," \
-          "$(du -sk "$seeds" | cut -f1) KiB in $seeds"
+          "$(cat "$seeds"/* | wc -c) bytes in $seeds"
     exit 0
 fi
 
