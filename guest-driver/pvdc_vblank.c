@@ -554,12 +554,12 @@ u64 pvdc_head_frame_time(struct pvdc_head *head, u32 frame)
 	struct pvdc_timeline *tl = &head->tl;
 	unsigned long flags;
 	u64 time = 0;
-	u32 n;
+	u32 count;
 
 	spin_lock_irqsave(&head->tl_lock, flags);
-	n = frame - tl->dev_count;
-	if (tl->on && (s32)n >= 0)
-		time = tl->t0 + (u64)n * tl->period;
+	count = frame + tl->offset;
+	if (tl->on && (s32)(count - tl->count0) >= 0)
+		time = pvdc_tl_time_of(tl, count);
 	spin_unlock_irqrestore(&head->tl_lock, flags);
 
 	return time;
@@ -570,10 +570,10 @@ u64 pvdc_head_frame_time(struct pvdc_head *head, u32 frame)
  * driver's idea of that time.  The latch lies after the one the last
  * event carried (a head latches once per vblank at most, and a commit
  * waits for the event of the one before) and before now (the device
- * reported it).  @when outside of that, a prediction gone wrong (the vCPU
- * stopped between the prediction and the doorbell, or the clock mapping
- * lags the device), is dropped: 0 stands for the vblank the handler is
- * at, which lies after both.
+ * reported it).  @when outside of that, a prediction gone wrong (made
+ * after the doorbell from a clock mapping that lags the device, and not
+ * caught by the reading before it), is dropped: 0 stands for the vblank
+ * the handler is at, which lies after both.
  */
 u64 pvdc_head_latch_time(struct pvdc_head *head, u64 when)
 {

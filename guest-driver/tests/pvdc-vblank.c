@@ -502,14 +502,22 @@ static void test_modeset_cursor(void)
 	kms_buffer_destroy(disp.fd, &cursor);
 }
 
+/* @m with a pixel clock for a frame of @ns nanoseconds. */
+static drmModeModeInfo mode_of_period(const drmModeModeInfo *m, uint64_t ns)
+{
+	drmModeModeInfo r = *m;
+
+	r.clock = (uint32_t)((uint64_t)m->htotal * m->vtotal * 1000000ull / ns);
+	r.vrefresh = 1;
+	return r;
+}
+
 /* ------------------------------------------------------------------------ */
 /* flips                                                                    */
 /* ------------------------------------------------------------------------ */
 
 /* Short, for the interrupt handler to be late by frames on a busy host. */
 #define FLIP_PERIOD_US	4000
-
-static drmModeModeInfo mode_of_period(const drmModeModeInfo *m, uint64_t ns);
 
 static int flip(unsigned int buf)
 {
@@ -595,16 +603,6 @@ static int try_mode(const drmModeModeInfo *mode, uint32_t flags)
 	kms_head_on(&disp, req, head, mode);
 	return kms_commit(&disp, req, DRM_MODE_ATOMIC_ALLOW_MODESET | flags,
 			  NULL);
-}
-
-/* @m with a pixel clock for a frame of @ns nanoseconds. */
-static drmModeModeInfo mode_of_period(const drmModeModeInfo *m, uint64_t ns)
-{
-	drmModeModeInfo r = *m;
-
-	r.clock = (uint32_t)((uint64_t)m->htotal * m->vtotal * 1000000ull / ns);
-	r.vrefresh = 1;
-	return r;
 }
 
 static void test_modes(void)
