@@ -57,7 +57,7 @@
 #define PVDC_ID                         0x43445650 /* "PVDC" little-endian */
 #define PVDC_REG_VERSION                0x0004  /* RO: major, minor */
 #define PVDC_VERSION_MAJOR              1
-#define PVDC_VERSION_MINOR              1
+#define PVDC_VERSION_MINOR              2
 #define PVDC_VERSION_MAJOR_SHIFT        16
 #define PVDC_VERSION_MAJOR_LENGTH       16
 #define PVDC_VERSION_MINOR_SHIFT        0
@@ -70,6 +70,8 @@
 #define PVDC_FEATURE_MSI                (1u << 4)
 #define PVDC_FEATURE_DOORBELL_AMEND     (1u << 5)  /* PVDC_DOORBELL_AMEND */
 #define PVDC_FEATURE_CLOCK              (1u << 6)  /* CLOCK_LO/HI */
+/* NV12 and P010, COLOR_ENCODING and COLOR_RANGE in PS_CTRL */
+#define PVDC_FEATURE_YCBCR             (1u << 7)
 #define PVDC_REG_NUM_HEADS              0x000c  /* RO */
 #define PVDC_REG_NUM_OVERLAYS           0x0010  /* RO: overlays per head */
 #define PVDC_REG_NUM_PLANES             0x0014  /* RO: all planes, all heads */
@@ -81,7 +83,8 @@
 #define PVDC_REG_SCALE_LIMITS           0x002c  /* RO: see below */
 /*
  * src / dst <= MAX_DOWNSCALE and dst / src <= MAX_UPSCALE, per axis, both
- * integer factors; compared exactly against the 16.16 source size.
+ * integer factors; compared exactly against the 16.16 source size.  A
+ * MAX_UPSCALE of 0 means no limit: only the sizes are.
  */
 #define PVDC_SCALE_MAX_DOWNSCALE_SHIFT  0
 #define PVDC_SCALE_MAX_UPSCALE_SHIFT    8
@@ -145,6 +148,9 @@
 #define PVDC_FMT_RGB565                 PVDC_FOURCC('R', 'G', '1', '6')
 #define PVDC_FMT_XRGB2101010            PVDC_FOURCC('X', 'R', '3', '0')
 #define PVDC_FMT_YUYV                   PVDC_FOURCC('Y', 'U', 'Y', 'V')
+/* Two memory planes: Y, then Cb:Cr at PS_CHROMA_OFFSET / PS_CHROMA_PITCH */
+#define PVDC_FMT_NV12                   PVDC_FOURCC('N', 'V', '1', '2')
+#define PVDC_FMT_P010                   PVDC_FOURCC('P', '0', '1', '0')
 
 /* ------------------------------------------------------------------------ */
 /* Plane capabilities: one read-only word per plane                         */
@@ -247,6 +253,8 @@
 #define PVDC_ERR_CURSOR                 0x2b    /* too large or scaled */
 #define PVDC_ERR_ZPOS                   0x2c    /* out of range or taken */
 #define PVDC_ERR_PLANE_CTRL             0x2d    /* invalid PS_CTRL bits */
+/* Cb:Cr plane misaligned, pitch too small or outside VRAM */
+#define PVDC_ERR_CHROMA                 0x2e
 #define PVDC_ERR_GROUP                  0x30    /* another member failed */
 
 /* ------------------------------------------------------------------------ */
@@ -287,9 +295,9 @@
 /* Plane state: shadow (RW) and active (RO) windows, same layout            */
 /* ------------------------------------------------------------------------ */
 
-#define PVDC_PLANE_STRIDE               0x40
+#define PVDC_PLANE_STRIDE               0x80
 #define PVDC_PLANE_SHADOW_BASE          0x4000
-#define PVDC_PLANE_ACTIVE_BASE          0x6000
+#define PVDC_PLANE_ACTIVE_BASE          0x7000
 #define PVDC_PLANE_SHADOW(p) \
     (PVDC_PLANE_SHADOW_BASE + (p) * PVDC_PLANE_STRIDE)
 #define PVDC_PLANE_ACTIVE(p) \
@@ -313,11 +321,24 @@
 #define PVDC_PS_CTRL_FILTER_BILINEAR_SHIFT 12
 #define PVDC_PS_CTRL_FILTER_BILINEAR \
     (1u << PVDC_PS_CTRL_FILTER_BILINEAR_SHIFT)
+/* YCbCr formats: the values of enum drm_color_encoding / drm_color_range */
+#define PVDC_PS_CTRL_COLOR_ENCODING_SHIFT 16
+#define PVDC_PS_CTRL_COLOR_ENCODING_LENGTH 2
+#define PVDC_PS_CTRL_COLOR_ENCODING_MASK \
+    ((1u << PVDC_PS_CTRL_COLOR_ENCODING_LENGTH) - 1)
+#define PVDC_COLOR_BT601                0
+#define PVDC_COLOR_BT709                1
+#define PVDC_COLOR_BT2020               2
+#define PVDC_PS_CTRL_COLOR_RANGE_FULL_SHIFT 18
+#define PVDC_PS_CTRL_COLOR_RANGE_FULL \
+    (1u << PVDC_PS_CTRL_COLOR_RANGE_FULL_SHIFT)
 #define PVDC_PS_CTRL_VALID_MASK \
     (PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_ROTATE_180 | \
      PVDC_PS_CTRL_REFLECT_X | PVDC_PS_CTRL_REFLECT_Y | \
      PVDC_PS_CTRL_BLEND_MASK << PVDC_PS_CTRL_BLEND_SHIFT | \
-     PVDC_PS_CTRL_FILTER_BILINEAR)
+     PVDC_PS_CTRL_FILTER_BILINEAR | \
+     PVDC_PS_CTRL_COLOR_ENCODING_MASK << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT | \
+     PVDC_PS_CTRL_COLOR_RANGE_FULL)
 #define PVDC_PS_HEAD                    0x04    /* head the plane is bound to */
 #define PVDC_PS_FORMAT                  0x08    /* DRM fourcc */
 #define PVDC_PS_FB_OFFSET               0x0c    /* bytes into VRAM */
@@ -336,13 +357,16 @@
 #define PVDC_PS_ZPOS                    0x30
 #define PVDC_PS_ALPHA                   0x34    /* 0..0xffff, 0xffff = opaque */
 #define PVDC_PS_HOTSPOT                 0x38    /* cursor: PVDC_XY(x, y) */
-#define PVDC_PLANE_STATE_REGS           15
+/* NV12, P010: the Cb:Cr plane, like FB_OFFSET and FB_PITCH; else unused */
+#define PVDC_PS_CHROMA_OFFSET           0x3c
+#define PVDC_PS_CHROMA_PITCH            0x40
+#define PVDC_PLANE_STATE_REGS           17
 
 /* ------------------------------------------------------------------------ */
 /* EDID window                                                              */
 /* ------------------------------------------------------------------------ */
 
-#define PVDC_EDID_BASE                  0x8000
+#define PVDC_EDID_BASE                  0xa000
 #define PVDC_EDID_SIZE                  0x100
 #define PVDC_EDID(h)                    (PVDC_EDID_BASE + (h) * PVDC_EDID_SIZE)
 
