@@ -37,10 +37,18 @@ static int pvdc_format_index(uint32_t fourcc)
 uint32_t pvdc_format_mask(unsigned int plane_type)
 {
     uint32_t all = MAKE_64BIT_MASK(0, PVDC_COMPOSE_NUM_FORMATS);
+    uint32_t rgb = 0;
+    unsigned int i;
 
     switch (plane_type) {
     case PVDC_PLANE_TYPE_PRIMARY:
-        return all & ~BIT(pvdc_format_index(PVDC_FMT_YUYV));
+        /* YCbCr (video) is for overlays */
+        for (i = 0; i < PVDC_COMPOSE_NUM_FORMATS; i++) {
+            if (!pvdc_compose_formats[i].yuv_depth) {
+                rgb |= BIT(i);
+            }
+        }
+        return rgb;
     case PVDC_PLANE_TYPE_OVERLAY:
         return all;
     case PVDC_PLANE_TYPE_CURSOR:
@@ -121,6 +129,8 @@ static const char *pvdc_error_name(uint32_t result)
         [PVDC_ERR_CURSOR] = "cursor too large or scaled",
         [PVDC_ERR_ZPOS] = "zpos out of range or not unique",
         [PVDC_ERR_PLANE_CTRL] = "reserved or invalid PS_CTRL bits",
+        [PVDC_ERR_CHROMA] = "Cb:Cr plane misaligned, too narrow or outside "
+                            "VRAM",
         [PVDC_ERR_GROUP] = "another head of the group was refused",
     };
     uint32_t code = FIELD_EX32(result, RESULT, CODE);
@@ -162,13 +172,20 @@ static bool pvdc_plane_scaled(const PVDCPlaneRegs *r)
            r->src_h != (uint64_t)FIELD_EX32(r->dst_size, XY, Y) << 16;
 }
 
-/* Bytes per pixel of an enabled plane of a validated state. */
-static unsigned int pvdc_plane_cpp(const PVDCPlaneRegs *r)
+/*
+ * Half-bytes per pixel of an enabled plane of a validated state: the Y
+ * (or only) plane, and for two-plane formats a Cb:Cr sample per 2x2
+ * pixels (NV12 1.5 bytes a pixel, P010 3).
+ */
+static unsigned int pvdc_plane_half_bytes(const PVDCPlaneRegs *r)
 {
     const PVDCComposeFormat *fmt = pvdc_compose_format(r->format);
 
     /* Validation made this impossible; count the widest if it happened. */
-    return fmt ? fmt->cpp : 4;
+    if (!fmt) {
+        return 2 * 4;
+    }
+    return 2 * fmt->cpp + fmt->chroma_cpp / 2;
 }
 
 static bool pvdc_axis_valid(uint32_t timing, uint32_t sync, uint32_t max)
@@ -255,9 +272,12 @@ static uint32_t pvdc_check_plane_binding(PVDCCommitView *v, unsigned int h,
     uint32_t transforms = PVDC_PS_CTRL_ROTATE_180 | PVDC_PS_CTRL_REFLECT_X |
                           PVDC_PS_CTRL_REFLECT_Y |
                           PVDC_PS_CTRL_FILTER_BILINEAR;
+    uint32_t encoding = FIELD_EX32(r->ctrl, PS_CTRL, COLOR_ENCODING);
 
+    /* The encoding is checked for every format, used by YCbCr ones. */
     if ((r->ctrl & ~PVDC_PS_CTRL_VALID_MASK) ||
         FIELD_EX32(r->ctrl, PS_CTRL, BLEND) == PVDC_PS_CTRL_BLEND_MASK ||
+        encoding > PVDC_COLOR_BT2020 ||
         (type == PVDC_PLANE_TYPE_CURSOR && (r->ctrl & transforms))) {
         return pvdc_error(PVDC_ERR_PLANE_CTRL, p);
     }
@@ -271,6 +291,26 @@ static uint32_t pvdc_check_plane_binding(PVDCCommitView *v, unsigned int h,
         return pvdc_error(PVDC_ERR_HEAD_DISABLED, p);
     }
     return 0;
+}
+
+/*
+ * The Cb:Cr plane of a two-plane format @fmt, @fb_w x @fb_h pixels: a
+ * sample of @fmt->chroma_cpp bytes per 2x2 pixels, rounded up, laid out
+ * and checked like a framebuffer of its own.
+ */
+static bool pvdc_chroma_valid(PVDCState *s, const PVDCPlaneRegs *r,
+                              const PVDCComposeFormat *fmt, uint32_t fb_w,
+                              uint32_t fb_h)
+{
+    uint64_t line = (uint64_t)DIV_ROUND_UP(fb_w, 2) * fmt->chroma_cpp;
+    uint64_t lines = DIV_ROUND_UP(fb_h, 2);
+
+    return !(r->chroma_offset % PVDC_OFFSET_ALIGNMENT) &&
+           r->chroma_pitch >= line &&
+           !(r->chroma_pitch % PVDC_PITCH_ALIGNMENT) &&
+           (uint64_t)r->chroma_offset +
+           (uint64_t)r->chroma_pitch * (lines - 1) + line <=
+           s->conf.vram_size;
 }
 
 /* The framebuffer of plane @p: format, size, layout, inside VRAM. */
@@ -301,6 +341,10 @@ static uint32_t pvdc_check_plane_fb(PVDCCommitView *v, unsigned int p)
     if ((uint64_t)r->fb_offset + (uint64_t)r->fb_pitch * (fb_h - 1) + line >
         s->conf.vram_size) {
         return pvdc_error(PVDC_ERR_FB_BOUNDS, p);
+    }
+    if (pvdc_compose_formats[fmt].chroma_cpp &&
+        !pvdc_chroma_valid(s, r, &pvdc_compose_formats[fmt], fb_w, fb_h)) {
+        return pvdc_error(PVDC_ERR_CHROMA, p);
     }
     return 0;
 }
@@ -333,10 +377,12 @@ static uint32_t pvdc_check_plane_geometry(PVDCCommitView *v, unsigned int p)
          pvdc_plane_scaled(r))) {
         return pvdc_error(PVDC_ERR_CURSOR, p);
     }
+    /*
+     * Upscaling has no limit (SCALE_LIMITS says 0): composition costs
+     * what the destination does, whatever the ratio.
+     */
     if (r->src_w > PVDC_MAX_DOWNSCALE * dst_w_fp ||
-        dst_w_fp > PVDC_MAX_UPSCALE * (uint64_t)r->src_w ||
-        r->src_h > PVDC_MAX_DOWNSCALE * dst_h_fp ||
-        dst_h_fp > PVDC_MAX_UPSCALE * (uint64_t)r->src_h) {
+        r->src_h > PVDC_MAX_DOWNSCALE * dst_h_fp) {
         return pvdc_error(PVDC_ERR_SCALE_RATIO, p);
     }
     return 0;
@@ -434,9 +480,10 @@ static uint32_t pvdc_check_sums(PVDCCommitView *v, unsigned int h)
         if (!pvdc_plane_on(r) || r->head != h) {
             continue;
         }
+        /* at most 2^16 * 2^16 * 8 half-bytes: no overflow */
         needed += DIV_ROUND_UP(DIV_ROUND_UP((uint64_t)r->src_w, 1 << 16) *
                                DIV_ROUND_UP((uint64_t)r->src_h, 1 << 16) *
-                               pvdc_plane_cpp(r), KiB);
+                               pvdc_plane_half_bytes(r), 2 * KiB);
     }
     if (needed > v->head[h]->bandwidth) {
         return pvdc_head_error(PVDC_ERR_BANDWIDTH);

@@ -74,8 +74,7 @@
 
 /*
  * The register interface shows the first PVDC_COMPOSE_NUM_FORMATS entries
- * (FORMAT_TABLE); the two-plane YCbCr formats after them are reachable
- * only through the engine until issue 14's phase 2 wires them.
+ * (FORMAT_TABLE), in this order.
  */
 const PVDCComposeFormat pvdc_compose_formats[] = {
     { .fourcc = PVDC_FMT_XRGB8888, .cpp = 4, .color = PIXMAN_LE_x8r8g8b8 },
@@ -840,6 +839,25 @@ bool pvdc_compose_plane_source(const PVDCComposePlane *plane,
               (uint64_t)job.read_x0 * job.fmt->cpp;
     *row_bytes = (uint64_t)(job.read_x1 - job.read_x0) * job.fmt->cpp;
     *rows = job.img_h;
+    return true;
+}
+
+bool pvdc_compose_plane_chroma_source(const PVDCComposePlane *plane,
+                                      uint64_t *offset, uint64_t *row_bytes,
+                                      uint32_t *rows)
+{
+    PVDCComposeJob job;
+    const PVDCComposeReader *rd = &job.reader;
+
+    if (!pvdc_compose_prepare(&job, plane, PVDC_COMPOSE_MAX_SIZE,
+                              PVDC_COMPOSE_MAX_SIZE, UINT64_MAX) ||
+        !job.fmt->chroma_cpp) {
+        return false;
+    }
+    *offset = plane->chroma_offset + (uint64_t)plane->chroma_pitch * rd->cy0 +
+              (uint64_t)rd->cx0 * job.fmt->chroma_cpp;
+    *row_bytes = (uint64_t)(rd->cx1 - rd->cx0) * job.fmt->chroma_cpp;
+    *rows = rd->cy1 - rd->cy0;
     return true;
 }
 

@@ -28,15 +28,6 @@
 #define PVDC_COMPOSE_MAX_SIZE   16384
 
 /*
- * Two-plane YCbCr formats: a Y plane at offset/pitch and an interleaved
- * Cb:Cr plane at chroma_offset/chroma_pitch, chroma subsampled 2x2.  They
- * are not in the register interface yet (issue 14, phase 2): when they
- * are, these definitions move to pvdc-regs.h.
- */
-#define PVDC_FMT_NV12           PVDC_FOURCC('N', 'V', '1', '2')
-#define PVDC_FMT_P010           PVDC_FOURCC('P', '0', '1', '0')
-
-/*
  * How YCbCr formats are converted, as the DRM plane properties
  * COLOR_ENCODING and COLOR_RANGE name them (same enumeration values).
  * RGB formats ignore both.
@@ -82,9 +73,12 @@ typedef struct PVDCComposeFormat {
 /*
  * Every format the engine reads.  The first PVDC_COMPOSE_NUM_FORMATS are
  * those the device offers, in the order of its FORMAT_TABLE registers:
- * the device has no other list.  NV12 and P010 follow, not offered yet.
+ * the device has no other list.  Today it offers them all; the two-plane
+ * YCbCr formats (PVDC_FMT_NV12, PVDC_FMT_P010: a Y plane at offset/pitch
+ * and an interleaved Cb:Cr plane at chroma_offset/chroma_pitch, chroma
+ * subsampled 2x2) are the last two.
  */
-#define PVDC_COMPOSE_NUM_FORMATS 7
+#define PVDC_COMPOSE_NUM_FORMATS 9
 #define PVDC_COMPOSE_ALL_FORMATS 9
 extern const PVDCComposeFormat pvdc_compose_formats[PVDC_COMPOSE_ALL_FORMATS];
 
@@ -227,12 +221,21 @@ bool pvdc_compose_plane_damage(const PVDCComposePlane *plane, uint32_t width,
  * bytes, the first at @offset, one pitch apart (the source rectangle
  * rounded out to whole pixels, and to whole 32-bit words for 2-byte
  * pixels).  For NV12 and P010 that is the Y plane only: their Cb:Cr
- * plane is pvdc_compose_plane_vram()'s second range.  Returns false for
- * an invalid plane.
+ * plane is pvdc_compose_plane_chroma_source()'s.  Returns false for an
+ * invalid plane.
  */
 bool pvdc_compose_plane_source(const PVDCComposePlane *plane,
                                uint64_t *offset, uint64_t *row_bytes,
                                uint32_t *rows);
+
+/*
+ * Likewise for the Cb:Cr plane of an NV12 or P010 @plane: the chroma
+ * samples its pixels may take, @rows lines one chroma_pitch apart.
+ * Returns false for an invalid plane and for one-plane formats.
+ */
+bool pvdc_compose_plane_chroma_source(const PVDCComposePlane *plane,
+                                      uint64_t *offset, uint64_t *row_bytes,
+                                      uint32_t *rows);
 
 /* Grow @acc to the bounding box of @acc and @rect; empty rects vanish. */
 void pvdc_compose_rect_union(QemuRect *acc, const QemuRect *rect);

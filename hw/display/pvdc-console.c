@@ -78,6 +78,11 @@ typedef struct PVDCDisplay {
     uint64_t crc_count;
 } PVDCDisplay;
 
+/* PS_CTRL's colour fields hold the engine's (DRM's) enumeration values. */
+QEMU_BUILD_BUG_ON(PVDC_COLOR_BT601 != PVDC_COMPOSE_BT601 ||
+                  PVDC_COLOR_BT709 != PVDC_COMPOSE_BT709 ||
+                  PVDC_COLOR_BT2020 != PVDC_COMPOSE_BT2020);
+
 /* Pixels CRC capture may compose at once after a pause. */
 #define PVDC_CRC_BURST          (PVDC_CRC_PIXELS_PER_SECOND / 8)
 
@@ -163,6 +168,12 @@ static void pvdc_console_scene(PVDCHead *head, PVDCComposeScene *scene,
         plane->zpos = r->zpos;
         plane->alpha = MIN(r->alpha, UINT16_MAX);
         plane->ctrl = r->ctrl;
+        /* Used by the YCbCr formats only, and then validated. */
+        plane->chroma_offset = r->chroma_offset;
+        plane->chroma_pitch = r->chroma_pitch;
+        plane->encoding = FIELD_EX32(r->ctrl, PS_CTRL, COLOR_ENCODING);
+        plane->range = FIELD_EX32(r->ctrl, PS_CTRL, COLOR_RANGE_FULL) ?
+                       PVDC_COMPOSE_RANGE_FULL : PVDC_COMPOSE_RANGE_LIMITED;
     }
 }
 
@@ -187,26 +198,26 @@ static void pvdc_plane_damage_run(const PVDCComposePlane *plane,
 }
 
 /*
- * Add to @damage what the dirty pages under @plane change on a head of
- * @width x @height.  Returns whether any page was dirty.  Only the lines
- * and columns the plane samples are looked up, so the cost follows what
- * is shown, not the span a long pitch puts between its lines.
+ * Add to @damage what the dirty pages under one memory plane of @plane
+ * change on a head of @width x @height: @rows lines of @row_bytes bytes,
+ * the first at @base, @pitch bytes apart.  Returns whether any page was
+ * dirty.
  */
-static bool pvdc_plane_dirty(PVDCState *s, DirtyBitmapSnapshot *snap,
-                             const PVDCComposePlane *plane, uint32_t width,
-                             uint32_t height, QemuRect *damage)
+static bool pvdc_plane_dirty_lines(PVDCState *s, DirtyBitmapSnapshot *snap,
+                                   const PVDCComposePlane *plane,
+                                   uint32_t width, uint32_t height,
+                                   uint64_t base, uint64_t row_bytes,
+                                   uint32_t rows, uint32_t pitch,
+                                   QemuRect *damage)
 {
     uint64_t page = qemu_target_page_size();
-    uint64_t base, row_bytes, addr, next = 0;
+    uint64_t addr, next = 0;
     uint64_t run = 0, run_end = 0;  /* dirty pages not handed on yet */
-    uint32_t rows, y;
+    uint32_t y;
     bool any = false;
 
-    if (!pvdc_compose_plane_source(plane, &base, &row_bytes, &rows)) {
-        return false;
-    }
     for (y = 0; y < rows; y++) {
-        uint64_t start = base + (uint64_t)y * plane->pitch;
+        uint64_t start = base + (uint64_t)y * pitch;
         uint64_t end = MIN(start + row_bytes, s->conf.vram_size);
 
         /* Lines closer than a page share pages: look each up once. */
@@ -229,6 +240,33 @@ static bool pvdc_plane_dirty(PVDCState *s, DirtyBitmapSnapshot *snap,
         next = MAX(next, ROUND_UP(end, page));
     }
     pvdc_plane_damage_run(plane, width, height, run, run_end, damage);
+    return any;
+}
+
+/*
+ * Add to @damage what the dirty pages under @plane change on a head of
+ * @width x @height.  Returns whether any page was dirty.  Only the lines
+ * and columns the plane samples are looked up (of both memory planes of
+ * NV12 and P010), so the cost follows what is shown, not the span a long
+ * pitch puts between its lines.
+ */
+static bool pvdc_plane_dirty(PVDCState *s, DirtyBitmapSnapshot *snap,
+                             const PVDCComposePlane *plane, uint32_t width,
+                             uint32_t height, QemuRect *damage)
+{
+    uint64_t base, row_bytes;
+    uint32_t rows;
+    bool any = false;
+
+    if (pvdc_compose_plane_source(plane, &base, &row_bytes, &rows)) {
+        any |= pvdc_plane_dirty_lines(s, snap, plane, width, height, base,
+                                      row_bytes, rows, plane->pitch, damage);
+    }
+    if (pvdc_compose_plane_chroma_source(plane, &base, &row_bytes, &rows)) {
+        any |= pvdc_plane_dirty_lines(s, snap, plane, width, height, base,
+                                      row_bytes, rows, plane->chroma_pitch,
+                                      damage);
+    }
     return any;
 }
 

@@ -27,8 +27,8 @@
 #define PVDC_CURSOR_MAX_SIZE            256
 #define PVDC_PITCH_ALIGNMENT            64
 #define PVDC_OFFSET_ALIGNMENT           64
+/* Upscaling has no limit: a plane costs what its destination does. */
 #define PVDC_MAX_DOWNSCALE              4
-#define PVDC_MAX_UPSCALE                8
 #define PVDC_MAX_SIZE_LIMIT             16384
 /* Three 1920x1080 XRGB8888 planes, in KiB per frame. */
 #define PVDC_DEFAULT_BANDWIDTH_PER_HEAD 24300

@@ -83,6 +83,10 @@ static uint32_t *pvdc_plane_reg(PVDCPlaneRegs *r, hwaddr offset)
         return &r->alpha;
     case PVDC_PS_HOTSPOT:
         return &r->hotspot;
+    case PVDC_PS_CHROMA_OFFSET:
+        return &r->chroma_offset;
+    case PVDC_PS_CHROMA_PITCH:
+        return &r->chroma_pitch;
     default:
         return NULL;
     }
@@ -108,7 +112,8 @@ static uint32_t pvdc_features(PVDCState *s)
 {
     uint32_t features = PVDC_FEATURE_MULTI_HEAD_COMMIT | PVDC_FEATURE_EDID |
                         PVDC_FEATURE_CRC | PVDC_FEATURE_HOTPLUG |
-                        PVDC_FEATURE_DOORBELL_AMEND | PVDC_FEATURE_CLOCK;
+                        PVDC_FEATURE_DOORBELL_AMEND | PVDC_FEATURE_CLOCK |
+                        PVDC_FEATURE_YCBCR;
 
     if (msi_present(PCI_DEVICE(s))) {
         features |= PVDC_FEATURE_MSI;
@@ -155,7 +160,8 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
         return true;
     case PVDC_REG_SCALE_LIMITS:
         *val = FIELD_DP32(0, SCALE_LIMITS, MAX_DOWNSCALE, PVDC_MAX_DOWNSCALE);
-        *val = FIELD_DP32(*val, SCALE_LIMITS, MAX_UPSCALE, PVDC_MAX_UPSCALE);
+        /* 0: no limit */
+        *val = FIELD_DP32(*val, SCALE_LIMITS, MAX_UPSCALE, 0);
         return true;
     case PVDC_REG_PITCH_ALIGN:
         *val = PVDC_PITCH_ALIGNMENT;

@@ -398,6 +398,8 @@ static const VMStateDescription vmstate_pvdc_plane_regs = {
         VMSTATE_UINT32(zpos, PVDCPlaneRegs),
         VMSTATE_UINT32(alpha, PVDCPlaneRegs),
         VMSTATE_UINT32(hotspot, PVDCPlaneRegs),
+        VMSTATE_UINT32(chroma_offset, PVDCPlaneRegs),
+        VMSTATE_UINT32(chroma_pitch, PVDCPlaneRegs),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -449,13 +451,14 @@ static const VMStateDescription vmstate_pvdc_head = {
 
 /*
  * Version 2: the device configuration, 64-bit vblank counts; version 3:
- * DONE_FRAME.  pvdc has not been released with an earlier version: no
- * compatibility with them is kept.
+ * DONE_FRAME; version 4: PS_CHROMA_OFFSET and PS_CHROMA_PITCH.  pvdc has
+ * not been released with an earlier version: no compatibility with them
+ * is kept.
  */
 static const VMStateDescription vmstate_pvdc = {
     .name = "pvdc",
-    .version_id = 3,
-    .minimum_version_id = 3,
+    .version_id = 4,
+    .minimum_version_id = 4,
     .pre_save = pvdc_pre_save,
     .post_load = pvdc_post_load,
     .fields = (const VMStateField[]) {

@@ -25,6 +25,9 @@
 #define FB_BASE(k)          ((uint32_t)(k) * FB_SPACING)
 #define FB_SLOTS            8
 #define SHADOW_VRAM         (FB_SLOTS * FB_SPACING)
+/* The Cb:Cr plane of a two-plane framebuffer, after its Y plane. */
+#define CHROMA_AT           (FB_SPACING / 2)
+#define CHROMA_BASE(k)      (FB_BASE(k) + CHROMA_AT)
 
 /* Plane slots of a head (PRIMARY, OVERLAY(i), CURSOR), with 3 overlays. */
 #define OVERLAYS            3
@@ -46,6 +49,7 @@ typedef struct TPlane {
     uint32_t alpha;
     uint32_t ctrl;              /* without ENABLE */
     uint32_t hotspot;
+    uint32_t chroma_pitch;      /* NV12, P010: Cb:Cr at CHROMA_BASE(fb) */
 } TPlane;
 
 typedef struct TScene {
@@ -136,6 +140,8 @@ static void write_tplane(T *t, unsigned int head, const TPlane *p)
     wr(&t->p, base + PVDC_PS_ZPOS, p->zpos);
     wr(&t->p, base + PVDC_PS_ALPHA, p->alpha);
     wr(&t->p, base + PVDC_PS_HOTSPOT, p->hotspot);
+    wr(&t->p, base + PVDC_PS_CHROMA_OFFSET, CHROMA_BASE(p->fb));
+    wr(&t->p, base + PVDC_PS_CHROMA_PITCH, p->chroma_pitch);
     wr(&t->p, base + PVDC_PS_CTRL, p->ctrl | PVDC_PS_CTRL_ENABLE);
 }
 
@@ -186,9 +192,30 @@ static uint32_t next_frame_crc(T *t, unsigned int head)
 /* Framebuffer contents                                                     */
 /* ------------------------------------------------------------------------ */
 
+/* Bytes per pixel of the (Y) plane. */
 static uint32_t format_cpp(uint32_t format)
 {
-    return format == PVDC_FMT_RGB565 || format == PVDC_FMT_YUYV ? 2 : 4;
+    switch (format) {
+    case PVDC_FMT_NV12:
+        return 1;
+    case PVDC_FMT_RGB565:
+    case PVDC_FMT_YUYV:
+    case PVDC_FMT_P010:
+        return 2;
+    default:
+        return 4;
+    }
+}
+
+/* Bytes per Cb:Cr sample of the two-plane formats, else 0. */
+static uint32_t chroma_bps(uint32_t format)
+{
+    return format == PVDC_FMT_NV12 ? 2 : format == PVDC_FMT_P010 ? 4 : 0;
+}
+
+static bool is_ycbcr(uint32_t format)
+{
+    return format == PVDC_FMT_YUYV || chroma_bps(format);
 }
 
 static uint32_t noise(uint32_t seed, uint32_t x, uint32_t y)
@@ -202,16 +229,16 @@ static uint32_t noise(uint32_t seed, uint32_t x, uint32_t y)
     return v ^ v >> 15;
 }
 
-/* Fill framebuffer @fb (@w x @h in @format) with pattern @seed. */
-static uint32_t fill_fb(T *t, unsigned int fb, uint32_t format, uint32_t w,
-                        uint32_t h, uint32_t seed)
+/*
+ * Fill @h lines of @w units of @cpp bytes, @pitch bytes apart, at VRAM
+ * @offset with pattern @seed.
+ */
+static void fill_lines(T *t, uint32_t offset, uint32_t pitch, uint32_t cpp,
+                       uint32_t w, uint32_t h, uint32_t seed)
 {
-    uint32_t cpp = format_cpp(format);
-    uint32_t pitch = ROUND_UP(w * cpp, 64);
     g_autofree uint8_t *buf = g_malloc0((size_t)pitch * h);
     uint32_t x, y;
 
-    g_assert_cmpuint((size_t)pitch * h, <=, FB_SPACING);
     for (y = 0; y < h; y++) {
         uint8_t *line = buf + (size_t)y * pitch;
 
@@ -220,12 +247,38 @@ static uint32_t fill_fb(T *t, unsigned int fb, uint32_t format, uint32_t w,
 
             if (cpp == 4) {
                 stl_le_p(line + x * 4, v);
-            } else {
+            } else if (cpp == 2) {
                 stw_le_p(line + x * 2, v);
+            } else {
+                line[x] = v;
             }
         }
     }
-    vram_write(t, FB_BASE(fb), buf, (size_t)pitch * h);
+    vram_write(t, offset, buf, (size_t)pitch * h);
+}
+
+/*
+ * Fill framebuffer @fb (@w x @h in @format) with pattern @seed, and the
+ * Cb:Cr plane of two-plane formats (its pitch in @chroma_pitch).  Returns
+ * the pitch.
+ */
+static uint32_t fill_fb(T *t, unsigned int fb, uint32_t format, uint32_t w,
+                        uint32_t h, uint32_t seed, uint32_t *chroma_pitch)
+{
+    uint32_t cpp = format_cpp(format), bps = chroma_bps(format);
+    uint32_t pitch = ROUND_UP(w * cpp, 64);
+
+    g_assert_cmpuint((size_t)pitch * h, <=, bps ? CHROMA_AT : FB_SPACING);
+    fill_lines(t, FB_BASE(fb), pitch, cpp, w, h, seed);
+    if (bps) {
+        uint32_t cw = DIV_ROUND_UP(w, 2), ch = DIV_ROUND_UP(h, 2);
+        uint32_t cpitch = ROUND_UP(cw * bps, 64);
+
+        g_assert_cmpuint((size_t)cpitch * ch, <=, FB_SPACING - CHROMA_AT);
+        /* a sample is 2 or 4 bytes: written as units of that size */
+        fill_lines(t, CHROMA_BASE(fb), cpitch, bps, cw, ch, seed ^ 0x5a5a);
+        *chroma_pitch = cpitch;
+    }
     return pitch;
 }
 
@@ -256,7 +309,6 @@ static TPlane plane(T *t, unsigned int slot, uint32_t format, unsigned int fb,
         .slot = slot,
         .format = format,
         .fb = fb,
-        .pitch = fill_fb(t, fb, format, w, h, fb * 7919 + format),
         .fb_w = w,
         .fb_h = h,
         .src_w = FP16(w),
@@ -269,6 +321,8 @@ static TPlane plane(T *t, unsigned int slot, uint32_t format, unsigned int fb,
         .alpha = 0xffff,
     };
 
+    p.pitch = fill_fb(t, fb, format, w, h, fb * 7919 + format,
+                      &p.chroma_pitch);
     return p;
 }
 
@@ -294,16 +348,91 @@ static uint32_t clamp8(int64_t v)
     return v < 0 ? 0 : v > 255 ? 255 : v;
 }
 
-/* BT.601 limited range, 16.16 fixed point, rounded to nearest. */
-static uint32_t yuv_to_rgb(int y, int u, int v)
-{
-    int64_t l = (int64_t)(y - 16) * 76309 + 0x8000;
-    int64_t r = l + (int64_t)(v - 128) * 104597;
-    int64_t g = l - (int64_t)(u - 128) * 25675 - (int64_t)(v - 128) * 53279;
-    int64_t b = l + (int64_t)(u - 128) * 132201;
+/*
+ * The YCbCr coefficients of docs/specs/pvdc.rst, 16.16: y, r_v, g_u, g_v,
+ * b_u, for [COLOR_ENCODING][COLOR_RANGE_FULL][10-bit].
+ */
+static const int32_t yuv_coeffs[3][2][2][5] = {
+    {   /* BT.601 */
+        { { 76309, 104597, 25675, 53279, 132201 },
+          { 19077, 26149, 6419, 13320, 33050 } },
+        { { 65536, 91881, 22553, 46802, 116130 },
+          { 16336, 22903, 5622, 11666, 28947 } },
+    },
+    {   /* BT.709 */
+        { { 76309, 117489, 13975, 34925, 138438 },
+          { 19077, 29372, 3494, 8731, 34610 } },
+        { { 65536, 103206, 12276, 30679, 121609 },
+          { 16336, 25726, 3060, 7647, 30313 } },
+    },
+    {   /* BT.2020 */
+        { { 76309, 110014, 12277, 42626, 140363 },
+          { 19077, 27503, 3069, 10657, 35091 } },
+        { { 65536, 96639, 10784, 37444, 123299 },
+          { 16336, 24089, 2688, 9334, 30734 } },
+    },
+};
 
-    /* >> of a negative value floors, as the engine's table does */
-    return clamp8(r >> 16) << 16 | clamp8(g >> 16) << 8 | clamp8(b >> 16);
+/*
+ * The pixel of luma @y and chroma @u, @v in eighths (8 * Cb, 8 * Cr for a
+ * pixel that takes one sample), @depth-bit components, in the encoding
+ * and range of plane control @ctrl; the spec's fixed point formulas.
+ */
+static uint32_t yuv_to_rgb(uint32_t ctrl, int depth, int y, int u, int v)
+{
+    unsigned int enc = (ctrl >> PVDC_PS_CTRL_COLOR_ENCODING_SHIFT) &
+                       PVDC_PS_CTRL_COLOR_ENCODING_MASK;
+    bool full = ctrl & PVDC_PS_CTRL_COLOR_RANGE_FULL;
+    const int32_t *k = yuv_coeffs[enc][full][depth == 10];
+    int64_t y_off = full ? 0 : 16 << (depth - 8);
+    int64_t c_off8 = 8 << (depth - 1);
+    int64_t l = k[0] * 8 * (y - y_off) + (1 << 18);
+    int64_t r = l + k[1] * (v - c_off8);
+    int64_t g = l - k[2] * (u - c_off8) - k[3] * (v - c_off8);
+    int64_t b = l + k[4] * (u - c_off8);
+
+    /* >> of a negative value floors, as the spec says */
+    return clamp8(r >> 19) << 16 | clamp8(g >> 19) << 8 | clamp8(b >> 19);
+}
+
+/* Component @c (0: Cb, 1: Cr) of Cb:Cr sample (@j, @k) of @p. */
+static int chroma_sample(T *t, const TPlane *p, int64_t j, int64_t k, int c)
+{
+    const uint8_t *line = t->shadow + CHROMA_BASE(p->fb) +
+                          (size_t)k * p->chroma_pitch;
+
+    return p->format == PVDC_FMT_P010 ? lduw_le_p(line + j * 4 + c * 2) >> 6
+                                      : line[j * 2 + c];
+}
+
+/*
+ * Pixel (@x, @y) of an NV12 or P010 plane: chroma sited as MPEG-2 does,
+ * interpolated in eighths from the samples of the source rectangle
+ * rounded out (the spec's "Chroma siting"), the edge samples repeating.
+ */
+static uint32_t fetch_two_plane(T *t, const TPlane *p, const uint8_t *line,
+                                uint32_t x, uint32_t y)
+{
+    int64_t img_x1 = DIV_ROUND_UP((uint64_t)p->src_x + p->src_w, 1 << 16);
+    int64_t img_y1 = DIV_ROUND_UP((uint64_t)p->src_y + p->src_h, 1 << 16);
+    int64_t cx0 = (p->src_x >> 16) / 2, cx1 = (img_x1 - 1) / 2 + 1;
+    int64_t cy0 = (p->src_y >> 16) / 2, cy1 = (img_y1 - 1) / 2 + 1;
+    int64_t row = y / 2, other = y % 2 ? row + 1 : row - 1;
+    int64_t j0 = x / 2, j1 = x % 2 ? x / 2 + 1 : x / 2;
+    bool wide = p->format == PVDC_FMT_P010;
+    int luma = wide ? lduw_le_p(line + x * 2) >> 6 : line[x];
+    int uv[2];
+
+    other = MIN(MAX(other, cy0), cy1 - 1);
+    j0 = MIN(MAX(j0, cx0), cx1 - 1);
+    j1 = MIN(MAX(j1, cx0), cx1 - 1);
+    for (int c = 0; c < 2; c++) {
+        uv[c] = 3 * chroma_sample(t, p, j0, row, c) +
+                chroma_sample(t, p, j0, other, c) +
+                3 * chroma_sample(t, p, j1, row, c) +
+                chroma_sample(t, p, j1, other, c);
+    }
+    return yuv_to_rgb(p->ctrl, wide ? 10 : 8, luma, uv[0], uv[1]);
 }
 
 /* Pixel (@x, @y) of the framebuffer of @p: colour, and alpha in @alpha. */
@@ -343,8 +472,11 @@ static uint32_t fetch(T *t, const TPlane *p, uint32_t x, uint32_t y,
     case PVDC_FMT_YUYV: {
         const uint8_t *m = line + (x & ~1u) * 2;
 
-        return yuv_to_rgb(m[x & 1 ? 2 : 0], m[1], m[3]);
+        return yuv_to_rgb(p->ctrl, 8, m[x & 1 ? 2 : 0], 8 * m[1], 8 * m[3]);
     }
+    case PVDC_FMT_NV12:
+    case PVDC_FMT_P010:
+        return fetch_two_plane(t, p, line, x, y);
     default:
         g_assert_not_reached();
     }
@@ -409,7 +541,7 @@ static void reference(T *t, const TScene *scene, uint32_t *out)
         if (!pa) {
             continue;
         }
-        if (format_cpp(p->format) == 2) {
+        if (p->format == PVDC_FMT_RGB565 || p->format == PVDC_FMT_YUYV) {
             lo_x &= ~1;
         }
         if (p->format == PVDC_FMT_YUYV) {
@@ -512,7 +644,7 @@ static void add(TScene *scene, TPlane p)
 static void build_format(T *t, TScene *scene, const void *arg)
 {
     uint32_t format = *(const uint32_t *)arg;
-    bool yuv = format == PVDC_FMT_YUYV;
+    bool yuv = is_ycbcr(format);
     TPlane p;
 
     scene->background = 0x203040;
@@ -588,6 +720,31 @@ static void build_scaled(T *t, TScene *scene, const void *arg)
     add(scene, p);
 }
 
+/*
+ * A YCbCr format in an encoding and range (@arg: format, then the PS_CTRL
+ * bits): an odd-sized framebuffer shown whole, and one shown from an odd
+ * corner, scaled up, reflected.
+ */
+static void build_ycbcr(T *t, TScene *scene, const void *arg)
+{
+    const uint32_t *a = arg;
+    bool even = a[0] == PVDC_FMT_YUYV;
+    TPlane p = plane(t, OVERLAY(0), a[0], 0, even ? 34 : 33, 21, 3, 4, 0);
+
+    scene->background = 0x304050;
+    p.ctrl = a[1];
+    add(scene, p);
+    p = plane(t, OVERLAY(1), a[0], 1, 40, 30, 20, 14, 1);
+    p.ctrl = a[1] | PVDC_PS_CTRL_REFLECT_X;
+    p.src_x = FP16(3);
+    p.src_y = FP16(5);
+    p.src_w = FP16(21);
+    p.src_h = FP16(13);
+    p.dst_w = 40;
+    p.dst_h = 30;
+    add(scene, p);
+}
+
 /* A cursor with random alpha over an overlay over the primary. */
 static void build_cursor(T *t, TScene *scene, const void *arg)
 {
@@ -608,6 +765,8 @@ static const uint32_t fmt_abgr8888 = PVDC_FMT_ABGR8888;
 static const uint32_t fmt_rgb565 = PVDC_FMT_RGB565;
 static const uint32_t fmt_xrgb2101010 = PVDC_FMT_XRGB2101010;
 static const uint32_t fmt_yuyv = PVDC_FMT_YUYV;
+static const uint32_t fmt_nv12 = PVDC_FMT_NV12;
+static const uint32_t fmt_p010 = PVDC_FMT_P010;
 static const uint32_t blend_none = PVDC_BLEND_NONE;
 static const uint32_t blend_premulti = PVDC_BLEND_PREMULTI;
 static const uint32_t blend_coverage = PVDC_BLEND_COVERAGE;
@@ -619,6 +778,10 @@ static const uint32_t zpos_120[3] = { 1, 2, 0 };
     (&(const ScaleArg) { fmt, sx, sy, sw, sh, fw, fh, dx, dy, dw, dh, c })
 #define WHOLE(fmt, fw, fh, dx, dy, dw, dh, c) \
     SCALE(fmt, fw, fh, 0, 0, FP16(fw), FP16(fh), dx, dy, dw, dh, c)
+#define ENCODING(e)         ((uint32_t)(e) << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT)
+#define YCBCR(fmt, enc, range) \
+    ((const uint32_t[]) { fmt, ENCODING(enc) | (range) })
+#define FULL                PVDC_PS_CTRL_COLOR_RANGE_FULL
 
 static const SceneCase scene_cases[] = {
     { "format/xrgb8888", build_format, &fmt_xrgb8888 },
@@ -628,6 +791,38 @@ static const SceneCase scene_cases[] = {
     { "format/rgb565", build_format, &fmt_rgb565 },
     { "format/xrgb2101010", build_format, &fmt_xrgb2101010 },
     { "format/yuyv", build_format, &fmt_yuyv },
+    { "format/nv12", build_format, &fmt_nv12 },
+    { "format/p010", build_format, &fmt_p010 },
+    { "ycbcr/nv12-bt601-limited", build_ycbcr,
+      YCBCR(PVDC_FMT_NV12, PVDC_COLOR_BT601, 0) },
+    { "ycbcr/nv12-bt601-full", build_ycbcr,
+      YCBCR(PVDC_FMT_NV12, PVDC_COLOR_BT601, FULL) },
+    { "ycbcr/nv12-bt709-limited", build_ycbcr,
+      YCBCR(PVDC_FMT_NV12, PVDC_COLOR_BT709, 0) },
+    { "ycbcr/nv12-bt709-full", build_ycbcr,
+      YCBCR(PVDC_FMT_NV12, PVDC_COLOR_BT709, FULL) },
+    { "ycbcr/nv12-bt2020-limited", build_ycbcr,
+      YCBCR(PVDC_FMT_NV12, PVDC_COLOR_BT2020, 0) },
+    { "ycbcr/nv12-bt2020-full", build_ycbcr,
+      YCBCR(PVDC_FMT_NV12, PVDC_COLOR_BT2020, FULL) },
+    { "ycbcr/p010-bt601-limited", build_ycbcr,
+      YCBCR(PVDC_FMT_P010, PVDC_COLOR_BT601, 0) },
+    { "ycbcr/p010-bt601-full", build_ycbcr,
+      YCBCR(PVDC_FMT_P010, PVDC_COLOR_BT601, FULL) },
+    { "ycbcr/p010-bt709-limited", build_ycbcr,
+      YCBCR(PVDC_FMT_P010, PVDC_COLOR_BT709, 0) },
+    { "ycbcr/p010-bt709-full", build_ycbcr,
+      YCBCR(PVDC_FMT_P010, PVDC_COLOR_BT709, FULL) },
+    { "ycbcr/p010-bt2020-limited", build_ycbcr,
+      YCBCR(PVDC_FMT_P010, PVDC_COLOR_BT2020, 0) },
+    { "ycbcr/p010-bt2020-full", build_ycbcr,
+      YCBCR(PVDC_FMT_P010, PVDC_COLOR_BT2020, FULL) },
+    { "ycbcr/yuyv-bt709-full", build_ycbcr,
+      YCBCR(PVDC_FMT_YUYV, PVDC_COLOR_BT709, FULL) },
+    { "ycbcr/yuyv-bt2020-limited", build_ycbcr,
+      YCBCR(PVDC_FMT_YUYV, PVDC_COLOR_BT2020, 0) },
+    { "ycbcr/xrgb8888-ignores-the-encoding", build_ycbcr,
+      YCBCR(PVDC_FMT_XRGB8888, PVDC_COLOR_BT2020, FULL) },
     { "blend/none-ignores-pixel-alpha", build_blend, &blend_none },
     { "blend/premultiplied", build_blend, &blend_premulti },
     { "blend/coverage", build_blend, &blend_coverage },
@@ -655,6 +850,12 @@ static const SceneCase scene_cases[] = {
     { "nearest/yuyv-upscale", build_scaled,
       SCALE(PVDC_FMT_YUYV, 20, 16, FP16(1), FP16(2), FP16(15), FP16(12),
             1, 1, 60, 45, 0) },
+    { "nearest/nv12-fractional-odd-source", build_scaled,
+      SCALE(PVDC_FMT_NV12, 31, 23, 0x38000, 0x18000, 0x108000, 0xc4000,
+            2, 3, 57, 41, 0) },
+    { "nearest/p010-rotated-downscale", build_scaled,
+      SCALE(PVDC_FMT_P010, 63, 47, FP16(1), FP16(1), FP16(61), FP16(45),
+            3, 2, 29, 19, PVDC_PS_CTRL_ROTATE_180) },
     { "transform/rotate-180", build_scaled,
       WHOLE(PVDC_FMT_XRGB8888, 30, 20, 5, 7, 30, 20,
             PVDC_PS_CTRL_ROTATE_180) },
@@ -988,6 +1189,136 @@ static void test_direct_scanout_needs_no_composition(void)
 }
 
 /*
+ * A YCbCr plane covering the head alone is never shown from VRAM, and a
+ * write to its Cb:Cr plane alone is composed again.
+ */
+static void test_ycbcr_is_composed_and_its_chroma_tracked(void)
+{
+    static const uint32_t formats[] = { PVDC_FMT_NV12, PVDC_FMT_P010 };
+
+    for (int i = 0; i < ARRAY_SIZE(formats); i++) {
+        TScene scene = {};
+        const uint8_t cbcr[4] = { 0x10, 0xf0, 0x20, 0xe0 };
+        uint64_t n;
+        T t;
+
+        start(&t, NULL, false);
+        add(&scene, plane(&t, OVERLAY(0), formats[i], 0, MODE_W, MODE_H,
+                          0, 0, 0));
+        commit_scene(&t, 0, &scene);
+        assert_screen_is(&t, 0, &scene);
+        n = compositions(&t, 0);
+        g_assert_cmpuint(n, ==, 1);
+
+        /* chroma samples (5, 7) and (6, 7): lines 13..16 of the head */
+        vram_write(&t, CHROMA_BASE(0) + 7 * scene.planes[0].chroma_pitch +
+                   5 * chroma_bps(formats[i]), cbcr,
+                   chroma_bps(formats[i]));
+        vram_write(&t, CHROMA_BASE(0) + 7 * scene.planes[0].chroma_pitch +
+                   6 * chroma_bps(formats[i]), cbcr,
+                   chroma_bps(formats[i]));
+        assert_screen_is(&t, 0, &scene);
+        g_assert_cmpuint(compositions(&t, 0), ==, n + 1);
+        stop(&t);
+    }
+}
+
+/* The mode of @w x @h on head 0, a frame of 16 ms, shown by @p alone. */
+static uint32_t commit_large(T *t, uint32_t w, uint32_t h, const TPlane *p)
+{
+    write_mode_sized(&t->p, 0, w, h, w, h, w * h / 16);
+    for (unsigned int i = 0; i < SLOTS; i++) {
+        wr(&t->p, PVDC_PLANE_SHADOW(plane_index(0, i)) + PVDC_PS_CTRL, 0);
+    }
+    write_tplane(t, 0, p);
+    return commit(&t->p, 0);
+}
+
+/*
+ * Upscaling has no limit: a 20x20 (and a 1x1) framebuffer of every
+ * format fills the largest mode, rotated and reflected too, each pixel
+ * the framebuffer pixel nearest sampling takes (filtered: composed); a
+ * 1/5 downscale is refused.
+ */
+static void test_tiny_source_fills_the_largest_mode(void)
+{
+    static const uint32_t formats[] = {
+        PVDC_FMT_XRGB8888, PVDC_FMT_XBGR8888, PVDC_FMT_RGB565,
+        PVDC_FMT_XRGB2101010, PVDC_FMT_YUYV, PVDC_FMT_NV12, PVDC_FMT_P010,
+    };
+    static const uint32_t ctrls[] = {
+        0, PVDC_PS_CTRL_ROTATE_180, PVDC_PS_CTRL_REFLECT_X,
+        PVDC_PS_CTRL_REFLECT_Y | PVDC_PS_CTRL_FILTER_BILINEAR,
+    };
+    static const uint32_t sizes[] = { 20, 1 };
+    const uint32_t w = 1920, h = 1080;
+    GRand *rng = g_rand_new_with_seed(20261204);
+    TPlane p;
+    T t;
+
+    start(&t, "max-width=1920,max-height=1080", false);
+    g_assert_cmphex(rd(&t.p, PVDC_REG_MAX_SIZE), ==, PVDC_XY(w, h));
+    g_assert_cmphex(rd(&t.p, PVDC_REG_SCALE_LIMITS) >>
+                    PVDC_SCALE_MAX_UPSCALE_SHIFT & PVDC_SCALE_FACTOR_MASK,
+                    ==, 0);
+
+    for (int f = 0; f < ARRAY_SIZE(formats); f++) {
+        for (int n = 0; n < ARRAY_SIZE(sizes); n++) {
+            uint32_t size = sizes[n];
+            /* YUYV has no framebuffer narrower than a macropixel */
+            uint32_t fw = formats[f] == PVDC_FMT_YUYV ? MAX(size, 2) : size;
+
+            p = plane(&t, OVERLAY(0), formats[f], f % FB_SLOTS, fw, size,
+                      0, 0, 0);
+            p.dst_w = w;
+            p.dst_h = h;
+            for (int c = 0; c < ARRAY_SIZE(ctrls); c++) {
+                bool flip_x = ctrls[c] & (PVDC_PS_CTRL_ROTATE_180 |
+                                          PVDC_PS_CTRL_REFLECT_X);
+                bool flip_y = ctrls[c] & (PVDC_PS_CTRL_ROTATE_180 |
+                                          PVDC_PS_CTRL_REFLECT_Y);
+                g_autofree uint32_t *got = NULL;
+                int gw, gh;
+
+                p.ctrl = ctrls[c];
+                g_assert_cmphex(commit_large(&t, w, h, &p), ==,
+                                PVDC_RESULT_APPLIED);
+                got = screendump(t.p.qts, 0, &gw, &gh);
+                g_assert_cmpint(gw, ==, w);
+                g_assert_cmpint(gh, ==, h);
+                if (ctrls[c] & PVDC_PS_CTRL_FILTER_BILINEAR) {
+                    continue;
+                }
+                for (int i = 0; i < 64; i++) {
+                    /* the corners first, then anywhere */
+                    int x = i < 4 ? (i & 1) * (w - 1) :
+                            g_rand_int_range(rng, 0, w);
+                    int y = i < 4 ? (i >> 1) * (h - 1) :
+                            g_rand_int_range(rng, 0, h);
+                    uint32_t fx = sample(0, p.src_w, w, flip_x, x, 0, fw);
+                    uint32_t fy = sample(0, p.src_h, h, flip_y, y, 0, size);
+                    uint32_t a;
+
+                    g_assert_cmphex(got[y * w + x], ==,
+                                    fetch(&t, &p, fx, fy, &a));
+                }
+            }
+        }
+    }
+
+    /* 100 pixels onto 20: beyond the downscale limit of 4 */
+    p = plane(&t, OVERLAY(0), PVDC_FMT_XRGB8888, 0, 100, 20, 0, 0, 0);
+    p.dst_w = 20;
+    g_assert_cmphex(commit_large(&t, w, h, &p), ==,
+                    result_of(PVDC_ERR_SCALE_RATIO,
+                              plane_index(0, OVERLAY(0))));
+    p.dst_w = 25;
+    g_assert_cmphex(commit_large(&t, w, h, &p), ==, PVDC_RESULT_APPLIED);
+    g_rand_free(rng);
+    stop(&t);
+}
+
+/*
  * A CRC is captured when the head is enabled and at every vblank after,
  * each tagged with its vblank count; turned off, the last one stays.
  */
@@ -1229,6 +1560,10 @@ int main(int argc, char **argv)
                    test_vram_write_recomposes_what_it_touched);
     qtest_add_func("/pvdc/compose/dirty/direct-scanout-needs-no-composition",
                    test_direct_scanout_needs_no_composition);
+    qtest_add_func("/pvdc/compose/dirty/ycbcr-is-composed-and-its-chroma-"
+                   "tracked", test_ycbcr_is_composed_and_its_chroma_tracked);
+    qtest_add_func("/pvdc/compose/scale/tiny-source-fills-the-largest-mode",
+                   test_tiny_source_fills_the_largest_mode);
     qtest_add_func("/pvdc/compose/cursor/host-cursor-is-not-composed",
                    test_host_cursor_is_not_composed);
     qtest_add_func("/pvdc/output/migration-keeps-connectors-and-crc",

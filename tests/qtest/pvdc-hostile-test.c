@@ -7,8 +7,11 @@
  *   mode-arithmetic         CVE-2016-3712 (VGA: integer overflow through
  *                           the mode registers)
  *   zero-divisors           CVE-2016-9921 (cirrus: divide by zero)
+ *   chroma-layout           the same for the Cb:Cr plane of NV12, P010
  *   huge-rectangles         CVE-2020-11869, CVE-2021-3638 (ati-vga: 2D
  *                           paths with huge or negative rectangles)
+ *   tiny-sources            unlimited upscaling: 1/65536 of a pixel over
+ *                           the largest destination
  *   cursor-size             CVE-2021-4206 (QXL: cursor size overflow)
  *   msi-into-own-bar        CVE-2024-3446 (DMA/MMIO re-entrancy)
  *   vblank and doorbell     interrupt storms: vblanks every nanosecond
@@ -503,11 +506,216 @@ static void test_zero_divisors_are_refused(void)
                        result_of(PVDC_ERR_DST_RECT, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_DST_SIZE, PVDC_XY(MODE_W, 0),
                        result_of(PVDC_ERR_DST_RECT, primary), &before);
-    /* Scale factors of zero and of infinity. */
-    refuse_plane_value(&t, 0, primary, PVDC_PS_SRC_W, 1,
-                       result_of(PVDC_ERR_SCALE_RATIO, primary), &before);
+    /* A scale factor of infinity: refused. */
     refuse_plane_value(&t, 0, primary, PVDC_PS_DST_SIZE, PVDC_XY(1, 1),
                        result_of(PVDC_ERR_SCALE_RATIO, primary), &before);
+    /*
+     * One of zero (1/65536 pixel across the head): upscaling has no
+     * limit, so it applies, and composes.
+     */
+    wr_plane(&t, primary, PVDC_PS_SRC_W, 1);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(&t);
+    compose_again(&t, 0);
+    wr_plane(&t, primary, PVDC_PS_SRC_W, FP16(MODE_W));
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    assert_still_works(&t, &before);
+    pvdc_test_stop(&t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The Cb:Cr plane of NV12 and P010: a second framebuffer layout            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Overlay 0 of head 0 shows a @w x @h @format framebuffer, Cb:Cr plane at
+ * @chroma, both planes' pitches the smallest aligned ones.
+ */
+static void write_two_plane(PVDCTest *t, uint32_t format, uint32_t w,
+                            uint32_t h, uint64_t offset, uint64_t chroma)
+{
+    unsigned int ov = plane_of(t, 0, OVERLAY(0));
+    uint32_t bps = format == PVDC_FMT_NV12 ? 2 : 4;
+
+    wr_plane(t, ov, PVDC_PS_HEAD, 0);
+    wr_plane(t, ov, PVDC_PS_ZPOS, 1);
+    wr_plane(t, ov, PVDC_PS_ALPHA, 0xffff);
+    write_fb(t, ov, format, offset, ROUND_UP(w * bps / 2, 64), w, h);
+    wr_plane(t, ov, PVDC_PS_CHROMA_OFFSET, chroma);
+    wr_plane(t, ov, PVDC_PS_CHROMA_PITCH,
+             ROUND_UP(DIV_ROUND_UP(w, 2) * bps, 64));
+    wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+}
+
+static void test_chroma_layout_is_refused(void)
+{
+    static const struct {
+        uint32_t reg, val;
+    } nv12_cases[] = {
+        /* misaligned */
+        { PVDC_PS_CHROMA_OFFSET, 0x20 },
+        { PVDC_PS_CHROMA_OFFSET, 0xffffffff },
+        { PVDC_PS_CHROMA_PITCH, 0x60 },
+        /* too small: 32 samples of 2 bytes a line */
+        { PVDC_PS_CHROMA_PITCH, 0 },
+        { PVDC_PS_CHROMA_PITCH, 0x20 },
+        /* near 2^32, and at and past the end of VRAM */
+        { PVDC_PS_CHROMA_OFFSET, 0xffffffc0 },
+        { PVDC_PS_CHROMA_OFFSET, 0x80000000 },
+        { PVDC_PS_CHROMA_OFFSET, 16 * MiB },
+        { PVDC_PS_CHROMA_OFFSET, 16 * MiB - 64 * 24 + 64 },
+        /* offset + pitch * 23 past 2^32 */
+        { PVDC_PS_CHROMA_PITCH, 0xffffffc0 },
+        { PVDC_PS_CHROMA_PITCH, 0x80000000 },
+        /* ... to 2^32 - 1 KiB + 2 MiB: inside VRAM in 32 bits */
+        { PVDC_PS_CHROMA_PITCH, 0x0b216400 },
+    };
+    unsigned int ov, primary, cursor;
+    Snapshot before;
+    PVDCTest t;
+    uint64_t v;
+
+    start_good(&t, "vram-size=16M", &before);
+    v = t.vram_size;
+    ov = plane_of(&t, 0, OVERLAY(0));
+    primary = plane_of(&t, 0, PRIMARY);
+    cursor = cursor_of(&t, 0);
+
+    /* 64x48 NV12: 24 Cb:Cr lines of 64 bytes */
+    write_two_plane(&t, PVDC_FMT_NV12, MODE_W, MODE_H, 1 * MiB, 2 * MiB);
+    for (int i = 0; i < ARRAY_SIZE(nv12_cases); i++) {
+        refuse_plane_value(&t, 0, ov, nv12_cases[i].reg, nv12_cases[i].val,
+                           result_of(PVDC_ERR_CHROMA, ov), &before);
+    }
+    /*
+     * 33 lines, 17 of Cb:Cr: offset + pitch * 16 is exactly 2^32, and
+     * the Cb:Cr plane would fit VRAM in 32 bits.
+     */
+    write_two_plane(&t, PVDC_FMT_NV12, MODE_W, 33, 1 * MiB, 0);
+    refuse_plane_value(&t, 0, ov, PVDC_PS_CHROMA_PITCH, 0x10000000,
+                       result_of(PVDC_ERR_CHROMA, ov), &before);
+    wr_plane(&t, ov, PVDC_PS_CHROMA_OFFSET, 0x80000000);
+    refuse_plane_value(&t, 0, ov, PVDC_PS_CHROMA_PITCH, 0x08000000,
+                       result_of(PVDC_ERR_CHROMA, ov), &before);
+    /* P010 samples are 4 bytes: 64 pixels need 128 bytes a line */
+    write_two_plane(&t, PVDC_FMT_P010, MODE_W, MODE_H, 1 * MiB, 2 * MiB);
+    refuse_plane_value(&t, 0, ov, PVDC_PS_CHROMA_PITCH, 64,
+                       result_of(PVDC_ERR_CHROMA, ov), &before);
+    refuse_plane_value(&t, 0, ov, PVDC_PS_CHROMA_OFFSET, v - 128 * 24 + 64,
+                       result_of(PVDC_ERR_CHROMA, ov), &before);
+    /* COLOR_ENCODING 3 */
+    refuse_plane_value(&t, 0, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                       PVDC_PS_CTRL_COLOR_ENCODING_MASK <<
+                       PVDC_PS_CTRL_COLOR_ENCODING_SHIFT |
+                       PVDC_PS_CTRL_COLOR_RANGE_FULL,
+                       result_of(PVDC_ERR_PLANE_CTRL, ov), &before);
+    wr_plane(&t, ov, PVDC_PS_CTRL, 0);
+
+    /* The two-plane formats on a primary and a cursor plane. */
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FORMAT, PVDC_FMT_NV12,
+                       result_of(PVDC_ERR_FORMAT, primary), &before);
+    refuse_plane_value(&t, 0, primary, PVDC_PS_FORMAT, PVDC_FMT_P010,
+                       result_of(PVDC_ERR_FORMAT, primary), &before);
+    wr_plane(&t, cursor, PVDC_PS_HEAD, 0);
+    wr_plane(&t, cursor, PVDC_PS_ZPOS, t.overlays + 1);
+    write_fb(&t, cursor, PVDC_FMT_NV12, 0, 64, 32, 32);
+    wr_plane(&t, cursor, PVDC_PS_CHROMA_OFFSET, 2 * MiB);
+    wr_plane(&t, cursor, PVDC_PS_CHROMA_PITCH, 64);
+    refuse_plane_value(&t, 0, cursor, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE,
+                       result_of(PVDC_ERR_FORMAT, cursor), &before);
+    wr_plane(&t, cursor, PVDC_PS_FORMAT, PVDC_FMT_P010);
+    refuse_plane_value(&t, 0, cursor, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE,
+                       result_of(PVDC_ERR_FORMAT, cursor), &before);
+
+    /*
+     * Odd sizes are fine, and the Cb:Cr plane may end on the last byte of
+     * VRAM (63x47: 24 lines of 32 samples): applied and composed, the
+     * guard page after VRAM catching a read too far.
+     */
+    g_free(fill_vram(&t, v - 64 * 23 - 64, 64 * 23 + 64, 5));
+    g_free(fill_vram(&t, 1 * MiB, 64 * 47, 6));
+    write_two_plane(&t, PVDC_FMT_NV12, 63, 47, 1 * MiB, v - 64 * 23 - 64);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(&t);
+    compose_again(&t, 0);
+    g_free(fill_vram(&t, v - 128 * 23 - 128, 128 * 23 + 128, 7));
+    write_two_plane(&t, PVDC_FMT_P010, 63, 47, 1 * MiB, v - 128 * 23 - 128);
+    wr_plane(&t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+             PVDC_PS_CTRL_REFLECT_Y | PVDC_PS_CTRL_FILTER_BILINEAR |
+             PVDC_COLOR_BT2020 << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT);
+    wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(60, 40));
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(&t);
+    compose_again(&t, 0);
+    wr_plane(&t, ov, PVDC_PS_CTRL, 0);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+
+    /* RGB formats ignore the chroma registers, whatever they hold. */
+    wr_plane(&t, primary, PVDC_PS_CHROMA_OFFSET, 0xffffffff);
+    wr_plane(&t, primary, PVDC_PS_CHROMA_PITCH, 0xffffffff);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    wr_plane(&t, primary, PVDC_PS_CHROMA_OFFSET, 0);
+    wr_plane(&t, primary, PVDC_PS_CHROMA_PITCH, 0);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    snapshot_active(&t, &before);
+    assert_still_works(&t, &before);
+    pvdc_test_stop(&t);
+}
+
+/*
+ * Upscaling has no limit: a source of 1/65536 pixel, of one pixel and of
+ * 20x20 of every format fills the largest destination (16384 x 16384),
+ * rotated, reflected and filtered, seen through a 64x48 head at either
+ * end of it.  Applied, and composed without dividing by zero or
+ * overflowing, at a cost that follows the head.
+ */
+static void test_tiny_sources_fill_the_largest_destination(void)
+{
+    static const uint32_t formats[] = {
+        PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_XBGR8888,
+        PVDC_FMT_ABGR8888, PVDC_FMT_RGB565, PVDC_FMT_XRGB2101010,
+        PVDC_FMT_YUYV, PVDC_FMT_NV12, PVDC_FMT_P010,
+    };
+    static const uint32_t ctrls[] = {
+        0, PVDC_PS_CTRL_ROTATE_180 | PVDC_PS_CTRL_FILTER_BILINEAR,
+        PVDC_PS_CTRL_REFLECT_X | PVDC_PS_CTRL_FILTER_BILINEAR |
+        PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT,
+    };
+    static const uint32_t srcs[] = { 1, FP16(1), FP16(20) };
+    unsigned int ov;
+    Snapshot before;
+    PVDCTest t;
+
+    start_good(&t, LARGE_PROPS, &before);
+    ov = plane_of(&t, 0, OVERLAY(0));
+    g_free(fill_vram(&t, 1 * MiB, 2 * MiB, 9));
+    wr_plane(&t, ov, PVDC_PS_HEAD, 0);
+    wr_plane(&t, ov, PVDC_PS_ZPOS, 1);
+    wr_plane(&t, ov, PVDC_PS_ALPHA, 0xc000);
+    for (int f = 0; f < ARRAY_SIZE(formats); f++) {
+        for (int i = 0; i < ARRAY_SIZE(srcs); i++) {
+            for (int c = 0; c < ARRAY_SIZE(ctrls); c++) {
+                write_fb(&t, ov, formats[f], 1 * MiB, 128, 20, 20);
+                wr_plane(&t, ov, PVDC_PS_CHROMA_OFFSET, 2 * MiB);
+                wr_plane(&t, ov, PVDC_PS_CHROMA_PITCH, 128);
+                wr_plane(&t, ov, PVDC_PS_SRC_X, FP16(20) - srcs[i]);
+                wr_plane(&t, ov, PVDC_PS_SRC_W, srcs[i]);
+                wr_plane(&t, ov, PVDC_PS_SRC_H, srcs[i]);
+                wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(16384, 16384));
+                wr_plane(&t, ov, PVDC_PS_DST_POS,
+                         c % 2 ? PVDC_XY(S16(MODE_W - 16384),
+                                         S16(MODE_H - 16384)) : 0);
+                wr_plane(&t, ov, PVDC_PS_CTRL,
+                         PVDC_PS_CTRL_ENABLE | ctrls[c]);
+                g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+                (void)current_crc(&t);
+                compose_again(&t, 0);
+            }
+        }
+    }
+    wr_plane(&t, ov, PVDC_PS_CTRL, 0);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    snapshot_active(&t, &before);
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
 }
@@ -1385,6 +1593,10 @@ int main(int argc, char **argv)
                    test_mode_arithmetic_does_not_overflow);
     qtest_add_func("/pvdc/hostile/zero-divisors-are-refused",
                    test_zero_divisors_are_refused);
+    qtest_add_func("/pvdc/hostile/chroma-layout-is-refused",
+                   test_chroma_layout_is_refused);
+    qtest_add_func("/pvdc/hostile/tiny-sources-fill-the-largest-destination",
+                   test_tiny_sources_fill_the_largest_destination);
     qtest_add_func("/pvdc/hostile/disabled-head-keeps-no-timer",
                    test_disabled_head_keeps_no_timer);
     qtest_add_func("/pvdc/hostile/huge-and-negative-rectangles-are-refused",

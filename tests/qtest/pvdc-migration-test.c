@@ -46,26 +46,56 @@ static char *dir_file(Dir *d, const char *name)
 /* Moving state                                                             */
 /* ------------------------------------------------------------------------ */
 
+/*
+ * Overlay 1 of head 0 as an NV12 plane in BT.709 full range, its Cb:Cr
+ * plane at @chroma: every plane register in use.
+ */
+static void write_nv12_overlay(PVDCTest *t, uint32_t chroma)
+{
+    unsigned int ov = plane_of(t, 0, OVERLAY(1));
+
+    write_plane(t, ov, 0, 256 * KiB, 2);
+    write_fb(t, ov, PVDC_FMT_NV12, 256 * KiB, 64, 63, 47);
+    wr_plane(t, ov, PVDC_PS_CHROMA_OFFSET, chroma);
+    wr_plane(t, ov, PVDC_PS_CHROMA_PITCH, 128);
+    wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+             PVDC_COLOR_BT709 << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT |
+             PVDC_PS_CTRL_COLOR_RANGE_FULL);
+}
+
 static void test_armed_commit_applies_at_its_vblank(void)
 {
     const uint64_t p0 = period_ns(CLOCK_1MS);
+    const unsigned int nv12 = OVERLAY(1);
     PVDCTest src, dst;
     Snapshot before, after;
     int64_t t0;
 
     pvdc_test_start(&src, NULL);
     t0 = enable_head(&src, 0, CLOCK_1MS);
+    /* active at vblank 1: an NV12 overlay, all 17 registers in use */
+    write_nv12_overlay(&src, 512 * KiB);
+    g_assert_cmphex(commit(&src, 0), ==, PVDC_RESULT_APPLIED);
+    (void)rd(&src, PVDC_REG_INT_ACK);
     step_to(&src, t0 + 2 * p0 + p0 / 3);
     wr(&src, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x444444);
     write_plane(&src, plane_of(&src, 0, OVERLAY(0)), 0, 64 * KiB, 1);
+    /* armed: the Cb:Cr plane moves */
+    write_nv12_overlay(&src, 768 * KiB);
     snapshot_active(&src, &before);
+    g_assert_cmphex(before.plane[nv12][PVDC_PS_CHROMA_OFFSET / 4], ==,
+                    512 * KiB);
+    g_assert_cmphex(before.plane[nv12][PVDC_PS_CHROMA_PITCH / 4], ==, 128);
     doorbell(&src, 0);
     wr(&src, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x555555);
+    wr_plane(&src, nv12, PVDC_PS_CHROMA_PITCH, 192);
     pvdc_test_migrate(&src, &dst, NULL, NULL);
 
     assert_active_is(&dst, &before);
+    g_assert_cmphex(rd(&dst, PVDC_PLANE_SHADOW(nv12) + PVDC_PS_CHROMA_PITCH),
+                    ==, 192);
     g_assert_cmpuint(head_ctl(&dst, 0, PVDC_HEAD_DOORBELL), ==, 1);
-    g_assert_cmpuint(head_ctl(&dst, 0, PVDC_HEAD_ARMED_SEQ), ==, 2);
+    g_assert_cmpuint(head_ctl(&dst, 0, PVDC_HEAD_ARMED_SEQ), ==, 3);
     g_assert_cmphex(rd(&dst, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND), ==,
                     0x555555);
     step_to(&dst, t0 + 3 * p0 - 1);
@@ -75,6 +105,11 @@ static void test_armed_commit_applies_at_its_vblank(void)
     g_assert_cmphex(after.head[0][PVDC_HS_BACKGROUND / 4], ==, 0x444444);
     g_assert_cmphex(after.plane[plane_of(&dst, 0, OVERLAY(0))]
                     [PVDC_PS_FB_OFFSET / 4], ==, 64 * KiB);
+    g_assert_cmphex(after.plane[nv12][PVDC_PS_CHROMA_OFFSET / 4], ==,
+                    768 * KiB);
+    g_assert_cmphex(after.plane[nv12][PVDC_PS_CTRL / 4] >>
+                    PVDC_PS_CTRL_COLOR_ENCODING_SHIFT &
+                    PVDC_PS_CTRL_COLOR_ENCODING_MASK, ==, PVDC_COLOR_BT709);
     g_assert_cmphex(head_ctl(&dst, 0, PVDC_HEAD_RESULT), ==,
                     PVDC_RESULT_APPLIED);
     g_assert_cmpuint(head_ctl(&dst, 0, PVDC_HEAD_VBLANK_COUNT), ==, 3);
@@ -327,12 +362,17 @@ static void save_busy_source(const char *path)
     step_to(&t, t.now + PERIOD_1MS / 3);
     enable_head(&t, 2, CLOCK_1MS);
     ov = plane_of(&t, 0, OVERLAY(0));
+    /* NV12, downscaled: the chroma registers and encoding bits in use */
     write_plane(&t, ov, 1, 128 * KiB, 1);
+    write_fb(&t, ov, PVDC_FMT_NV12, 128 * KiB, 64, 63, 47);
+    wr_plane(&t, ov, PVDC_PS_CHROMA_OFFSET, 192 * KiB);
+    wr_plane(&t, ov, PVDC_PS_CHROMA_PITCH, 64);
     wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(32, 24));
     wr_plane(&t, ov, PVDC_PS_ALPHA, 0x8000);
     wr_plane(&t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
              PVDC_PS_CTRL_FILTER_BILINEAR |
-             PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT);
+             PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT |
+             PVDC_COLOR_BT2020 << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT);
     g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
     wr_plane(&t, cursor_of(&t, 2), PVDC_PS_HEAD, 2);
     write_fb(&t, cursor_of(&t, 2), PVDC_FMT_ARGB8888, 256 * KiB, 128, 32,

@@ -39,23 +39,34 @@ static void random_write(Random *r, uint32_t addr, uint32_t val)
 static void random_plane(Random *r, unsigned int p)
 {
     static const uint32_t overlay_formats[] = {
-        PVDC_FMT_XRGB8888, PVDC_FMT_RGB565, PVDC_FMT_YUYV,
+        PVDC_FMT_XRGB8888, PVDC_FMT_RGB565, PVDC_FMT_YUYV, PVDC_FMT_NV12,
+        PVDC_FMT_P010,
     };
     Model *m = &r->m;
     GRand *rng = r->rng;
     int type = model_type(m, p);
     uint32_t fourcc = type == PVDC_PLANE_TYPE_CURSOR ? PVDC_FMT_ARGB8888 :
                       type == PVDC_PLANE_TYPE_PRIMARY ? PVDC_FMT_XRGB8888 :
-                      overlay_formats[g_rand_int_range(rng, 0, 3)];
-    uint32_t w = 8 * g_rand_int_range(rng, 1, 9);
-    uint32_t h = 8 * g_rand_int_range(rng, 1, 7);
+                      overlay_formats[g_rand_int_range(rng, 0,
+                                          ARRAY_SIZE(overlay_formats))];
+    bool two_plane = model_chroma_bps(fourcc);
+    /* two-plane framebuffers may have odd sizes */
+    uint32_t w = 8 * g_rand_int_range(rng, 1, 9) -
+                 (two_plane ? g_rand_int_range(rng, 0, 2) : 0);
+    uint32_t h = 8 * g_rand_int_range(rng, 1, 7) -
+                 (two_plane ? g_rand_int_range(rng, 0, 2) : 0);
     uint32_t cpp = model_cpp(fourcc);
+    uint32_t cline = DIV_ROUND_UP(w, 2) * model_chroma_bps(fourcc);
+    uint32_t ctrl = PVDC_PS_CTRL_ENABLE |
+                    g_rand_int_range(rng, 0, 3) <<
+                    PVDC_PS_CTRL_COLOR_ENCODING_SHIFT |
+                    (g_rand_boolean(rng) ? PVDC_PS_CTRL_COLOR_RANGE_FULL : 0);
     uint32_t sw = g_rand_int_range(rng, 1, w + 1);
     uint32_t sh = g_rand_int_range(rng, 1, h + 1);
     bool unscaled = type == PVDC_PLANE_TYPE_CURSOR ||
                     g_rand_int_range(rng, 0, 4);
     uint32_t regs[PVDC_PLANE_STATE_REGS] = {
-        [PS(PVDC_PS_CTRL)] = PVDC_PS_CTRL_ENABLE,
+        [PS(PVDC_PS_CTRL)] = ctrl,
         [PS(PVDC_PS_HEAD)] = type == PVDC_PLANE_TYPE_OVERLAY ?
                              g_rand_int_range(rng, 0, m->heads) :
                              p / (m->overlays + 2),
@@ -75,8 +86,38 @@ static void random_plane(Random *r, unsigned int p)
                                  PVDC_XY(2 * sw, sh),
         [PS(PVDC_PS_ZPOS)] = g_rand_int_range(rng, 0, m->overlays + 2),
         [PS(PVDC_PS_ALPHA)] = g_rand_int(rng) & 0xffff,
+        /* unused by one-plane formats: anything */
+        [PS(PVDC_PS_CHROMA_OFFSET)] = !two_plane ? g_rand_int(rng) :
+                                      m->offset_align *
+                                      g_rand_int_range(rng, 0, 4096),
+        [PS(PVDC_PS_CHROMA_PITCH)] = !two_plane ? g_rand_int(rng) :
+                                     ROUND_UP(cline, m->pitch_align) +
+                                     m->pitch_align *
+                                     g_rand_int_range(rng, 0, 2),
     };
 
+    /* Now and then a Cb:Cr plane that breaks a rule, or nearly. */
+    switch (two_plane ? g_rand_int_range(rng, 0, 12) : -1) {
+    case 0:
+        regs[PS(PVDC_PS_CHROMA_OFFSET)] += m->offset_align / 2;
+        break;
+    case 1:
+        regs[PS(PVDC_PS_CHROMA_PITCH)] = ROUND_DOWN(cline - 1,
+                                                    m->pitch_align);
+        break;
+    case 2:
+        regs[PS(PVDC_PS_CHROMA_PITCH)] += m->pitch_align / 2;
+        break;
+    case 3:
+        /* ends at most a few lines past the end of VRAM */
+        regs[PS(PVDC_PS_CHROMA_OFFSET)] = m->vram -
+            regs[PS(PVDC_PS_CHROMA_PITCH)] * g_rand_int_range(rng, 1, 4);
+        break;
+    case 4:
+        regs[PS(PVDC_PS_CHROMA_OFFSET)] = -m->offset_align *
+                                          g_rand_int_range(rng, 1, 4);
+        break;
+    }
     for (unsigned int i = 0; i < PVDC_PLANE_STATE_REGS; i++) {
         random_write(r, PVDC_PLANE_SHADOW(p) + i * 4, regs[i]);
     }
@@ -88,7 +129,7 @@ static uint32_t random_value(Random *r, bool head, uint32_t reg,
 {
     static const uint32_t formats[] = {
         PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_RGB565,
-        PVDC_FMT_YUYV, PVDC_FMT_XRGB2101010,
+        PVDC_FMT_YUYV, PVDC_FMT_XRGB2101010, PVDC_FMT_NV12, PVDC_FMT_P010,
     };
     Model *m = &r->m;
     GRand *rng = r->rng;
@@ -147,6 +188,22 @@ static uint32_t random_value(Random *r, bool head, uint32_t reg,
                        g_rand_int_range(rng, -50, 50));
     case PVDC_PS_ZPOS:
         return g_rand_int_range(rng, 0, m->overlays + 3);
+    case PVDC_PS_CHROMA_OFFSET:
+        /* sometimes misaligned, past VRAM or near 2^32 */
+        switch (g_rand_int_range(rng, 0, 8)) {
+        case 0:
+            return g_rand_int(rng) | 0x20;
+        case 1:
+            return m->vram - m->offset_align * g_rand_int_range(rng, 0, 4);
+        case 2:
+            return -m->offset_align * g_rand_int_range(rng, 1, 4);
+        default:
+            return m->offset_align * g_rand_int_range(rng, 0, 4096);
+        }
+    case PVDC_PS_CHROMA_PITCH:
+        return g_rand_int_range(rng, 0, 8) ?
+               m->pitch_align * g_rand_int_range(rng, 0, 5) :
+               g_rand_int_range(rng, 0, 512);
     default:
         return g_rand_int(rng) & 0xffff;
     }
@@ -452,6 +509,8 @@ static void test_random_commits_match_reference_model(void)
     g_assert_cmpuint(r.m.errors[PVDC_ERR_PLANE_BUSY], >, steps / 500);
     g_assert_cmpuint(r.moves, >, steps / 500);
     g_assert_cmpuint(r.m.amended, >, steps / 500);
+    /* the Cb:Cr rules are exercised too */
+    g_assert_cmpuint(r.m.errors[PVDC_ERR_CHROMA], >, steps / 1000);
     g_rand_free(r.rng);
     pvdc_test_stop(&r.t);
 }

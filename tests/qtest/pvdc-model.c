@@ -73,6 +73,7 @@ static uint32_t model_check_plane(Model *m, ModelView *v, unsigned int h,
 
     if ((ctrl & ~PVDC_PS_CTRL_VALID_MASK) ||
         ((ctrl >> PVDC_PS_CTRL_BLEND_SHIFT) & 3) == 3 ||
+        ((ctrl >> PVDC_PS_CTRL_COLOR_ENCODING_SHIFT) & 3) == 3 ||
         (type == PVDC_PLANE_TYPE_CURSOR &&
          (ctrl & (PVDC_PS_CTRL_ROTATE_180 | PVDC_PS_CTRL_REFLECT_X |
                   PVDC_PS_CTRL_REFLECT_Y | PVDC_PS_CTRL_FILTER_BILINEAR)))) {
@@ -106,6 +107,17 @@ static uint32_t model_check_plane(Model *m, ModelView *v, unsigned int h,
         m->vram) {
         return PVDC_ERR_FB_BOUNDS;
     }
+    if (model_chroma_bps(fourcc)) {
+        uint64_t cline = (uint64_t)(w + 1) / 2 * model_chroma_bps(fourcc);
+        uint64_t coff = r[PS(PVDC_PS_CHROMA_OFFSET)];
+        uint64_t cpitch = r[PS(PVDC_PS_CHROMA_PITCH)];
+
+        if (coff % m->offset_align || cpitch < cline ||
+            cpitch % m->pitch_align ||
+            coff + cpitch * ((hh + 1) / 2 - 1) + cline > m->vram) {
+            return PVDC_ERR_CHROMA;
+        }
+    }
     if (sw == 0 || sh == 0 ||
         r[PS(PVDC_PS_SRC_X)] + sw > (uint64_t)w * 65536 ||
         r[PS(PVDC_PS_SRC_Y)] + sh > (uint64_t)hh * 65536) {
@@ -119,10 +131,11 @@ static uint32_t model_check_plane(Model *m, ModelView *v, unsigned int h,
         (dw > m->cursor_max || dh > m->cursor_max || model_scaled(r))) {
         return PVDC_ERR_CURSOR;
     }
+    /* an upscale limit of 0 is none */
     if (sw > m->max_down * (uint64_t)dw * 65536 ||
-        (uint64_t)dw * 65536 > m->max_up * sw ||
+        (m->max_up && (uint64_t)dw * 65536 > m->max_up * sw) ||
         sh > m->max_down * (uint64_t)dh * 65536 ||
-        (uint64_t)dh * 65536 > m->max_up * sh) {
+        (m->max_up && (uint64_t)dh * 65536 > m->max_up * sh)) {
         return PVDC_ERR_SCALE_RATIO;
     }
     if (r[PS(PVDC_PS_ZPOS)] >= m->overlays + 2) {
@@ -187,12 +200,14 @@ static uint32_t model_check_sums(Model *m, ModelView *v, unsigned int h)
         const uint32_t *r = v->p[p];
 
         if (model_on(r) && r[PS(PVDC_PS_HEAD)] == h) {
+            uint32_t fourcc = r[PS(PVDC_PS_FORMAT)];
             uint64_t w = DIV_ROUND_UP((uint64_t)r[PS(PVDC_PS_SRC_W)], 65536);
             uint64_t hh = DIV_ROUND_UP((uint64_t)r[PS(PVDC_PS_SRC_H)], 65536);
+            /* in quarters of a byte: a Cb:Cr sample per 4 pixels */
+            uint64_t quarters = 4 * model_cpp(fourcc) +
+                                model_chroma_bps(fourcc);
 
-            bandwidth += DIV_ROUND_UP(w * hh *
-                                      model_cpp(r[PS(PVDC_PS_FORMAT)]),
-                                      1024);
+            bandwidth += DIV_ROUND_UP(w * hh * quarters, 4 * 1024);
         }
     }
     if (bandwidth > v->h[h][HS(PVDC_HS_BANDWIDTH)]) {

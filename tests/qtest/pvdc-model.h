@@ -75,9 +75,18 @@ static inline int model_type(Model *m, unsigned int plane)
            PVDC_PLANE_TYPE_OVERLAY;
 }
 
+/* Bytes per pixel of the (Y) plane. */
 static inline unsigned int model_cpp(uint32_t fourcc)
 {
-    return fourcc == PVDC_FMT_RGB565 || fourcc == PVDC_FMT_YUYV ? 2 : 4;
+    return fourcc == PVDC_FMT_NV12 ? 1 :
+           fourcc == PVDC_FMT_RGB565 || fourcc == PVDC_FMT_YUYV ||
+           fourcc == PVDC_FMT_P010 ? 2 : 4;
+}
+
+/* Bytes per Cb:Cr sample (per 2x2 pixels) of two-plane formats, else 0. */
+static inline unsigned int model_chroma_bps(uint32_t fourcc)
+{
+    return fourcc == PVDC_FMT_NV12 ? 2 : fourcc == PVDC_FMT_P010 ? 4 : 0;
 }
 
 #endif /* TESTS_QTEST_PVDC_MODEL_H */

@@ -442,9 +442,15 @@ static inline uint32_t *screendump(QTestState *qts, unsigned int head,
     if (!width) {
         return NULL;
     }
-    g_assert_cmpint(sscanf(data, "P6\n%d %d\n%d\n%n", &w, &h, &max, &n), ==,
+    /*
+     * One whitespace byte ends the header: a "\n" in the format would
+     * also swallow pixel bytes that look like whitespace.
+     */
+    g_assert_cmpint(sscanf(data, "P6\n%d %d\n%d%n", &w, &h, &max, &n), ==,
                     3);
     g_assert_cmpint(max, ==, 255);
+    g_assert_cmpint(data[n], ==, '\n');
+    n++;
     g_assert_cmpuint(len, ==, n + (size_t)w * h * 3);
     rgb = (const uint8_t *)data + n;
     pixels = g_new(uint32_t, w * h);

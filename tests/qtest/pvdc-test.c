@@ -41,6 +41,8 @@ static void test_pci_identity(void)
                     PVDC_FEATURE_MSI);
     g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) &
                     PVDC_FEATURE_MULTI_HEAD_COMMIT, !=, 0);
+    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_YCBCR, ==,
+                    PVDC_FEATURE_YCBCR);
     pvdc_test_stop(&t);
 }
 
@@ -85,15 +87,19 @@ static void test_fixed_capabilities_match_the_design(void)
         PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_XBGR8888,
         PVDC_FMT_ABGR8888, PVDC_FMT_RGB565, PVDC_FMT_XRGB2101010,
     };
+    static const uint32_t ycbcr[] = {
+        PVDC_FMT_YUYV, PVDC_FMT_NV12, PVDC_FMT_P010,
+    };
     uint32_t primary, overlay, cursor, table[PVDC_MAX_FORMATS];
     PVDCTest t;
     int i, j;
 
     pvdc_test_start(&t, NULL);
     g_assert_cmphex(rd(&t, PVDC_REG_CURSOR_MAX), ==, PVDC_XY(256, 256));
+    /* upscaling without limit: 0 */
     g_assert_cmphex(rd(&t, PVDC_REG_SCALE_LIMITS), ==,
                     4 << PVDC_SCALE_MAX_DOWNSCALE_SHIFT |
-                    8 << PVDC_SCALE_MAX_UPSCALE_SHIFT);
+                    0 << PVDC_SCALE_MAX_UPSCALE_SHIFT);
     g_assert_cmpuint(rd(&t, PVDC_REG_PITCH_ALIGN), ==, 64);
     g_assert_cmpuint(rd(&t, PVDC_REG_OFFSET_ALIGN), ==, 64);
 
@@ -104,22 +110,28 @@ static void test_fixed_capabilities_match_the_design(void)
     overlay = rd(&t, PVDC_REG_FORMATS_OVERLAY);
     cursor = rd(&t, PVDC_REG_FORMATS_CURSOR);
     for (i = 0; i < PVDC_MAX_FORMATS; i++) {
-        bool is_rgb = false;
+        bool is_rgb = false, is_ycbcr = false;
 
         for (j = 0; j < ARRAY_SIZE(rgb); j++) {
             is_rgb |= table[i] == rgb[j];
+        }
+        for (j = 0; j < ARRAY_SIZE(ycbcr); j++) {
+            is_ycbcr |= table[i] == ycbcr[j];
         }
         if (!table[i]) {
             g_assert_false((primary | overlay | cursor) & BIT(i));
             continue;
         }
-        g_assert(is_rgb || table[i] == PVDC_FMT_YUYV);
+        g_assert(is_rgb || is_ycbcr);
         g_assert_cmpint(!!(primary & BIT(i)), ==, is_rgb);
         g_assert_true(overlay & BIT(i));
         g_assert_cmpint(!!(cursor & BIT(i)), ==,
                         table[i] == PVDC_FMT_ARGB8888);
     }
-    g_assert_cmpuint(ctpop32(overlay), ==, ARRAY_SIZE(rgb) + 1);
+    g_assert_cmpuint(ctpop32(overlay), ==, ARRAY_SIZE(rgb) + ARRAY_SIZE(ycbcr));
+    /* The two-plane formats at the places the spec gives them. */
+    g_assert_cmphex(table[7], ==, PVDC_FMT_NV12);
+    g_assert_cmphex(table[8], ==, PVDC_FMT_P010);
     pvdc_test_stop(&t);
 }
 
@@ -691,6 +703,86 @@ static unsigned int break_format(PVDCTest *t)
     return 0;
 }
 
+static unsigned int break_format_nv12_primary(PVDCTest *t)
+{
+    wr_plane(t, primary0(t), PVDC_PS_FORMAT, PVDC_FMT_NV12);
+    return 0;
+}
+
+static unsigned int break_format_p010_cursor(PVDCTest *t)
+{
+    write_cursor(t, cursor0(t), 0);
+    shrink_plane(t, cursor0(t));
+    wr_plane(t, cursor0(t), PVDC_PS_FORMAT, PVDC_FMT_P010);
+    return 0;
+}
+
+/*
+ * A 16x16 NV12 (@format) overlay of head 0 with a valid Cb:Cr plane at
+ * 1 MiB: what the chroma rules start from.
+ */
+static void write_two_plane_overlay(PVDCTest *t, uint32_t format)
+{
+    write_plane(t, overlay0(t), 0, 0, 1);
+    shrink_plane(t, overlay0(t));
+    wr_plane(t, overlay0(t), PVDC_PS_FORMAT, format);
+    wr_plane(t, overlay0(t), PVDC_PS_FB_SIZE, PVDC_XY(16, 16));
+    wr_plane(t, overlay0(t), PVDC_PS_FB_PITCH, 64);
+    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_OFFSET, 1 * MiB);
+    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_PITCH, 64);
+}
+
+static unsigned int break_color_encoding(PVDCTest *t)
+{
+    write_two_plane_overlay(t, PVDC_FMT_NV12);
+    wr_plane(t, overlay0(t), PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+             PVDC_PS_CTRL_COLOR_ENCODING_MASK <<
+             PVDC_PS_CTRL_COLOR_ENCODING_SHIFT);
+    return 0;
+}
+
+static unsigned int break_color_encoding_rgb(PVDCTest *t)
+{
+    /* checked for every format, even one that ignores it */
+    wr_plane(t, primary0(t), PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+             3u << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT |
+             PVDC_PS_CTRL_COLOR_RANGE_FULL);
+    return 0;
+}
+
+static unsigned int break_chroma_offset_align(PVDCTest *t)
+{
+    write_two_plane_overlay(t, PVDC_FMT_NV12);
+    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_OFFSET, 1 * MiB + 32);
+    return 0;
+}
+
+static unsigned int break_chroma_pitch_small(PVDCTest *t)
+{
+    /* P010, 17 pixels wide: 9 samples of 4 bytes, 36 bytes a line */
+    write_two_plane_overlay(t, PVDC_FMT_P010);
+    wr_plane(t, overlay0(t), PVDC_PS_FB_SIZE, PVDC_XY(17, 16));
+    wr_plane(t, overlay0(t), PVDC_PS_FB_PITCH, 64);
+    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_PITCH, 0);
+    return 0;
+}
+
+static unsigned int break_chroma_pitch_align(PVDCTest *t)
+{
+    write_two_plane_overlay(t, PVDC_FMT_NV12);
+    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_PITCH, 96);
+    return 0;
+}
+
+static unsigned int break_chroma_bounds(PVDCTest *t)
+{
+    /* 8 lines 64 bytes apart, the last of 16: ends 16 bytes past VRAM */
+    write_two_plane_overlay(t, PVDC_FMT_NV12);
+    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_OFFSET,
+             t->vram_size - 7 * 64);
+    return 0;
+}
+
 static unsigned int break_fb_size(PVDCTest *t)
 {
     wr_plane(t, primary0(t), PVDC_PS_FB_SIZE, PVDC_XY(0, MODE_H));
@@ -820,6 +912,22 @@ static const RuleCase rule_cases[] = {
       PVDC_ERR_HEAD_DISABLED, overlay0 },
     { "format-not-accepted-by-plane", break_format, PVDC_ERR_FORMAT,
       primary0 },
+    { "nv12-on-a-primary-plane", break_format_nv12_primary, PVDC_ERR_FORMAT,
+      primary0 },
+    { "p010-on-a-cursor-plane", break_format_p010_cursor, PVDC_ERR_FORMAT,
+      cursor0 },
+    { "color-encoding-3", break_color_encoding, PVDC_ERR_PLANE_CTRL,
+      overlay0 },
+    { "color-encoding-3-on-an-rgb-plane", break_color_encoding_rgb,
+      PVDC_ERR_PLANE_CTRL, primary0 },
+    { "misaligned-chroma-offset", break_chroma_offset_align,
+      PVDC_ERR_CHROMA, overlay0 },
+    { "chroma-pitch-smaller-than-a-line", break_chroma_pitch_small,
+      PVDC_ERR_CHROMA, overlay0 },
+    { "misaligned-chroma-pitch", break_chroma_pitch_align, PVDC_ERR_CHROMA,
+      overlay0 },
+    { "chroma-plane-past-vram", break_chroma_bounds, PVDC_ERR_CHROMA,
+      overlay0 },
     { "zero-framebuffer-width", break_fb_size, PVDC_ERR_FB_SIZE, primary0 },
     { "odd-yuyv-width", break_fb_size_yuyv_odd, PVDC_ERR_FB_SIZE, overlay0 },
     { "pitch-smaller-than-a-line", break_pitch, PVDC_ERR_PITCH, primary0 },
@@ -864,6 +972,94 @@ static void test_rule(const void *opaque)
 
     status = rd(&t, PVDC_REG_INT_STATUS);
     g_assert_cmphex(status, ==, PVDC_INT(head, PVDC_INT_COMMIT_REJECTED));
+    pvdc_test_stop(&t);
+}
+
+/*
+ * The bandwidth a plane needs counts NV12 at 1.5 and P010 at 3 bytes per
+ * pixel, exactly: head 0 has 8 KiB left next to its primary plane, an
+ * unscaled overlay of w x h pixels fits or not by the exact product.
+ */
+static void test_ycbcr_bandwidth_is_exact(void)
+{
+    static const struct {
+        uint32_t format, w, h;
+        bool fits;
+    } fbs[] = {
+        { PVDC_FMT_NV12, 80, 68, true },    /* 8160 bytes (2 bpp: 10880) */
+        { PVDC_FMT_NV12, 84, 65, true },    /* 8190 bytes */
+        { PVDC_FMT_NV12, 80, 70, false },   /* 8400 bytes (1 bpp: 5600) */
+        { PVDC_FMT_NV12, 91, 61, false },   /* 8326.5 bytes */
+        { PVDC_FMT_P010, 52, 52, true },    /* 8112 bytes (4 bpp: 10816) */
+        { PVDC_FMT_P010, 56, 50, false },   /* 8400 bytes (2 bpp: 5600) */
+        { PVDC_FMT_P010, 45, 61, false },   /* 8235 bytes */
+    };
+    unsigned int ov;
+    PVDCTest t;
+
+    pvdc_test_start(&t, RULE_PROPS);
+    ov = overlay0(&t);
+    enable_head(&t, 0, CLOCK_1MS);
+    for (int i = 0; i < ARRAY_SIZE(fbs); i++) {
+        uint32_t w = fbs[i].w, h = fbs[i].h;
+        uint32_t bps = 4, expect;
+
+        if (fbs[i].format == PVDC_FMT_NV12) {
+            bps = 2;
+        }
+
+        write_plane(&t, ov, 0, 0, 1);
+        write_fb(&t, ov, fbs[i].format, 0, ROUND_UP(w * bps / 2, 64), w, h);
+        wr_plane(&t, ov, PVDC_PS_CHROMA_OFFSET, 1 * MiB);
+        wr_plane(&t, ov, PVDC_PS_CHROMA_PITCH,
+                 ROUND_UP(DIV_ROUND_UP(w, 2) * bps, 64));
+        expect = fbs[i].fits ? PVDC_RESULT_APPLIED
+                             : head_result(PVDC_ERR_BANDWIDTH);
+        g_assert_cmphex(commit(&t, 0), ==, expect);
+        wr_plane(&t, ov, PVDC_PS_CTRL, 0);
+        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    }
+    pvdc_test_stop(&t);
+}
+
+/*
+ * The plane windows are PVDC_PLANE_STRIDE (0x80) apart: the chroma
+ * registers read back, the reserved rest of a plane's window reads 0 and
+ * ignores writes, and nothing spills into the next plane or window.
+ */
+static void test_plane_window_layout(void)
+{
+    Snapshot before, active, now;
+    PVDCTest t;
+
+    pvdc_test_start(&t, NULL);
+    enable_head(&t, 0, CLOCK_1MS);
+    snapshot_active(&t, &active);
+    wr_plane(&t, 1, PVDC_PS_CHROMA_OFFSET, 0x12345678);
+    wr_plane(&t, 1, PVDC_PS_CHROMA_PITCH, 0x9abcdef0);
+    g_assert_cmphex(rd(&t, PVDC_PLANE_SHADOW(1) + PVDC_PS_CHROMA_OFFSET), ==,
+                    0x12345678);
+    g_assert_cmphex(rd(&t, PVDC_PLANE_SHADOW(1) + PVDC_PS_CHROMA_PITCH), ==,
+                    0x9abcdef0);
+    snapshot_shadow(&t, &before);
+    for (uint32_t reg = PVDC_PLANE_STATE_REGS * 4; reg < PVDC_PLANE_STRIDE;
+         reg += 4) {
+        wr(&t, PVDC_PLANE_SHADOW(1) + reg, 0xffffffff);
+        g_assert_cmphex(rd(&t, PVDC_PLANE_SHADOW(1) + reg), ==, 0);
+        g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(1) + reg), ==, 0);
+    }
+    /* past the last plane, before the active window */
+    wr(&t, PVDC_PLANE_SHADOW(t.planes), 0xffffffff);
+    g_assert_cmphex(rd(&t, PVDC_PLANE_SHADOW(t.planes)), ==, 0);
+    assert_active_is(&t, &active);
+    snapshot_shadow(&t, &now);
+    g_assert(memcmp(&now, &before, sizeof(now)) == 0);
+    /* the windows as the header places them, the last ending below EDID */
+    g_assert_cmphex(PVDC_PLANE_SHADOW(PVDC_MAX_PLANES), <=,
+                    PVDC_PLANE_ACTIVE_BASE);
+    g_assert_cmphex(PVDC_PLANE_ACTIVE(PVDC_MAX_PLANES), <=, PVDC_EDID_BASE);
+    g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(plane_of(&t, 0, PRIMARY)) +
+                       PVDC_PS_FORMAT), ==, PVDC_FMT_XRGB8888);
     pvdc_test_stop(&t);
 }
 
@@ -1783,7 +1979,12 @@ static void test_reset_during_armed_commit(void)
     int64_t t0;
 
     pvdc_test_start(&t, NULL);
+    /* chroma registers an RGB plane ignores: still active, and reset */
+    wr_plane(&t, 0, PVDC_PS_CHROMA_OFFSET, 0x40);
+    wr_plane(&t, 0, PVDC_PS_CHROMA_PITCH, 0xffffffc0);
     t0 = enable_head(&t, 0, CLOCK_1MS);
+    g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(0) + PVDC_PS_CHROMA_PITCH), ==,
+                    0xffffffc0);
     wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_VBLANK));
     wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x333333);
     doorbell(&t, 0);
@@ -1940,6 +2141,10 @@ int main(int argc, char **argv)
 
         qtest_add_data_func(path, &rule_cases[i], test_rule);
     }
+    qtest_add_func("/pvdc/rules/ycbcr-bandwidth-counts-exact-bytes-per-pixel",
+                   test_ycbcr_bandwidth_is_exact);
+    qtest_add_func("/pvdc/access/plane-windows-are-0x80-apart",
+                   test_plane_window_layout);
     qtest_add_func("/pvdc/rules/first-broken-rule-in-order-is-reported",
                    test_first_broken_rule_is_reported);
     qtest_add_func("/pvdc/rules/zpos-clash-with-plane-outside-commit"

@@ -55,6 +55,8 @@ typedef struct PVDCPlaneRegs {
     uint32_t zpos;
     uint32_t alpha;
     uint32_t hotspot;
+    uint32_t chroma_offset;
+    uint32_t chroma_pitch;
 } PVDCPlaneRegs;
 
 typedef struct PVDCPlane {
