@@ -242,9 +242,11 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 			      PVDC_SCALE_FACTOR_MASK;
 	pvdc->max_upscale = (limits >> PVDC_SCALE_MAX_UPSCALE_SHIFT) &
 			    PVDC_SCALE_FACTOR_MASK;
-	/* A factor of 0 would refuse every plane; treat it as "no scaling". */
+	/*
+	 * A downscale factor of 0 would refuse every plane; treat it as "no
+	 * downscaling".  An upscale factor of 0 means no limit.
+	 */
 	pvdc->max_downscale = max(pvdc->max_downscale, 1u);
-	pvdc->max_upscale = max(pvdc->max_upscale, 1u);
 	pvdc->pitch_align = max(pvdc_read(pvdc, PVDC_REG_PITCH_ALIGN), 1u);
 	pvdc->offset_align = max(pvdc_read(pvdc, PVDC_REG_OFFSET_ALIGN), 1u);
 	pvdc->bandwidth_total = pvdc_read(pvdc, PVDC_REG_BANDWIDTH_TOTAL);

@@ -216,7 +216,8 @@ struct pvdc_device {
 	unsigned int num_scalers;
 	u32 max_width, max_height;
 	u32 cursor_width, cursor_height;
-	u32 max_downscale, max_upscale;
+	u32 max_downscale;
+	u32 max_upscale;		/* 0: no limit */
 	u32 pitch_align, offset_align;
 	u32 bandwidth_total;
 	u32 formats[PVDC_MAX_FORMATS];

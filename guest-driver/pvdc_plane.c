@@ -6,7 +6,8 @@
  * are read from the device.  atomic_check applies the device's per-plane
  * rules to the unclipped rectangles (the device clips itself) and derives
  * the shadow register values; atomic_update writes only the registers that
- * differ from the previous state, so a page flip is one FB_OFFSET write.
+ * differ from the previous state, so a page flip is one FB_OFFSET write (and
+ * CHROMA_OFFSET for the Cb:Cr plane of NV12 and P010).
  */
 
 #include <linux/slab.h>
@@ -14,6 +15,7 @@
 #include <drm/drm_atomic.h>
 #include <drm/drm_atomic_helper.h>
 #include <drm/drm_blend.h>
+#include <drm/drm_color_mgmt.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_fourcc.h>
 #include <drm/drm_framebuffer.h>
@@ -37,17 +39,48 @@ static const u32 pvdc_known_formats[] = {
 	PVDC_FMT_RGB565,
 	PVDC_FMT_XRGB2101010,
 	PVDC_FMT_YUYV,
+	PVDC_FMT_NV12,
+	PVDC_FMT_P010,
 };
 
-static bool pvdc_format_known(u32 fourcc)
+/*
+ * A format of the device's table the driver can offer: one it knows, and
+ * for a two-plane format a device with the Cb:Cr plane registers.
+ */
+static bool pvdc_format_usable(const struct pvdc_device *pvdc, u32 fourcc)
 {
+	const struct drm_format_info *info;
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(pvdc_known_formats); i++)
 		if (pvdc_known_formats[i] == fourcc)
-			return true;
+			break;
+	if (i == ARRAY_SIZE(pvdc_known_formats))
+		return false;
+	info = drm_format_info(fourcc);
 
-	return false;
+	return info->num_planes == 1 || pvdc->features & PVDC_FEATURE_YCBCR;
+}
+
+/*
+ * Bytes a plane reads per frame: the device counts, for each pixel of the
+ * source rectangle rounded out, the bytes of its Y (or only) plane and its
+ * share of a subsampled Cb:Cr sample, 1.5 bytes for NV12 and 3 for P010,
+ * and rounds the exact sum up.  In units of 1 / (hsub * vsub) byte.
+ */
+static u64 pvdc_plane_bytes(const struct drm_format_info *info, u32 src_w,
+			    u32 src_h)
+{
+	u32 per_block = info->hsub * info->vsub;
+	u32 units = info->cpp[0] * per_block;
+	unsigned int i;
+
+	for (i = 1; i < info->num_planes; i++)
+		units += info->cpp[i];
+
+	return DIV_ROUND_UP_ULL((u64)DIV_ROUND_UP(src_w, 1 << 16) *
+				DIV_ROUND_UP(src_h, 1 << 16) * units,
+				per_block);
 }
 
 /* What the device holds for a plane whose home is @home after reset. */
@@ -161,6 +194,18 @@ static u32 pvdc_plane_ctrl(const struct pvdc_plane *pplane,
 	u32 ctrl = PVDC_PS_CTRL_ENABLE;
 	u32 blend;
 
+	/*
+	 * The values of enum drm_color_encoding and drm_color_range are the
+	 * device's.  RGB formats ignore them: leave them out, so that
+	 * changing the properties under an RGB framebuffer writes nothing.
+	 */
+	if (state->fb->format->is_yuv && state->plane->color_encoding_property) {
+		ctrl |= FIELD_PREP(PVDC_PS_CTRL_COLOR_ENCODING,
+				   state->color_encoding);
+		if (state->color_range == DRM_COLOR_YCBCR_FULL_RANGE)
+			ctrl |= PVDC_PS_CTRL_COLOR_RANGE_FULL;
+	}
+
 	switch (state->pixel_blend_mode) {
 	case DRM_MODE_BLEND_PIXEL_NONE:
 		blend = PVDC_BLEND_NONE;
@@ -204,7 +249,9 @@ static void pvdc_plane_scale_limits(const struct pvdc_device *pvdc,
 		*max_scale = DRM_PLANE_NO_SCALING;
 		return;
 	}
-	*min_scale = DIV_ROUND_UP(DRM_PLANE_NO_SCALING, pvdc->max_upscale);
+	/* The smallest src / dst in 16.16 there is: no upscaling limit. */
+	*min_scale = pvdc->max_upscale ?
+		     DIV_ROUND_UP(DRM_PLANE_NO_SCALING, pvdc->max_upscale) : 1;
 	*max_scale = pvdc->max_downscale * DRM_PLANE_NO_SCALING;
 }
 
@@ -220,11 +267,28 @@ static int pvdc_plane_check_rules(struct pvdc_device *pvdc,
 {
 	const struct drm_framebuffer *fb = state->fb;
 	struct drm_device *drm = &pvdc->drm;
+	unsigned int i;
 
-	if (fb->pitches[0] % pvdc->pitch_align ||
-	    fb->offsets[0] % pvdc->offset_align) {
-		drm_dbg_atomic(drm, "pitch %u or offset %u misaligned\n",
-			       fb->pitches[0], fb->offsets[0]);
+	/*
+	 * Every memory plane (Y and Cb:Cr of NV12 and P010): the buffer
+	 * objects are pinned at offsets that are multiples of a page, so the
+	 * offsets into them decide.  drm_gem_fb_create() has checked that
+	 * each plane, the Cb:Cr samples of an odd last column and line
+	 * included, lies in its object, and prepare_fb pins every object in
+	 * VRAM: the device's VRAM bounds hold.
+	 */
+	for (i = 0; i < fb->format->num_planes; i++) {
+		if (fb->pitches[i] % pvdc->pitch_align ||
+		    fb->offsets[i] % pvdc->offset_align) {
+			drm_dbg_atomic(drm, "plane %u: pitch %u or offset %u misaligned\n",
+				       i, fb->pitches[i], fb->offsets[i]);
+			return -EINVAL;
+		}
+	}
+	/* A packed 4:2:2 framebuffer is made of whole macropixels. */
+	if (fb->format->num_planes == 1 && fb->width % fb->format->hsub) {
+		drm_dbg_atomic(drm, "%p4cc framebuffer %u pixels wide\n",
+			       &fb->format->format, fb->width);
 		return -EINVAL;
 	}
 	if (state->crtc_w > pvdc->max_width ||
@@ -256,19 +320,22 @@ static void pvdc_plane_derive_regs(struct pvdc_plane_state *ps,
 	const struct drm_plane_state *state = &ps->base;
 	const struct drm_framebuffer *fb = state->fb;
 	u32 *regs = ps->regs;
-	u64 bytes;
 
 	ps->enabled = true;
 	ps->scaled = state->src_w != (u64)state->crtc_w << 16 ||
 		     state->src_h != (u64)state->crtc_h << 16;
-	bytes = (u64)DIV_ROUND_UP(state->src_w, 1 << 16) *
-		DIV_ROUND_UP(state->src_h, 1 << 16) * fb->format->cpp[0];
-	ps->bandwidth = DIV_ROUND_UP_ULL(bytes, 1024);
+	ps->bandwidth = DIV_ROUND_UP_ULL(pvdc_plane_bytes(fb->format,
+							  state->src_w,
+							  state->src_h),
+					 1024);
 
 	regs[PVDC_REG_INDEX(PVDC_PS_CTRL)] = pvdc_plane_ctrl(pplane, state);
 	regs[PVDC_REG_INDEX(PVDC_PS_HEAD)] = drm_crtc_index(state->crtc);
 	regs[PVDC_REG_INDEX(PVDC_PS_FORMAT)] = fb->format->format;
 	regs[PVDC_REG_INDEX(PVDC_PS_FB_PITCH)] = fb->pitches[0];
+	/* CHROMA_OFFSET, like FB_OFFSET, once the buffer is pinned. */
+	regs[PVDC_REG_INDEX(PVDC_PS_CHROMA_PITCH)] =
+		fb->format->num_planes > 1 ? fb->pitches[1] : 0;
 	regs[PVDC_REG_INDEX(PVDC_PS_FB_SIZE)] = PVDC_XY(fb->width, fb->height);
 	regs[PVDC_REG_INDEX(PVDC_PS_SRC_X)] = state->src_x;
 	regs[PVDC_REG_INDEX(PVDC_PS_SRC_Y)] = state->src_y;
@@ -356,26 +423,38 @@ static bool pvdc_plane_head_was_reset(struct drm_atomic_state *state,
 	       drm_atomic_crtc_needs_modeset(new_crtc_state);
 }
 
-/* FB_OFFSET, now that the framebuffer is pinned; false if it is not. */
+/*
+ * FB_OFFSET, and CHROMA_OFFSET of a two-plane format, now that the
+ * framebuffer's objects are pinned (prepare_fb pins every plane's); false
+ * if one is not.
+ */
 static bool pvdc_plane_fb_offset(struct pvdc_plane_state *ps)
 {
+	static const unsigned int reg[] = {
+		PVDC_REG_INDEX(PVDC_PS_FB_OFFSET),
+		PVDC_REG_INDEX(PVDC_PS_CHROMA_OFFSET),
+	};
 	struct drm_framebuffer *fb = ps->base.fb;
+	unsigned int i;
 	s64 offset;
 
 	if (!ps->enabled)
 		return true;
-	offset = drm_gem_vram_offset(drm_gem_vram_of_gem(fb->obj[0]));
-	if (offset < 0) {
-		ps->regs[PVDC_REG_INDEX(PVDC_PS_CTRL)] = 0;
-		ps->enabled = false;
-		return false;
+	ps->regs[reg[1]] = 0;
+	for (i = 0; i < fb->format->num_planes && i < ARRAY_SIZE(reg); i++) {
+		offset = drm_gem_vram_offset(drm_gem_vram_of_gem(fb->obj[i]));
+		if (offset < 0) {
+			ps->regs[PVDC_REG_INDEX(PVDC_PS_CTRL)] = 0;
+			ps->enabled = false;
+			return false;
+		}
+		ps->regs[reg[i]] = offset + fb->offsets[i];
 	}
-	ps->regs[PVDC_REG_INDEX(PVDC_PS_FB_OFFSET)] = offset + fb->offsets[0];
 
 	return true;
 }
 
-/* A page flip writes one register here: FB_OFFSET. */
+/* A page flip writes FB_OFFSET here, and CHROMA_OFFSET for NV12/P010. */
 static void pvdc_plane_atomic_update(struct drm_plane *plane,
 				     struct drm_atomic_state *state)
 {
@@ -537,6 +616,61 @@ static const struct drm_plane_helper_funcs pvdc_plane_helper_funcs = {
 	.atomic_async_update = pvdc_plane_atomic_async_update,
 };
 
+/*
+ * COLOR_ENCODING and COLOR_RANGE, on a plane that takes a YCbCr format, of
+ * a device that has the PS_CTRL fields.
+ */
+static int pvdc_plane_create_color_properties(struct pvdc_device *pvdc,
+					      struct drm_plane *plane)
+{
+	unsigned int i;
+
+	if (!(pvdc->features & PVDC_FEATURE_YCBCR))
+		return 0;
+	for (i = 0; i < plane->format_count; i++)
+		if (drm_format_info(plane->format_types[i])->is_yuv)
+			break;
+	if (i == plane->format_count)
+		return 0;
+
+	return drm_plane_create_color_properties(plane,
+						 BIT(DRM_COLOR_YCBCR_BT601) |
+						 BIT(DRM_COLOR_YCBCR_BT709) |
+						 BIT(DRM_COLOR_YCBCR_BT2020),
+						 BIT(DRM_COLOR_YCBCR_LIMITED_RANGE) |
+						 BIT(DRM_COLOR_YCBCR_FULL_RANGE),
+						 DRM_COLOR_YCBCR_BT601,
+						 DRM_COLOR_YCBCR_LIMITED_RANGE);
+}
+
+/*
+ * The cursor sizes the device handles best: the usual ones up to its
+ * limit (the device takes any size up to CURSOR_MAX, unscaled).
+ */
+static int pvdc_cursor_create_size_hints(struct pvdc_device *pvdc,
+					 struct drm_plane *plane)
+{
+	static const u16 sizes[] = { 64, 128, 256 };
+	struct drm_plane_size_hint hints[ARRAY_SIZE(sizes) + 1];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
+		if (sizes[i] < pvdc->cursor_width &&
+		    sizes[i] < pvdc->cursor_height)
+			hints[n++] = (struct drm_plane_size_hint) {
+				.width = sizes[i], .height = sizes[i] };
+	hints[n++] = (struct drm_plane_size_hint) {
+		.width = pvdc->cursor_width, .height = pvdc->cursor_height };
+
+	return drm_plane_add_size_hints_property(plane, hints, n);
+}
+
+/*
+ * A cursor has what a cursor of real hardware has: an ARGB image on top
+ * of its head, of a size from SIZE_HINTS.  Blending properties on it
+ * would make clients looking for "the topmost plane with alpha" pick a
+ * plane that takes 256x256 at most.
+ */
 static int pvdc_plane_create_properties(struct pvdc_device *pvdc,
 					struct pvdc_plane *pplane)
 {
@@ -545,18 +679,21 @@ static int pvdc_plane_create_properties(struct pvdc_device *pvdc,
 	unsigned int zpos;
 	int ret;
 
-	switch (pplane->type) {
-	case PVDC_PLANE_TYPE_PRIMARY:
-		zpos = 0;
-		break;
-	case PVDC_PLANE_TYPE_CURSOR:
-		zpos = per_head - 1;
-		break;
-	default:
-		zpos = clamp(pplane->index % per_head, 1u, per_head - 1);
-		break;
+	drm_plane_enable_fb_damage_clips(plane);
+	if (pplane->type == PVDC_PLANE_TYPE_CURSOR) {
+		ret = drm_plane_create_zpos_immutable_property(plane,
+							       per_head - 1);
+		if (ret)
+			return ret;
+		return pvdc_cursor_create_size_hints(pvdc, plane);
 	}
-	ret = drm_plane_create_zpos_property(plane, zpos, 0, per_head - 1);
+
+	if (pplane->type == PVDC_PLANE_TYPE_PRIMARY)
+		zpos = 0;
+	else
+		zpos = clamp(pplane->index % per_head, 1u, per_head - 2);
+	/* The cursor stays on top: the others stack below it. */
+	ret = drm_plane_create_zpos_property(plane, zpos, 0, per_head - 2);
 	if (ret)
 		return ret;
 	ret = drm_plane_create_alpha_property(plane);
@@ -568,11 +705,9 @@ static int pvdc_plane_create_properties(struct pvdc_device *pvdc,
 						   BIT(DRM_MODE_BLEND_COVERAGE));
 	if (ret)
 		return ret;
-	drm_plane_enable_fb_damage_clips(plane);
-
-	if (pplane->type == PVDC_PLANE_TYPE_CURSOR)
-		return 0;
-
+	ret = pvdc_plane_create_color_properties(pvdc, plane);
+	if (ret)
+		return ret;
 	ret = drm_plane_create_rotation_property(plane, DRM_MODE_ROTATE_0,
 						 DRM_MODE_ROTATE_0 |
 						 DRM_MODE_ROTATE_180 |
@@ -607,7 +742,7 @@ struct pvdc_plane *pvdc_plane_init(struct pvdc_device *pvdc,
 
 	for (i = 0; i < pvdc->num_formats; i++) {
 		if (pvdc->format_mask[type] & BIT(i) &&
-		    pvdc_format_known(pvdc->formats[i]))
+		    pvdc_format_usable(pvdc, pvdc->formats[i]))
 			formats[count++] = pvdc->formats[i];
 	}
 	if (!count) {

@@ -14,59 +14,7 @@
 
 #include "pvdc-kms-util.h"
 
-#define SAMPLES		4
-/* Frames to let go by after a flip before the picture is known settled. */
-#define SETTLE		2
-
-static int crc_fd = -1;
-static int crc_data = -1;
-static uint32_t last_frame;
-static bool frames_ok = true;
-
-/* One read() is one entry: "0xFRAME 0xCRC\n", NUL-terminated. */
-static bool read_crc(uint32_t *crc, uint32_t *frame_out)
-{
-	unsigned int frame, value;
-	char line[64];
-	ssize_t len;
-
-	len = read(crc_data, line, sizeof(line) - 1);
-	if (len <= 0) {
-		printf("# reading CRCs: %s\n", len ? strerror(errno) : "EOF");
-		return false;
-	}
-	line[len] = 0;
-	if (sscanf(line, "%x %x", &frame, &value) != 2) {
-		printf("# bad CRC entry: %s\n", line);
-		return false;
-	}
-	if (last_frame && frame <= last_frame)
-		frames_ok = false;
-	last_frame = frame;
-	*crc = value;
-	*frame_out = frame;
-	return true;
-}
-
-/*
- * The CRC of a still picture shown since vblank @since: SAMPLES equal
- * values, once the entries of older frames are drained.
- */
-static bool stable_crc(uint32_t since, uint32_t *crc)
-{
-	uint32_t value, frame;
-	int i;
-
-	do {
-		if (!read_crc(crc, &frame))
-			return false;
-	} while (frame < since + SETTLE);
-	for (i = 1; i < SAMPLES; i++) {
-		if (!read_crc(&value, &frame) || value != *crc)
-			return false;
-	}
-	return true;
-}
+static struct kms_crc crc;
 
 static void flip_done(int fd, unsigned int seq, unsigned int sec,
 		      unsigned int usec, void *data)
@@ -142,27 +90,6 @@ static int find_head(int fd, drmModeRes *res, uint32_t *conn_id,
 	return pipe;
 }
 
-/* Select the "auto" CRC source of CRTC @pipe and open its data file. */
-static bool open_crc_capture(const char *dbg, int pipe)
-{
-	char file[256];
-
-	snprintf(file, sizeof(file), "%s/crtc-%d/crc/control", dbg, pipe);
-	crc_fd = open(file, O_WRONLY);
-	if (crc_fd < 0 || write(crc_fd, "auto", 4) != 4) {
-		printf("not ok crc-source-auto: %s: %s\n", file,
-		       strerror(errno));
-		return false;
-	}
-	close(crc_fd);
-	snprintf(file, sizeof(file), "%s/crtc-%d/crc/data", dbg, pipe);
-	crc_data = open(file, O_RDONLY);
-	kms_result(crc_data >= 0, "crc-capture-opens%s%s",
-		   crc_data >= 0 ? "" : ": ",
-		   crc_data >= 0 ? "" : strerror(errno));
-	return crc_data >= 0;
-}
-
 int main(int argc, char **argv)
 {
 	const char *path = argc > 1 ? argv[1] : "/dev/dri/card0";
@@ -196,21 +123,22 @@ int main(int argc, char **argv)
 		printf("not ok crc-setup: modeset: %s\n", strerror(errno));
 		return 1;
 	}
-	if (!open_crc_capture(dbg, pipe))
+	if (!kms_crc_open(&crc, dbg, pipe))
 		return 1;
+	kms_result(true, "crc-capture-opens");
 
 	since = show(fd, crtc_id, pipe, NULL);
-	ok = since && stable_crc(since, &crc_a);
+	ok = since && kms_crc_stable(&crc, since, &crc_a);
 	report(ok, "crc-stable-for-a-still-picture", crc_a);
 	since = show(fd, crtc_id, pipe, &b);
-	ok = since && stable_crc(since, &crc_b);
+	ok = since && kms_crc_stable(&crc, since, &crc_b);
 	report(ok && crc_b != crc_a, "crc-changes-with-the-picture", crc_b);
 	since = show(fd, crtc_id, pipe, &a);
-	ok = since && stable_crc(since, &crc_a2);
+	ok = since && kms_crc_stable(&crc, since, &crc_a2);
 	report(ok && crc_a2 == crc_a, "crc-same-picture-same-crc", crc_a2);
-	kms_result(frames_ok, "crc-frame-numbers-increase");
+	kms_result(crc.frames_ok, "crc-frame-numbers-increase");
 
-	close(crc_data);
+	kms_crc_close(&crc);
 	kms_buffer_destroy(fd, &a);
 	kms_buffer_destroy(fd, &b);
 	drmModeFreeResources(res);

@@ -87,12 +87,39 @@ static KMS_UNUSED int kms_open_atomic(const char *path)
 	return fd;
 }
 
+/*
+ * A framebuffer in one dumb buffer.  NV12 and P010 have their Cb:Cr plane
+ * (ceil(width / 2) x ceil(height / 2) samples) after the Y plane, with the
+ * same pitch.
+ */
 struct kms_buffer {
 	uint32_t width, height, pitch, format, cpp;
+	uint32_t chroma_offset, chroma_pitch;	/* 0 for one plane */
 	uint32_t handle, fb_id;
 	uint64_t size;
 	void *map;
 };
+
+/* NV12 and P010: a Y plane and an interleaved Cb:Cr plane. */
+static KMS_UNUSED bool kms_format_two_planes(uint32_t format)
+{
+	return format == DRM_FORMAT_NV12 || format == DRM_FORMAT_P010;
+}
+
+/* Bytes per pixel of the Y (or only) plane. */
+static KMS_UNUSED uint32_t kms_format_cpp(uint32_t format)
+{
+	switch (format) {
+	case DRM_FORMAT_NV12:
+		return 1;
+	case DRM_FORMAT_RGB565:
+	case DRM_FORMAT_YUYV:
+	case DRM_FORMAT_P010:
+		return 2;
+	default:
+		return 4;
+	}
+}
 
 /* A dumb buffer with a framebuffer on it; 0 or -errno. */
 static KMS_UNUSED int kms_buffer_create(int fd, struct kms_buffer *buf,
@@ -102,25 +129,33 @@ static KMS_UNUSED int kms_buffer_create(int fd, struct kms_buffer *buf,
 	struct drm_mode_create_dumb create = { 0 };
 	struct drm_mode_map_dumb map = { 0 };
 	uint32_t handles[4] = { 0 }, pitches[4] = { 0 }, offsets[4] = { 0 };
-	uint32_t bpp = format == DRM_FORMAT_RGB565 ||
-		       format == DRM_FORMAT_YUYV ? 16 : 32;
+	uint32_t cpp = kms_format_cpp(format);
+	bool two = kms_format_two_planes(format);
 
 	memset(buf, 0, sizeof(*buf));
-	create.width = width;
-	create.height = height;
-	create.bpp = bpp;
+	/* A Cb:Cr sample is two Y pixels wide: round odd widths up. */
+	create.width = two ? width + (width & 1) : width;
+	create.height = two ? height + (height + 1) / 2 : height;
+	create.bpp = cpp * 8;
 	if (drmIoctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &create))
 		return -errno;
 	buf->width = width;
 	buf->height = height;
 	buf->format = format;
-	buf->cpp = bpp / 8;
+	buf->cpp = cpp;
 	buf->pitch = create.pitch;
 	buf->handle = create.handle;
 	buf->size = create.size;
 
 	handles[0] = buf->handle;
 	pitches[0] = buf->pitch;
+	if (two) {
+		buf->chroma_offset = buf->pitch * height;
+		buf->chroma_pitch = buf->pitch;
+		handles[1] = buf->handle;
+		pitches[1] = buf->chroma_pitch;
+		offsets[1] = buf->chroma_offset;
+	}
 	if (drmModeAddFB2(fd, width, height, format, handles, pitches, offsets,
 			  &buf->fb_id, 0))
 		return -errno;
@@ -150,7 +185,10 @@ static KMS_UNUSED void kms_buffer_destroy(int fd, struct kms_buffer *buf)
 	memset(buf, 0, sizeof(*buf));
 }
 
-/* Colour bars shifted by @phase, for 32-bit formats; solid for others. */
+/*
+ * Colour bars shifted by @phase, for 32-bit formats; solid for others (a
+ * grey for YCbCr).
+ */
 static KMS_UNUSED void kms_buffer_fill(struct kms_buffer *buf,
 				       unsigned int phase)
 {
@@ -173,6 +211,9 @@ static KMS_UNUSED void kms_buffer_fill(struct kms_buffer *buf,
 			((uint32_t *)line)[x] = bars[bar];
 		}
 	}
+	if (buf->chroma_pitch)
+		memset((uint8_t *)buf->map + buf->chroma_offset, 0x80,
+		       (size_t)buf->chroma_pitch * ((buf->height + 1) / 2));
 }
 
 /*
@@ -578,6 +619,110 @@ static KMS_UNUSED int kms_output(int fd, const drmModeRes *res,
 out:
 	drmModeFreeConnector(conn);
 	return pipe;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Frame CRCs through the DRM debugfs CRC interface                         */
+/* ------------------------------------------------------------------------ */
+
+/* Equal CRCs in a row that make a picture known still. */
+#define KMS_CRC_SAMPLES		4
+/* Frames to let go by after a flip before the picture is known settled. */
+#define KMS_CRC_SETTLE		2
+
+struct kms_crc {
+	int data;			/* crtc-N/crc/data, -1 when closed */
+	uint32_t last_frame;
+	bool frames_ok;			/* frame numbers kept increasing */
+};
+
+/*
+ * Select the "auto" CRC source of CRTC @pipe under debugfs directory @dbg
+ * (/sys/kernel/debug/dri/N) and open its data file; false, with a
+ * "not ok" line, if that fails.
+ */
+static KMS_UNUSED bool kms_crc_open(struct kms_crc *c, const char *dbg,
+				    int pipe)
+{
+	char file[256];
+	int fd;
+
+	memset(c, 0, sizeof(*c));
+	c->data = -1;
+	c->frames_ok = true;
+	snprintf(file, sizeof(file), "%s/crtc-%d/crc/control", dbg, pipe);
+	fd = open(file, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "auto", 4) != 4) {
+		printf("not ok crc-source-auto: %s: %s\n", file,
+		       strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	close(fd);
+	snprintf(file, sizeof(file), "%s/crtc-%d/crc/data", dbg, pipe);
+	c->data = open(file, O_RDONLY | O_CLOEXEC);
+	if (c->data < 0) {
+		printf("not ok crc-capture-opens: %s: %s\n", file,
+		       strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* Stops the capture. */
+static KMS_UNUSED void kms_crc_close(struct kms_crc *c)
+{
+	if (c->data >= 0)
+		close(c->data);
+	c->data = -1;
+}
+
+/* One read() is one entry: "0xFRAME 0xCRC\n", NUL-terminated. */
+static KMS_UNUSED bool kms_crc_read(struct kms_crc *c, uint32_t *crc,
+				    uint32_t *frame_out)
+{
+	unsigned int frame, value;
+	char line[64];
+	ssize_t len;
+
+	len = read(c->data, line, sizeof(line) - 1);
+	if (len <= 0) {
+		printf("# reading CRCs: %s\n", len ? strerror(errno) : "EOF");
+		return false;
+	}
+	line[len] = 0;
+	if (sscanf(line, "%x %x", &frame, &value) != 2) {
+		printf("# bad CRC entry: %s\n", line);
+		return false;
+	}
+	if (c->last_frame && frame <= c->last_frame)
+		c->frames_ok = false;
+	c->last_frame = frame;
+	*crc = value;
+	*frame_out = frame;
+	return true;
+}
+
+/*
+ * The CRC of a still picture shown since vblank @since: KMS_CRC_SAMPLES
+ * equal values, once the entries of older frames are drained.
+ */
+static KMS_UNUSED bool kms_crc_stable(struct kms_crc *c, uint32_t since,
+				      uint32_t *crc)
+{
+	uint32_t value, frame;
+	int i;
+
+	do {
+		if (!kms_crc_read(c, crc, &frame))
+			return false;
+	} while (frame < since + KMS_CRC_SETTLE);
+	for (i = 1; i < KMS_CRC_SAMPLES; i++) {
+		if (!kms_crc_read(c, &value, &frame) || value != *crc)
+			return false;
+	}
+	return true;
 }
 
 #endif /* PVDC_KMS_UTIL_H */

@@ -6,11 +6,13 @@
  *	THREADS threads (default 4) each send COUNT (default 300) random
  *	atomic requests on the shared file: random objects in random order,
  *	random properties with mostly plausible and sometimes garbage
- *	values, TEST_ONLY, NONBLOCK and ALLOW_MODESET mixed.  The kernel may
- *	refuse a request only with the errors of the atomic uAPI; enough of
- *	them must reach the device that the host can check it never refused
- *	one (QOM statistic x-commits-rejected).  At the end every head is off
- *	and the other properties are back to what they were.
+ *	values, TEST_ONLY, NONBLOCK and ALLOW_MODESET mixed; framebuffers of
+ *	RGB formats, YUYV, NV12 and P010 (odd-sized), the YCbCr ones with
+ *	random COLOR_ENCODING and COLOR_RANGE.  The kernel may refuse a
+ *	request only with the errors of the atomic uAPI; enough of them must
+ *	reach the device that the host can check it never refused one (QOM
+ *	statistic x-commits-rejected).  At the end every head is off and the
+ *	other properties are back to what they were.
  *
  *   pvdc-stress test-only [-n COUNT] [-s SEED] [DEVICE]
  *	Lights every head, holds a vblank reference on each (so no vblank
@@ -28,7 +30,7 @@
 
 #define MAX_OBJECTS	128
 #define MAX_PROPS	32
-#define MAX_FBS		6
+#define MAX_FBS		8
 #define MAX_BLOBS	8
 #define MAX_ERRNO	140
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
@@ -115,6 +117,9 @@ static void discover(void)
 		{ 64, 64, DRM_FORMAT_ARGB8888 },
 		{ 320, 200, DRM_FORMAT_RGB565 },
 		{ 320, 180, DRM_FORMAT_YUYV },
+		/* Overlays only; odd sizes have a partial Cb:Cr sample. */
+		{ 320, 180, DRM_FORMAT_NV12 },
+		{ 301, 181, DRM_FORMAT_P010 },
 	};
 	drmModeRes *res = drmModeGetResources(fd);
 	drmModePlaneRes *pres = drmModeGetPlaneResources(fd);
@@ -275,6 +280,11 @@ static void whole_plane(drmModeAtomicReq *req, unsigned int *seed,
 	}
 	set_prop(req, o, "CRTC_W", w);
 	set_prop(req, o, "CRTC_H", h);
+	/* Overlays: any encoding and range (the properties' enum values). */
+	if (fb->format == DRM_FORMAT_YUYV || kms_format_two_planes(fb->format)) {
+		set_prop(req, o, "COLOR_ENCODING", rnd(seed, 3));
+		set_prop(req, o, "COLOR_RANGE", rnd(seed, 2));
+	}
 }
 
 static drmModeAtomicReq *random_request(unsigned int *seed)
