@@ -43,8 +43,6 @@
 #define MODESET		DRM_MODE_ATOMIC_ALLOW_MODESET
 #define PLANE		DRM_MODE_OBJECT_PLANE
 
-/* The device's PITCH_ALIGN and OFFSET_ALIGN (pvdc-internal.h). */
-#define ALIGN_BYTES	64
 /* The YCbCr overlay: odd sizes, away from the head's edges. */
 #define YUV_X		37
 #define YUV_Y		29
@@ -809,21 +807,27 @@ static int nv12_split(struct fb *f, uint32_t w, uint32_t h, uint32_t rows,
 
 static void test_refusals(void)
 {
+	uint32_t offset_align = kms_reg(bar0, PVDC_REG_OFFSET_ALIGN);
+	uint32_t pitch_align = kms_reg(bar0, PVDC_REG_PITCH_ALIGN);
 	uint32_t *before, *after;
 	size_t count, count2;
 	struct fb f;
 	int ret;
 
+	kms_result(offset_align >= 2 && pitch_align >= 2 &&
+		   4096 % pitch_align == 0,
+		   "refusals-alignments (offset %u, pitch %u)", offset_align,
+		   pitch_align);
 	before = shadow_registers(&count);
 
 	/* Misaligned Cb:Cr plane: ADDFB2 takes it, the device would not. */
-	ret = nv12_split(&f, 64, 20, 12, ALIGN_BYTES / 2, 4096);
+	ret = nv12_split(&f, 64, 20, 12, offset_align / 2, 4096);
 	kms_result(!ret, "nv12-chroma-offset-misaligned-addfb2-accepted%s%s",
 		   ret ? ": " : "", ret ? strerror(-ret) : "");
 	if (!ret)
 		refused(overlay, &f, "nv12-chroma-offset-misaligned");
 	fb_destroy(&f);
-	ret = nv12_split(&f, 64, 20, 12, 0, 4096 - ALIGN_BYTES / 2);
+	ret = nv12_split(&f, 64, 20, 12, 0, 4096 - pitch_align / 2);
 	kms_result(!ret, "nv12-chroma-pitch-misaligned-addfb2-accepted%s%s",
 		   ret ? ": " : "", ret ? strerror(-ret) : "");
 	if (!ret)

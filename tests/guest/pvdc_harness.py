@@ -700,17 +700,34 @@ def modeset_head(pic):
     return phase % 4
 
 
+def never_rejected(tap, vm, name, run):
+    """Run @run(); the device refuses no commit meanwhile."""
+    before = vm.qom_get("x-commits-rejected")
+    applied = vm.qom_get("x-commits-applied")
+    run()
+
+    def check():
+        rejected = vm.qom_get("x-commits-rejected") - before
+        done = vm.qom_get("x-commits-applied") - applied
+        print(f"# device: {done} head commits applied, {rejected} rejected")
+        if rejected or not done:
+            raise AssertionError(f"{done} applied, {rejected} rejected")
+    tap.case(name, check)
+
+
 # The case every suite ends with (GuestVM.check_kernel_log).
 KERNEL_LOG_CASE = ("the kernel log has no lockdep, KASAN, UBSAN, ODEBUG, "
                    "WARN, BUG or sleeping-in-atomic report")
 
 
-def run_suite(body, heads=2, device=None):
+def run_suite(body, heads=2, device=None, append=""):
     """Boot the test guest on a HEADS-head pvdc (or on the -device DEVICE),
-    run BODY(tap, vm) and print its cases as TAP; return the exit status.
-    A guest that does not boot, or stops answering, is a failed case."""
+    with APPEND on the kernel command line, run BODY(tap, vm) and print its
+    cases as TAP; return the exit status.  A guest that does not boot, or
+    stops answering, is a failed case."""
     tap = Tap()
-    vm = GuestVM(devices=["-device", device or f"pvdc,id=pvdc0,heads={heads}"])
+    vm = GuestVM(devices=["-device", device or f"pvdc,id=pvdc0,heads={heads}"],
+                 append=append)
     try:
         vm.start()
     except GuestError as e:

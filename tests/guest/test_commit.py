@@ -15,7 +15,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import GuestError, GuestVM, Tap  # noqa: E402
+from pvdc_harness import (GuestError, GuestVM, Tap,  # noqa: E402
+                          never_rejected)
 from test_kms import program_cases  # noqa: E402
 
 LINK_UP_MS = 2500
@@ -35,21 +36,6 @@ class HostLoad:
         for p in self.procs:
             p.kill()
             p.wait()
-
-
-def never_rejected(tap, vm, name, run):
-    """Run @run(); the device refuses no commit meanwhile."""
-    before = vm.qom_get("x-commits-rejected")
-    applied = vm.qom_get("x-commits-applied")
-    run()
-
-    def check():
-        rejected = vm.qom_get("x-commits-rejected") - before
-        done = vm.qom_get("x-commits-applied") - applied
-        print(f"# device: {done} head commits applied, {rejected} rejected")
-        if rejected or not done:
-            raise AssertionError(f"{done} applied, {rejected} rejected")
-    tap.case(name, check)
 
 
 def main():

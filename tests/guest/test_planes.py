@@ -16,44 +16,25 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import (KERNEL_LOG_CASE, GuestError,  # noqa: E402
-                          GuestVM, Tap)
+from pvdc_harness import (KERNEL_LOG_CASE, never_rejected,  # noqa: E402
+                          run_suite)
 from test_kms import program_cases  # noqa: E402
 
 DEVICE = "pvdc,id=pvdc0,heads=2"
 
 
 def planes(tap, vm):
-    before = vm.qom_get("x-commits-rejected")
-    applied = vm.qom_get("x-commits-applied")
-    program_cases(tap, vm, "pvdc-planes", "pvdc-planes", 300)
-
-    def never_rejected():
-        rejected = vm.qom_get("x-commits-rejected") - before
-        done = vm.qom_get("x-commits-applied") - applied
-        print(f"# device: {done} head commits applied, {rejected} rejected")
-        if rejected or not done:
-            raise AssertionError(f"{done} applied, {rejected} rejected")
-    tap.case("the device refuses none of the YCbCr and upscaled planes the "
-             "driver accepted", never_rejected)
+    never_rejected(tap, vm, "the device refuses none of the YCbCr and "
+                   "upscaled planes the driver accepted",
+                   lambda: program_cases(tap, vm, "pvdc-planes",
+                                         "pvdc-planes", 300))
 
 
 def main():
-    tap = Tap()
-    vm = GuestVM(devices=["-device", DEVICE], append="iomem=relaxed")
-    try:
-        vm.start()
-    except GuestError as e:
-        tap.fail("guest boots on pvdc", e)
-        return tap.done()
-    try:
+    def body(tap, vm):
         planes(tap, vm)
         tap.case(KERNEL_LOG_CASE, vm.check_kernel_log)
-    except GuestError as e:
-        tap.fail("the guest stays responsive", e)
-    finally:
-        vm.stop()
-    return tap.done()
+    return run_suite(body, device=DEVICE, append="iomem=relaxed")
 
 
 if __name__ == "__main__":
