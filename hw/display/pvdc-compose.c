@@ -846,12 +846,14 @@ bool pvdc_compose_plane_chroma_source(const PVDCComposePlane *plane,
                                       uint64_t *offset, uint64_t *row_bytes,
                                       uint32_t *rows)
 {
+    const PVDCComposeFormat *fmt = pvdc_compose_format(plane->format);
     PVDCComposeJob job;
     const PVDCComposeReader *rd = &job.reader;
 
-    if (!pvdc_compose_prepare(&job, plane, PVDC_COMPOSE_MAX_SIZE,
-                              PVDC_COMPOSE_MAX_SIZE, UINT64_MAX) ||
-        !job.fmt->chroma_cpp) {
+    /* Every refresh asks this of every plane: most have no Cb:Cr plane. */
+    if (!fmt || !fmt->chroma_cpp ||
+        !pvdc_compose_prepare(&job, plane, PVDC_COMPOSE_MAX_SIZE,
+                              PVDC_COMPOSE_MAX_SIZE, UINT64_MAX)) {
         return false;
     }
     *offset = plane->chroma_offset + (uint64_t)plane->chroma_pitch * rd->cy0 +
