@@ -67,7 +67,7 @@
 #define PVDC_ID				0x43445650 /* "PVDC" little-endian */
 #define PVDC_REG_VERSION		0x0004 /* RO: major, minor */
 #define PVDC_VERSION_MAJOR		1
-#define PVDC_VERSION_MINOR		2
+#define PVDC_VERSION_MINOR		3
 #define PVDC_VERSION_MAJOR_SHIFT	16
 #define PVDC_VERSION_MAJOR_LENGTH	16
 #define PVDC_VERSION_MAJOR_FIELD	GENMASK_U32(31, 16)
@@ -84,6 +84,8 @@
 #define PVDC_FEATURE_CLOCK		BIT(6) /* CLOCK_LO/HI */
 /* NV12 and P010, COLOR_ENCODING and COLOR_RANGE in PS_CTRL */
 #define PVDC_FEATURE_YCBCR		BIT(7)
+/* HS_CTRL DEGAMMA/CTM/GAMMA: a colour pipeline per head, LUT_SIZE */
+#define PVDC_FEATURE_COLOR_MGMT		BIT(8)
 #define PVDC_REG_NUM_HEADS		0x000c /* RO */
 #define PVDC_REG_NUM_OVERLAYS		0x0010 /* RO: overlays per head */
 #define PVDC_REG_NUM_PLANES		0x0014 /* RO: all planes, all heads */
@@ -106,6 +108,13 @@
 #define PVDC_REG_OFFSET_ALIGN		0x0034 /* RO: bytes */
 /* RO: KiB per frame, all heads */
 #define PVDC_REG_BANDWIDTH_TOTAL	0x0038
+/*
+ * RO: PVDC_XY(degamma, gamma), the largest LUTs a head takes; at least
+ * PVDC_LUT_MIN_SIZE entries each.
+ */
+#define PVDC_REG_LUT_SIZE		0x003c
+#define PVDC_LUT_MIN_SIZE		2
+#define PVDC_LUT_MAX_SIZE		4096
 
 /*
  * Interrupts: four bits per head, head h at bit 4 * h.  Level-triggered
@@ -252,6 +261,8 @@
 #define PVDC_ERR_BANDWIDTH		0x14 /* planes need more */
 #define PVDC_ERR_HEAD_DISABLED		0x15 /* plane on a disabled head */
 #define PVDC_ERR_HEAD_RESERVED		0x16 /* reserved HS_CTRL bits */
+/* a LUT size outside 2..LUT_SIZE, a LUT or the CTM misaligned or past VRAM */
+#define PVDC_ERR_COLOR			0x17
 #define PVDC_ERR_PLANE_HEAD		0x20 /* not for that head */
 #define PVDC_ERR_PLANE_BUSY		0x21 /* shown outside the group */
 #define PVDC_ERR_FORMAT			0x22 /* format not accepted */
@@ -284,6 +295,17 @@
 #define PVDC_HS_CTRL			0x00
 #define PVDC_HS_CTRL_ENABLE_SHIFT	0
 #define PVDC_HS_CTRL_ENABLE		BIT(PVDC_HS_CTRL_ENABLE_SHIFT)
+/*
+ * The colour pipeline, applied after blending in this order; a stage whose
+ * bit is clear passes values through and its registers are ignored.
+ */
+#define PVDC_HS_CTRL_DEGAMMA_SHIFT	1
+#define PVDC_HS_CTRL_DEGAMMA		BIT(PVDC_HS_CTRL_DEGAMMA_SHIFT)
+#define PVDC_HS_CTRL_CTM_SHIFT		2
+#define PVDC_HS_CTRL_CTM		BIT(PVDC_HS_CTRL_CTM_SHIFT)
+#define PVDC_HS_CTRL_GAMMA_SHIFT	3
+#define PVDC_HS_CTRL_GAMMA		BIT(PVDC_HS_CTRL_GAMMA_SHIFT)
+#define PVDC_HS_CTRL_VALID_MASK		GENMASK_U32(3, 0)
 #define PVDC_HS_HTIMING			0x04 /* PVDC_XY(hactive, htotal) */
 /* PVDC_XY(hsync_start, hsync_end) */
 #define PVDC_HS_HSYNC			0x08
@@ -302,7 +324,20 @@
 #define PVDC_MIN_FRAME_PERIOD_NS	100000
 #define PVDC_HS_BANDWIDTH		0x18 /* allocation, KiB per frame */
 #define PVDC_HS_BACKGROUND		0x1c /* XRGB8888 */
-#define PVDC_HEAD_STATE_REGS		8
+/*
+ * VRAM offsets of the tables (an array of struct drm_color_lut) and of the
+ * matrix (struct drm_color_ctm), little-endian, PVDC_COLOR_ALIGN-aligned.
+ * The device copies them when the commit is armed: VRAM written after the
+ * doorbell does not change the commit.
+ */
+#define PVDC_HS_DEGAMMA_LUT		0x20
+#define PVDC_HS_CTM			0x24
+#define PVDC_HS_GAMMA_LUT		0x28
+#define PVDC_HS_LUT_SIZES		0x2c /* PVDC_XY(degamma, gamma) */
+#define PVDC_HEAD_STATE_REGS		12
+#define PVDC_COLOR_ALIGN		8
+#define PVDC_LUT_ENTRY_SIZE		8 /* struct drm_color_lut */
+#define PVDC_CTM_SIZE			72 /* struct drm_color_ctm */
 
 /* ------------------------------------------------------------------------ */
 /* Plane state: shadow (RW) and active (RO) windows, same layout            */
