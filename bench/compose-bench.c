@@ -163,7 +163,7 @@ int main(int argc, char **argv)
     Scene scenes[24];
     int n = 0, scaled, damaged, up2, primary_only;
     g_autofree PVDCComposeLutEntry *lut = g_new(PVDCComposeLutEntry,
-                                                PVDC_COMPOSE_LUT_MAX_SIZE);
+                                                PVDC_LUT_MAX_SIZE);
     /* a saturation boost: each row sums to 1 */
     const uint64_t ctm[9] = {
         0x140000000ull, 0x8000000020000000ull, 0x8000000020000000ull,
@@ -171,11 +171,11 @@ int main(int argc, char **argv)
         0x8000000020000000ull, 0x8000000020000000ull, 0x140000000ull,
     };
     PVDCComposeColorDesc full_desc = {
-        .degamma = lut, .degamma_size = PVDC_COMPOSE_LUT_MAX_SIZE,
-        .ctm = ctm, .gamma = lut, .gamma_size = PVDC_COMPOSE_LUT_MAX_SIZE,
+        .degamma = lut, .degamma_size = PVDC_LUT_MAX_SIZE,
+        .ctm = ctm, .gamma = lut, .gamma_size = PVDC_LUT_MAX_SIZE,
     };
     PVDCComposeColorDesc gamma_desc = {
-        .gamma = lut, .gamma_size = PVDC_COMPOSE_LUT_MAX_SIZE,
+        .gamma = lut, .gamma_size = PVDC_LUT_MAX_SIZE,
     };
     PVDCComposeColorDesc identity_desc = {
         .gamma = lut, .gamma_size = 2,
@@ -199,8 +199,8 @@ int main(int argc, char **argv)
     dst = pixman_image_create_bits(PIXMAN_x8r8g8b8, WIDTH, HEIGHT, NULL,
                                    WIDTH * 4);
     /* a 2.2 power curve: a LUT of the largest size */
-    for (int i = 0; i < PVDC_COMPOSE_LUT_MAX_SIZE; i++) {
-        double v = pow(i / (PVDC_COMPOSE_LUT_MAX_SIZE - 1.0), 2.2);
+    for (int i = 0; i < PVDC_LUT_MAX_SIZE; i++) {
+        double v = pow(i / (PVDC_LUT_MAX_SIZE - 1.0), 2.2);
 
         lut[i].red = lut[i].green = lut[i].blue = lround(v * 0xffff);
     }

@@ -37,6 +37,7 @@
 #include <zlib.h>
 #include "qemu/bswap.h"
 #include "pvdc-compose.h"
+#include "../tests/qtest/pvdc-color-ref.h"
 
 #define VRAM_SIZE       (16 * 1024 * 1024)
 #define MIB             (1024 * 1024)
@@ -476,74 +477,22 @@ static void ref_compose(const PVDCComposeScene *s, uint32_t *frame)
 /* Reference model: colour pipeline                                    */
 /* ------------------------------------------------------------------ */
 
-static uint16_t ref_lut_channel(const PVDCComposeLutEntry *e, int ch)
-{
-    return ch == 0 ? e->red : ch == 1 ? e->green : e->blue;
-}
-
-/* @lut at the input @v / @max: entries evenly spaced, linear in between. */
-static int ref_lut(const PVDCComposeLutEntry *lut, uint32_t size, int ch,
-                   int v, int max)
-{
-    double pos = (double)v * (size - 1) / max;
-    int i = MIN((int)floor(pos), (int)size - 1);
-    double f = pos - i, a = ref_lut_channel(&lut[i], ch);
-    double b = i + 1 < size ? ref_lut_channel(&lut[i + 1], ch) : a;
-
-    return (int)floor(a + (b - a) * f + 0.5);
-}
-
-/* S31.32 sign-magnitude, clamped as the spec says. */
-static __int128 ref_ctm_coefficient(uint64_t v)
-{
-    __int128 mag = v & ~(1ull << 63);
-    __int128 max = (__int128)1 << 45;
-
-    if (v >> 63) {
-        return -(mag > max ? max : mag);
-    }
-    return mag > max - 1 ? max - 1 : mag;
-}
-
-static uint32_t ref_color_pixel(const PVDCComposeColorDesc *d, uint32_t px)
-{
-    int in[3], mid[3], out = 0;
-
-    for (int ch = 0; ch < 3; ch++) {
-        int c = (px >> (16 - 8 * ch)) & 0xff;
-
-        in[ch] = d->degamma ? ref_lut(d->degamma, d->degamma_size, ch, c, 255)
-                            : c * 257;
-    }
-    for (int i = 0; i < 3; i++) {
-        __int128 sum = 0;
-
-        if (!d->ctm) {
-            mid[i] = in[i];
-            continue;
-        }
-        for (int j = 0; j < 3; j++) {
-            sum += ref_ctm_coefficient(d->ctm[3 * i + j]) * in[j];
-        }
-        /* to nearest, halves up: floor((sum + 2^31) / 2^32) */
-        sum += (__int128)1 << 31;
-        sum = sum >= 0 ? sum >> 32 : -((-sum + ((1ll << 32) - 1)) >> 32);
-        mid[i] = sum < 0 ? 0 : sum > 0xffff ? 0xffff : (int)sum;
-    }
-    for (int ch = 0; ch < 3; ch++) {
-        int v = d->gamma ? ref_lut(d->gamma, d->gamma_size, ch, mid[ch], 65535)
-                         : mid[ch];
-
-        out |= (int)floor(v * 255.0 / 65535 + 0.5) << (16 - 8 * ch);
-    }
-    return out;
-}
+/* The model is tests/qtest/pvdc-color-ref.h, shared with the qtests. */
+QEMU_BUILD_BUG_ON(sizeof(PVDCComposeLutEntry) != 4 * sizeof(uint16_t));
 
 static void ref_color(const PVDCComposeColorDesc *d, const uint32_t *in,
                       uint32_t *out, size_t n)
 {
+    RefColorDesc ref = {
+        .degamma = (const uint16_t *)d->degamma,
+        .degamma_size = d->degamma_size,
+        .ctm = d->ctm,
+        .gamma = (const uint16_t *)d->gamma,
+        .gamma_size = d->gamma_size,
+    };
+
     for (size_t i = 0; i < n; i++) {
-        out[i] = ref_color_pixel(d, in[i] & 0xffffff);
+        out[i] = ref_color_pixel(&ref, in[i] & 0xffffff);
     }
 }
 

@@ -17,6 +17,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/bswap.h"
 #include "qemu/log.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
@@ -115,6 +116,8 @@ static const char *pvdc_error_name(uint32_t result)
         [PVDC_ERR_BANDWIDTH] = "planes need more than the allocation",
         [PVDC_ERR_HEAD_DISABLED] = "plane enabled on a disabled head",
         [PVDC_ERR_HEAD_RESERVED] = "reserved bits in HS_CTRL",
+        [PVDC_ERR_COLOR] = "LUT size out of range, or a LUT or the CTM "
+                           "misaligned or outside VRAM",
         [PVDC_ERR_PLANE_HEAD] = "plane cannot be bound to that head",
         [PVDC_ERR_PLANE_BUSY] = "plane shown by a head outside the commit",
         [PVDC_ERR_FORMAT] = "format not accepted by the plane",
@@ -214,6 +217,41 @@ static bool pvdc_timings_equal(const PVDCHeadRegs *a, const PVDCHeadRegs *b)
            a->pixel_clock == b->pixel_clock;
 }
 
+/*
+ * A table or matrix of @len bytes at VRAM offset @offset: aligned and
+ * inside VRAM, computed in 64 bits.
+ */
+static bool pvdc_color_span_valid(PVDCState *s, uint32_t offset, uint64_t len)
+{
+    return !(offset % PVDC_COLOR_ALIGN) &&
+           (uint64_t)offset + len <= s->conf.vram_size;
+}
+
+static bool pvdc_lut_valid(PVDCState *s, uint32_t offset, uint32_t size)
+{
+    return size >= PVDC_LUT_MIN_SIZE && size <= PVDC_LUT_MAX_SIZE &&
+           pvdc_color_span_valid(s, offset,
+                                 (uint64_t)size * PVDC_LUT_ENTRY_SIZE);
+}
+
+/* The registers of the colour stages @r enables (PVDC_ERR_COLOR). */
+static bool pvdc_color_valid(PVDCState *s, const PVDCHeadRegs *r)
+{
+    if (FIELD_EX32(r->ctrl, HS_CTRL, DEGAMMA) &&
+        !pvdc_lut_valid(s, r->degamma_lut, FIELD_EX32(r->lut_sizes, XY, X))) {
+        return false;
+    }
+    if (FIELD_EX32(r->ctrl, HS_CTRL, CTM) &&
+        !pvdc_color_span_valid(s, r->ctm, PVDC_CTM_SIZE)) {
+        return false;
+    }
+    if (FIELD_EX32(r->ctrl, HS_CTRL, GAMMA) &&
+        !pvdc_lut_valid(s, r->gamma_lut, FIELD_EX32(r->lut_sizes, XY, Y))) {
+        return false;
+    }
+    return true;
+}
+
 static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
 {
     PVDCState *s = v->s;
@@ -223,7 +261,7 @@ static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
     uint64_t allocated = 0;
     unsigned int k;
 
-    if (armed->ctrl & ~PVDC_HS_CTRL_ENABLE) {
+    if (armed->ctrl & ~PVDC_HS_CTRL_VALID_MASK) {
         return pvdc_head_error(PVDC_ERR_HEAD_RESERVED);
     }
     if (!FIELD_EX32(armed->ctrl, HS_CTRL, ENABLE)) {
@@ -245,6 +283,10 @@ static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
     }
     if (allocated > s->conf.bandwidth_total) {
         return pvdc_head_error(PVDC_ERR_BANDWIDTH_ALLOC);
+    }
+    /* Not a modeset: the pipeline may change on an enabled head. */
+    if (!pvdc_color_valid(s, armed)) {
+        return pvdc_head_error(PVDC_ERR_COLOR);
     }
     return 0;
 }
@@ -538,6 +580,18 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
             pvdc_timeline_disable(head, when);
         }
         head->active = head->armed;
+        if (head->armed_color.shared) {
+            /* the same pipeline: it stays, owned by the active state */
+            head->active_color.pipeline = NULL;
+            head->armed_color.shared = false;
+        } else if (head->active_color.pipeline ||
+                   head->armed_color.pipeline) {
+            /* The console must not take the new pipeline for the old. */
+            pvdc_console_color_changed(head);
+        }
+        pvdc_color_clear(&head->active_color);
+        head->active_color = head->armed_color;
+        memset(&head->armed_color, 0, sizeof(head->armed_color));
         if (!was_on && on) {
             pvdc_timeline_enable(head, when);
         }
@@ -572,6 +626,8 @@ static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
             continue;
         }
         head->is_armed = false;
+        /* Moved to the active state if applied: freed if refused. */
+        pvdc_color_clear(&head->armed_color);
         head->done_seq = head->armed_seq;
         /*
          * After the commit applied: an enable counts from the count it
@@ -641,6 +697,162 @@ uint32_t pvdc_armed_mask(PVDCState *s)
     return mask;
 }
 
+void pvdc_color_clear(PVDCHeadColor *c)
+{
+    g_free(c->degamma);
+    g_free(c->gamma);
+    if (!c->shared) {
+        pvdc_compose_color_free(c->pipeline);
+    }
+    memset(c, 0, sizeof(*c));
+}
+
+/* A table as copied (little-endian struct drm_color_lut) for the engine. */
+static PVDCComposeLutEntry *pvdc_lut_entries(const uint64_t *lut,
+                                             uint32_t size)
+{
+    PVDCComposeLutEntry *e = g_new(PVDCComposeLutEntry, size);
+
+    for (uint32_t i = 0; i < size; i++) {
+        e[i].red = extract64(lut[i], 0, 16);
+        e[i].green = extract64(lut[i], 16, 16);
+        e[i].blue = extract64(lut[i], 32, 16);
+        e[i].reserved = extract64(lut[i], 48, 16);
+    }
+    return e;
+}
+
+bool pvdc_color_derive(PVDCHeadColor *c)
+{
+    g_autofree PVDCComposeLutEntry *degamma = NULL;
+    g_autofree PVDCComposeLutEntry *gamma = NULL;
+    PVDCComposeColorDesc desc = {};
+
+    if (!c->shared) {
+        pvdc_compose_color_free(c->pipeline);
+    }
+    c->pipeline = NULL;
+    c->shared = false;
+    if (!c->degamma_size && !c->gamma_size && !c->has_ctm) {
+        return true;
+    }
+    if (c->degamma_size) {
+        degamma = pvdc_lut_entries(c->degamma, c->degamma_size);
+        desc.degamma = degamma;
+        desc.degamma_size = c->degamma_size;
+    }
+    if (c->gamma_size) {
+        gamma = pvdc_lut_entries(c->gamma, c->gamma_size);
+        desc.gamma = gamma;
+        desc.gamma_size = c->gamma_size;
+    }
+    desc.ctm = c->has_ctm ? c->ctm : NULL;
+    c->pipeline = pvdc_compose_color_new(&desc);
+    return c->pipeline;
+}
+
+/*
+ * What @r makes a doorbell copy: the stages it enables on an enabled
+ * head, if their registers are valid (else the commit is refused at its
+ * latch point and needs nothing).
+ */
+static void pvdc_color_expected(PVDCState *s, const PVDCHeadRegs *r,
+                                uint32_t *degamma_size, bool *has_ctm,
+                                uint32_t *gamma_size)
+{
+    bool copy = FIELD_EX32(r->ctrl, HS_CTRL, ENABLE) &&
+                pvdc_color_valid(s, r);
+
+    *degamma_size = copy && FIELD_EX32(r->ctrl, HS_CTRL, DEGAMMA) ?
+                    FIELD_EX32(r->lut_sizes, XY, X) : 0;
+    *has_ctm = copy && FIELD_EX32(r->ctrl, HS_CTRL, CTM);
+    *gamma_size = copy && FIELD_EX32(r->ctrl, HS_CTRL, GAMMA) ?
+                  FIELD_EX32(r->lut_sizes, XY, Y) : 0;
+}
+
+static uint64_t *pvdc_copy_lut(PVDCState *s, uint32_t offset, uint32_t size)
+{
+    const uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
+    uint64_t *lut = g_new(uint64_t, size);
+
+    /* pvdc_color_valid(): inside VRAM */
+    for (uint32_t i = 0; i < size; i++) {
+        lut[i] = ldq_le_p(vram + offset + (uint64_t)i * PVDC_LUT_ENTRY_SIZE);
+    }
+    return lut;
+}
+
+/* Whether @a and @b hold the same tables and matrix. */
+static bool pvdc_color_same(const PVDCHeadColor *a, const PVDCHeadColor *b)
+{
+    return a->degamma_size == b->degamma_size &&
+           a->gamma_size == b->gamma_size && a->has_ctm == b->has_ctm &&
+           (!a->degamma_size ||
+            !memcmp(a->degamma, b->degamma,
+                    a->degamma_size * sizeof(uint64_t))) &&
+           (!a->gamma_size ||
+            !memcmp(a->gamma, b->gamma, a->gamma_size * sizeof(uint64_t))) &&
+           (!a->has_ctm || !memcmp(a->ctm, b->ctm, sizeof(a->ctm)));
+}
+
+/*
+ * Copy the tables and the matrix of the armed state of @head from VRAM.
+ * Deriving with a matrix costs about a composition: a commit that keeps
+ * the active pipeline (a page flip) shares it, and an amend that keeps
+ * the armed one takes it over.
+ */
+static void pvdc_color_arm(PVDCState *s, PVDCHead *head)
+{
+    const PVDCHeadRegs *r = &head->armed;
+    PVDCHeadColor new = {}, *c = &new;
+    const uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
+
+    pvdc_color_expected(s, r, &c->degamma_size, &c->has_ctm,
+                        &c->gamma_size);
+    if (c->degamma_size) {
+        c->degamma = pvdc_copy_lut(s, r->degamma_lut, c->degamma_size);
+    }
+    if (c->gamma_size) {
+        c->gamma = pvdc_copy_lut(s, r->gamma_lut, c->gamma_size);
+    }
+    if (c->has_ctm) {
+        for (unsigned int i = 0; i < ARRAY_SIZE(c->ctm); i++) {
+            c->ctm[i] = ldq_le_p(vram + r->ctm + i * sizeof(uint64_t));
+        }
+    }
+    if (head->active_color.pipeline &&
+        pvdc_color_same(c, &head->active_color)) {
+        c->pipeline = head->active_color.pipeline;
+        c->shared = true;
+    } else if (head->armed_color.pipeline && !head->armed_color.shared &&
+               pvdc_color_same(c, &head->armed_color)) {
+        c->pipeline = head->armed_color.pipeline;
+        head->armed_color.pipeline = NULL;
+    } else {
+        /* The sizes were checked: deriving cannot fail. */
+        pvdc_color_derive(c);
+    }
+    pvdc_color_clear(&head->armed_color);
+    head->armed_color = new;
+    if (c->pipeline) {
+        trace_pvdc_color_armed(head->index, c->degamma_size, c->has_ctm,
+                               c->gamma_size, c->shared,
+                               pvdc_compose_color_active(c->pipeline));
+    }
+}
+
+/* Whether loaded tables @c are what a doorbell would have copied for @r. */
+static bool pvdc_color_matches(PVDCState *s, const PVDCHeadRegs *r,
+                               const PVDCHeadColor *c)
+{
+    uint32_t degamma_size, gamma_size;
+    bool has_ctm;
+
+    pvdc_color_expected(s, r, &degamma_size, &has_ctm, &gamma_size);
+    return c->degamma_size == degamma_size && c->gamma_size == gamma_size &&
+           c->has_ctm == has_ctm;
+}
+
 /* Take the shadow state of head @h and of the planes bound to it. */
 static void pvdc_snapshot_head(PVDCState *s, unsigned int h)
 {
@@ -648,6 +860,7 @@ static void pvdc_snapshot_head(PVDCState *s, unsigned int h)
     unsigned int p;
 
     head->armed = head->shadow;
+    pvdc_color_arm(s, head);
     for (p = 0; p < s->num_planes; p++) {
         head->plane_armed[p] = s->planes[p].shadow.head == h;
         if (head->plane_armed[p]) {
@@ -793,7 +1006,18 @@ bool pvdc_loaded_state_valid(PVDCState *s, Error **errp)
     }
 
     for (h = 0; h < s->conf.num_heads; h++) {
+        PVDCHead *head = &s->heads[h];
+
         if (!pvdc_armed_valid(s, h, errp)) {
+            return false;
+        }
+        if (!pvdc_color_matches(s, &head->active, &head->active_color) ||
+            (head->is_armed ?
+             !pvdc_color_matches(s, &head->armed, &head->armed_color) :
+             head->armed_color.degamma_size || head->armed_color.gamma_size ||
+             head->armed_color.has_ctm)) {
+            error_setg(errp, "pvdc: head %u: colour tables that do not "
+                       "match the head state registers", h);
             return false;
         }
     }

@@ -115,8 +115,8 @@ static int64_t pvdc_ctm_coefficient(uint64_t value)
 
 static bool pvdc_lut_size_ok(const PVDCComposeLutEntry *lut, uint32_t size)
 {
-    return !lut || (size >= PVDC_COMPOSE_LUT_MIN_SIZE &&
-                    size <= PVDC_COMPOSE_LUT_MAX_SIZE);
+    return !lut || (size >= PVDC_LUT_MIN_SIZE &&
+                    size <= PVDC_LUT_MAX_SIZE);
 }
 
 PVDCComposeColor *pvdc_compose_color_new(const PVDCComposeColorDesc *desc)

@@ -85,10 +85,6 @@ extern const PVDCComposeFormat pvdc_compose_formats[PVDC_COMPOSE_ALL_FORMATS];
 /* The entry of @fourcc in pvdc_compose_formats, or NULL. */
 const PVDCComposeFormat *pvdc_compose_format(uint32_t fourcc);
 
-/* Sizes of the DEGAMMA and GAMMA lookup tables the engine accepts. */
-#define PVDC_COMPOSE_LUT_MIN_SIZE       2
-#define PVDC_COMPOSE_LUT_MAX_SIZE       4096
-
 /*
  * One enabled plane, in the units of the plane state registers.  The
  * engine re-checks every field against the VRAM it is given and leaves
@@ -155,7 +151,7 @@ typedef struct PVDCComposeLutEntry {
 typedef struct PVDCComposeColorDesc {
     /* entries evenly spaced over the input range 0.0..1.0 */
     const PVDCComposeLutEntry *degamma;
-    uint32_t degamma_size;  /* PVDC_COMPOSE_LUT_MIN_SIZE.._MAX_SIZE */
+    uint32_t degamma_size;  /* PVDC_LUT_MIN_SIZE..PVDC_LUT_MAX_SIZE */
     /* struct drm_color_ctm: S31.32 sign-magnitude, out = ctm x in */
     const uint64_t *ctm;    /* 9 coefficients, row-major */
     const PVDCComposeLutEntry *gamma;

@@ -136,6 +136,7 @@ static void pvdc_console_scene(PVDCHead *head, PVDCComposeScene *scene,
     scene->width = FIELD_EX32(head->active.htiming, XY, X);
     scene->height = FIELD_EX32(head->active.vtiming, XY, X);
     scene->background = head->active.background;
+    scene->color = head->active_color.pipeline;
 
     for (p = 0; p < s->num_planes; p++) {
         const PVDCPlaneRegs *r = &s->planes[p].active;
@@ -565,6 +566,13 @@ static const GraphicHwOps pvdc_gfx_ops = {
     .ui_info = pvdc_ui_info,
 };
 
+void pvdc_console_color_changed(PVDCHead *head)
+{
+    if (head->display) {
+        head->display->shown_valid = false;
+    }
+}
+
 void pvdc_crc_invalidate(PVDCHead *head)
 {
     if (head->display) {
@@ -608,6 +616,7 @@ uint32_t pvdc_crc_read(PVDCHead *head, int64_t now)
     PVDCState *s = head->dev;
     PVDCDisplay *d = head->display;
     PVDCComposeScene scene;
+    unsigned int passes;
     uint64_t count;
 
     if (!pvdc_head_on(head) || !FIELD_EX32(head->crc_ctrl, CRC_CTRL, ENABLE)) {
@@ -618,8 +627,10 @@ uint32_t pvdc_crc_read(PVDCHead *head, int64_t now)
         return head->crc_value;
     }
     pvdc_console_scene(head, &scene, -1, NULL);
+    /* the background, each plane, and the colour pipeline */
+    passes = scene.num_planes + 1 + pvdc_compose_color_active(scene.color);
     if (!pvdc_crc_budget_take(s, now, (uint64_t)scene.width * scene.height *
-                                      (scene.num_planes + 1))) {
+                                      passes)) {
         trace_pvdc_crc_over_budget(head->index, count, s->crc_budget);
         return head->crc_value;
     }

@@ -84,6 +84,13 @@ uint64_t pvdc_mode_period_ns(const PVDCHeadRegs *regs);
  * content is checked when they latch, like any other commit).
  */
 bool pvdc_loaded_state_valid(PVDCState *s, Error **errp);
+/* Free the tables and the pipeline of @c and empty it. */
+void pvdc_color_clear(PVDCHeadColor *c);
+/*
+ * (Re)derive @c->pipeline from the copied tables; false if their sizes
+ * are out of range.
+ */
+bool pvdc_color_derive(PVDCHeadColor *c);
 
 /* pvdc-vblank.c */
 uint64_t pvdc_vblank_count(PVDCHead *head, int64_t now);
@@ -124,6 +131,11 @@ void pvdc_crc_budget_reset(PVDCState *s, int64_t now);
  * captured (a head enabled again, or after a reset).
  */
 void pvdc_crc_invalidate(PVDCHead *head);
+/*
+ * The active colour pipeline of @head is about to be replaced: the
+ * console composes the head again whole, whatever address the new one has.
+ */
+void pvdc_console_color_changed(PVDCHead *head);
 
 /* pvdc-output.c */
 extern const VMStateDescription vmstate_pvdc_output;

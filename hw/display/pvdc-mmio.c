@@ -45,6 +45,14 @@ static uint32_t *pvdc_head_reg(PVDCHeadRegs *r, hwaddr offset)
         return &r->bandwidth;
     case PVDC_HS_BACKGROUND:
         return &r->background;
+    case PVDC_HS_DEGAMMA_LUT:
+        return &r->degamma_lut;
+    case PVDC_HS_CTM:
+        return &r->ctm;
+    case PVDC_HS_GAMMA_LUT:
+        return &r->gamma_lut;
+    case PVDC_HS_LUT_SIZES:
+        return &r->lut_sizes;
     default:
         return NULL;
     }
@@ -113,7 +121,7 @@ static uint32_t pvdc_features(PVDCState *s)
     uint32_t features = PVDC_FEATURE_MULTI_HEAD_COMMIT | PVDC_FEATURE_EDID |
                         PVDC_FEATURE_CRC | PVDC_FEATURE_HOTPLUG |
                         PVDC_FEATURE_DOORBELL_AMEND | PVDC_FEATURE_CLOCK |
-                        PVDC_FEATURE_YCBCR;
+                        PVDC_FEATURE_YCBCR | PVDC_FEATURE_COLOR_MGMT;
 
     if (msi_present(PCI_DEVICE(s))) {
         features |= PVDC_FEATURE_MSI;
@@ -171,6 +179,9 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
         return true;
     case PVDC_REG_BANDWIDTH_TOTAL:
         *val = s->conf.bandwidth_total;
+        return true;
+    case PVDC_REG_LUT_SIZE:
+        *val = PVDC_XY(PVDC_LUT_MAX_SIZE, PVDC_LUT_MAX_SIZE);
         return true;
     case PVDC_REG_INT_STATUS:
         *val = s->int_status;

@@ -187,9 +187,14 @@ static void pvdc_exit(PCIDevice *pci)
 static void pvdc_instance_finalize(Object *obj)
 {
     PVDCState *s = PVDC(obj);
+    unsigned int h;
 
     timer_free(s->timer);
     pvdc_console_finalize(s);
+    for (h = 0; h < PVDC_MAX_HEADS; h++) {
+        pvdc_color_clear(&s->heads[h].armed_color);
+        pvdc_color_clear(&s->heads[h].active_color);
+    }
 }
 
 static void pvdc_reset_enter(Object *obj, ResetType type)
@@ -204,6 +209,11 @@ static void pvdc_reset_enter(Object *obj, ResetType type)
         };
 
         head->shadow = head->armed = head->active = regs;
+        if (head->active_color.pipeline) {
+            pvdc_console_color_changed(head);
+        }
+        pvdc_color_clear(&head->armed_color);
+        pvdc_color_clear(&head->active_color);
         head->is_armed = false;
         head->group = 0;
         head->latch_ns = 0;
@@ -274,6 +284,22 @@ static bool pvdc_config_matches(PVDCState *s, Error **errp)
                             src->bandwidth_total, dst->bandwidth_total, errp);
 }
 
+/* The colour tables a stream brings replace the device's own. */
+static int pvdc_pre_load(void *opaque)
+{
+    PVDCState *s = opaque;
+    unsigned int h;
+
+    for (h = 0; h < PVDC_MAX_HEADS; h++) {
+        if (s->heads[h].active_color.pipeline) {
+            pvdc_console_color_changed(&s->heads[h]);
+        }
+        pvdc_color_clear(&s->heads[h].armed_color);
+        pvdc_color_clear(&s->heads[h].active_color);
+    }
+    return 0;
+}
+
 static int pvdc_pre_save(void *opaque)
 {
     PVDCState *s = opaque;
@@ -332,6 +358,27 @@ static int pvdc_post_load(void *opaque, int version_id)
         error_report_err(err);
         return -EINVAL;
     }
+    for (h = 0; h < PVDC_MAX_HEADS; h++) {
+        PVDCHead *head = &s->heads[h];
+
+        /*
+         * Heads that exist were checked against their registers
+         * (pvdc_loaded_state_valid()); the others have no tables.
+         */
+        if (h >= s->conf.num_heads &&
+            (head->armed_color.degamma_size || head->armed_color.gamma_size ||
+             head->armed_color.has_ctm || head->active_color.degamma_size ||
+             head->active_color.gamma_size || head->active_color.has_ctm)) {
+            error_report("pvdc: colour tables for head %u, which does not "
+                         "exist", h);
+            return -EINVAL;
+        }
+        if (!pvdc_color_derive(&head->armed_color) ||
+            !pvdc_color_derive(&head->active_color)) {
+            error_report("pvdc: head %u: colour tables out of range", h);
+            return -EINVAL;
+        }
+    }
     for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
@@ -374,6 +421,10 @@ static const VMStateDescription vmstate_pvdc_head_regs = {
         VMSTATE_UINT32(pixel_clock, PVDCHeadRegs),
         VMSTATE_UINT32(bandwidth, PVDCHeadRegs),
         VMSTATE_UINT32(background, PVDCHeadRegs),
+        VMSTATE_UINT32(degamma_lut, PVDCHeadRegs),
+        VMSTATE_UINT32(ctm, PVDCHeadRegs),
+        VMSTATE_UINT32(gamma_lut, PVDCHeadRegs),
+        VMSTATE_UINT32(lut_sizes, PVDCHeadRegs),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -400,6 +451,78 @@ static const VMStateDescription vmstate_pvdc_plane_regs = {
         VMSTATE_UINT32(hotspot, PVDCPlaneRegs),
         VMSTATE_UINT32(chroma_offset, PVDCPlaneRegs),
         VMSTATE_UINT32(chroma_pitch, PVDCPlaneRegs),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/* Checked before the tables are allocated: a stream cannot ask for more. */
+static bool pvdc_color_sizes_valid(void *opaque, int version_id)
+{
+    PVDCHeadColor *c = opaque;
+
+    return c->degamma_size <= PVDC_LUT_MAX_SIZE &&
+           c->gamma_size <= PVDC_LUT_MAX_SIZE;
+}
+
+static const VMStateDescription vmstate_pvdc_color = {
+    .name = "pvdc/color",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(degamma_size, PVDCHeadColor),
+        VMSTATE_UINT32(gamma_size, PVDCHeadColor),
+        VMSTATE_BOOL(has_ctm, PVDCHeadColor),
+        VMSTATE_UINT64_ARRAY(ctm, PVDCHeadColor, 9),
+        VMSTATE_VALIDATE("LUT sizes at most PVDC_LUT_MAX_SIZE",
+                         pvdc_color_sizes_valid),
+        VMSTATE_VARRAY_UINT32_ALLOC(degamma, PVDCHeadColor, degamma_size, 0,
+                                    vmstate_info_uint64, uint64_t),
+        VMSTATE_VARRAY_UINT32_ALLOC(gamma, PVDCHeadColor, gamma_size, 0,
+                                    vmstate_info_uint64, uint64_t),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_pvdc_head_color = {
+    .name = "pvdc/head-color",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(armed_color, PVDCHead, 1, vmstate_pvdc_color,
+                       PVDCHeadColor),
+        VMSTATE_STRUCT(active_color, PVDCHead, 1, vmstate_pvdc_color,
+                       PVDCHeadColor),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static bool pvdc_color_needed(void *opaque)
+{
+    PVDCState *s = opaque;
+    unsigned int h;
+
+    for (h = 0; h < PVDC_MAX_HEADS; h++) {
+        if (s->heads[h].armed_color.pipeline ||
+            s->heads[h].active_color.pipeline) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * The colour tables and matrices copied at the doorbells, of the armed
+ * and the active states; without this subsection there are none.  What
+ * they derive is rebuilt by pvdc_post_load().
+ */
+static const VMStateDescription vmstate_pvdc_colors = {
+    .name = "pvdc/colors",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pvdc_color_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT_ARRAY(heads, PVDCState, PVDC_MAX_HEADS, 1,
+                             vmstate_pvdc_head_color, PVDCHead),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -451,14 +574,16 @@ static const VMStateDescription vmstate_pvdc_head = {
 
 /*
  * Version 2: the device configuration, 64-bit vblank counts; version 3:
- * DONE_FRAME; version 4: PS_CHROMA_OFFSET and PS_CHROMA_PITCH.  pvdc has
- * not been released with an earlier version: no compatibility with them
- * is kept.
+ * DONE_FRAME; version 4: PS_CHROMA_OFFSET and PS_CHROMA_PITCH; version 5:
+ * the colour registers of the head state (the tables in a subsection).
+ * pvdc has not been released with an earlier version: no compatibility
+ * with them is kept.
  */
 static const VMStateDescription vmstate_pvdc = {
     .name = "pvdc",
-    .version_id = 4,
-    .minimum_version_id = 4,
+    .version_id = 5,
+    .minimum_version_id = 5,
+    .pre_load = pvdc_pre_load,
     .pre_save = pvdc_pre_save,
     .post_load = pvdc_post_load,
     .fields = (const VMStateField[]) {
@@ -475,6 +600,7 @@ static const VMStateDescription vmstate_pvdc = {
     },
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pvdc_output,
+        &vmstate_pvdc_colors,
         NULL
     },
 };

@@ -19,6 +19,7 @@
 
 #include "qemu/osdep.h"
 #include "pvdc-qtest.h"
+#include "pvdc-color-ref.h"
 
 /* Framebuffer k lives at FB_BASE(k) in VRAM; the test keeps a copy. */
 #define FB_SPACING          (256 * KiB)
@@ -52,10 +53,28 @@ typedef struct TPlane {
     uint32_t chroma_pitch;      /* NV12, P010: Cb:Cr at CHROMA_BASE(fb) */
 } TPlane;
 
+/*
+ * A colour pipeline: the stages HS_CTRL enables, and their tables (struct
+ * drm_color_lut entries, host order) and matrix, written at COLOR_*.
+ */
+typedef struct TColor {
+    uint32_t stages;            /* PVDC_HS_CTRL_DEGAMMA, _CTM, _GAMMA */
+    uint32_t degamma_size, gamma_size;
+    uint16_t degamma[4 * PVDC_LUT_MAX_SIZE];
+    uint16_t gamma[4 * PVDC_LUT_MAX_SIZE];
+    uint64_t ctm[9];
+} TColor;
+
+/* Where commit_scene() puts the tables and the matrix, past the fbs. */
+#define COLOR_DEGAMMA       (4 * MiB)
+#define COLOR_CTM           (COLOR_DEGAMMA + PVDC_LUT_MAX_SIZE * 8)
+#define COLOR_GAMMA         (COLOR_CTM + PVDC_CTM_SIZE + 8)
+
 typedef struct TScene {
     uint32_t background;
     unsigned int num_planes;
     TPlane planes[SLOTS];
+    const TColor *color;        /* NULL: no pipeline */
 } TScene;
 
 typedef struct T {
@@ -145,6 +164,37 @@ static void write_tplane(T *t, unsigned int head, const TPlane *p)
     wr(&t->p, base + PVDC_PS_CTRL, p->ctrl | PVDC_PS_CTRL_ENABLE);
 }
 
+/* A LUT of @size entries into VRAM at @offset, little-endian. */
+static void write_lut(T *t, uint32_t offset, const uint16_t *lut,
+                      uint32_t size)
+{
+    g_autofree uint16_t *le = g_new(uint16_t, 4 * size);
+
+    for (uint32_t i = 0; i < 4 * size; i++) {
+        le[i] = cpu_to_le16(lut[i]);
+    }
+    qpci_memwrite(t->p.dev, t->p.vram, offset, le, 8 * size);
+}
+
+/* The tables and matrix of @c into VRAM, and the head's colour registers. */
+static void write_color(T *t, unsigned int head, const TColor *c)
+{
+    uint64_t hs = PVDC_HEAD_SHADOW(head);
+    uint64_t ctm[9];
+
+    write_lut(t, COLOR_DEGAMMA, c->degamma, c->degamma_size);
+    write_lut(t, COLOR_GAMMA, c->gamma, c->gamma_size);
+    for (unsigned int i = 0; i < 9; i++) {
+        ctm[i] = cpu_to_le64(c->ctm[i]);
+    }
+    qpci_memwrite(t->p.dev, t->p.vram, COLOR_CTM, ctm, sizeof(ctm));
+    wr(&t->p, hs + PVDC_HS_DEGAMMA_LUT, COLOR_DEGAMMA);
+    wr(&t->p, hs + PVDC_HS_CTM, COLOR_CTM);
+    wr(&t->p, hs + PVDC_HS_GAMMA_LUT, COLOR_GAMMA);
+    wr(&t->p, hs + PVDC_HS_LUT_SIZES,
+       PVDC_XY(c->degamma_size, c->gamma_size));
+}
+
 /*
  * Make @scene the active state of @head (64x48, enabled) and return once
  * it is: at once for a head being enabled, else at its next vblank.
@@ -161,7 +211,11 @@ static void commit_scene(T *t, unsigned int head, const TScene *scene)
     wr(&t->p, hs + PVDC_HS_VSYNC, PVDC_XY(MODE_H + 1, MODE_H + 2));
     wr(&t->p, hs + PVDC_HS_PIXEL_CLOCK, CLOCK_1MS);
     wr(&t->p, hs + PVDC_HS_BACKGROUND, scene->background);
-    wr(&t->p, hs + PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    if (scene->color) {
+        write_color(t, head, scene->color);
+    }
+    wr(&t->p, hs + PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE |
+       (scene->color ? scene->color->stages : 0));
     for (i = 0; i < SLOTS; i++) {
         wr(&t->p, PVDC_PLANE_SHADOW(plane_index(head, i)) + PVDC_PS_CTRL, 0);
     }
@@ -506,8 +560,44 @@ static uint32_t sample(uint32_t src, uint32_t src_size, uint32_t dst_size,
     return MIN(MAX(u, lo), hi - 1);
 }
 
+/* @c as the reference model takes it: only the stages it enables. */
+static RefColorDesc ref_color_desc(const TColor *c)
+{
+    RefColorDesc d = {};
+
+    if (c->stages & PVDC_HS_CTRL_DEGAMMA) {
+        d.degamma = c->degamma;
+        d.degamma_size = c->degamma_size;
+    }
+    if (c->stages & PVDC_HS_CTRL_CTM) {
+        d.ctm = c->ctm;
+    }
+    if (c->stages & PVDC_HS_CTRL_GAMMA) {
+        d.gamma = c->gamma;
+        d.gamma_size = c->gamma_size;
+    }
+    return d;
+}
+
+static void reference_blend(T *t, const TScene *scene, uint32_t *out);
+
 /* Draw @scene into @out (MODE_W x MODE_H, 0x00RRGGBB). */
 static void reference(T *t, const TScene *scene, uint32_t *out)
+{
+    RefColorDesc d;
+
+    reference_blend(t, scene, out);
+    if (!scene->color) {
+        return;
+    }
+    d = ref_color_desc(scene->color);
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        out[i] = ref_color_pixel(&d, out[i]);
+    }
+}
+
+/* @scene without its colour pipeline. */
+static void reference_blend(T *t, const TScene *scene, uint32_t *out)
 {
     const TPlane *order[SLOTS];
     unsigned int i, j, n = scene->num_planes;
@@ -1536,6 +1626,331 @@ static void test_properties_of_missing_heads_fail_realize(void)
     qtest_quit(qts);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Colour pipeline                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Identity LUT of @size entries: entry i = i * 0xffff / (size - 1). */
+static void lut_identity(uint16_t *lut, uint32_t size)
+{
+    for (uint32_t i = 0; i < size; i++) {
+        for (int ch = 0; ch < 3; ch++) {
+            lut[4 * i + ch] = (uint64_t)i * 0xffff / (size - 1);
+        }
+        lut[4 * i + 3] = 0;
+    }
+}
+
+/* A rising LUT of @size entries with noise, different per channel. */
+static void lut_curve(uint16_t *lut, uint32_t size, uint32_t seed)
+{
+    for (uint32_t i = 0; i < size; i++) {
+        for (int ch = 0; ch < 3; ch++) {
+            double x = (double)i / (size - 1);
+            int v = 65535 * x * x * (1 + ch) / 3 + 65535 * x * (2 - ch) / 3 +
+                    (int)(noise(seed, i, ch) % 512) - 256;
+
+            lut[4 * i + ch] = MIN(MAX(v, 0), 0xffff);
+        }
+        /* the reserved field is ignored */
+        lut[4 * i + 3] = noise(seed, i, 3);
+    }
+}
+
+/* 2 entries, from white to black: every channel c becomes 255 - c. */
+static void lut_invert(uint16_t *lut)
+{
+    for (int ch = 0; ch < 4; ch++) {
+        lut[ch] = 0xffff;
+        lut[4 + ch] = 0;
+    }
+}
+
+/* S31.32 sign-magnitude of @v. */
+static uint64_t ctm_value(double v)
+{
+    uint64_t mag = (uint64_t)((v < 0 ? -v : v) * 4294967296.0 + 0.5);
+
+    return (v < 0 ? 1ull << 63 : 0) | mag;
+}
+
+static void ctm_identity(uint64_t *ctm)
+{
+    for (unsigned int i = 0; i < 9; i++) {
+        ctm[i] = i % 4 ? 0 : ctm_value(1);
+    }
+}
+
+/* Channels mixed, one negative coefficient and one beyond the clamp. */
+static void ctm_mix(uint64_t *ctm)
+{
+    static const double m[9] = {
+        0.7, 0.2, 0.1,
+        -0.25, 1.1, 0.3,
+        0.05, 0.15, 0.85,
+    };
+
+    for (unsigned int i = 0; i < 9; i++) {
+        ctm[i] = ctm_value(m[i]);
+    }
+    /* 2^40 in S31.32: clamped to 2^13 - 2^-32 */
+    ctm[8] = 1ull << 62 | 0x1234;
+}
+
+typedef struct ColorCase {
+    const char *name;
+    uint32_t stages;
+    uint32_t degamma_size, gamma_size;
+} ColorCase;
+
+static const ColorCase color_cases[] = {
+    { "gamma-17", PVDC_HS_CTRL_GAMMA, 0, 17 },
+    { "degamma-256", PVDC_HS_CTRL_DEGAMMA, 256, 0 },
+    { "ctm", PVDC_HS_CTRL_CTM, 0, 0 },
+    { "degamma-2-ctm-gamma-4096",
+      PVDC_HS_CTRL_DEGAMMA | PVDC_HS_CTRL_CTM | PVDC_HS_CTRL_GAMMA, 2,
+      PVDC_LUT_MAX_SIZE },
+    { "degamma-33-gamma-1024", PVDC_HS_CTRL_DEGAMMA | PVDC_HS_CTRL_GAMMA,
+      33, 1024 },
+};
+
+static void color_build(TColor *c, const ColorCase *cc)
+{
+    memset(c, 0, sizeof(*c));
+    c->stages = cc->stages;
+    c->degamma_size = cc->degamma_size ? cc->degamma_size : 2;
+    c->gamma_size = cc->gamma_size ? cc->gamma_size : 2;
+    lut_curve(c->degamma, c->degamma_size, 1);
+    lut_curve(c->gamma, c->gamma_size, 2);
+    ctm_mix(c->ctm);
+}
+
+/*
+ * A pipeline composed through the registers, pixel by pixel against the
+ * reference model (tests/qtest/pvdc-color-ref.h): in the CRC and on the
+ * console.
+ */
+static void test_color_matches_reference(const void *opaque)
+{
+    g_autofree TColor *c = g_new(TColor, 1);
+    TScene scene = {};
+    T t;
+
+    start(&t, NULL, true);
+    color_build(c, opaque);
+    build_two_planes(&t, &scene);
+    scene.color = c;
+    check_scene(&t, &scene);
+    assert_screen_is(&t, 0, &scene);
+    stop(&t);
+}
+
+/* Identity stages, at the smallest and the largest LUT, change nothing. */
+static void test_color_identity_is_no_pipeline(void)
+{
+    g_autofree TColor *c = g_new0(TColor, 1);
+    TScene scene = {};
+    uint32_t crc_without, crc_with;
+    T t;
+
+    start(&t, NULL, true);
+    build_two_planes(&t, &scene);
+    commit_scene(&t, 0, &scene);
+    crc_without = next_frame_crc(&t, 0);
+
+    c->stages = PVDC_HS_CTRL_DEGAMMA | PVDC_HS_CTRL_CTM | PVDC_HS_CTRL_GAMMA;
+    c->degamma_size = PVDC_LUT_MIN_SIZE;
+    c->gamma_size = PVDC_LUT_MAX_SIZE;
+    lut_identity(c->degamma, c->degamma_size);
+    lut_identity(c->gamma, c->gamma_size);
+    ctm_identity(c->ctm);
+    scene.color = c;
+    commit_scene(&t, 0, &scene);
+    crc_with = next_frame_crc(&t, 0);
+    g_assert_cmphex(crc_with, ==, crc_without);
+    scene.color = NULL;
+    assert_screen_is(&t, 0, &scene);
+    stop(&t);
+}
+
+/* A 2-entry GAMMA_LUT from white to black inverts every pixel. */
+static void test_color_known_lut(void)
+{
+    g_autofree TColor *c = g_new0(TColor, 1);
+    g_autofree uint32_t *want = g_new(uint32_t, MODE_W * MODE_H);
+    g_autofree uint32_t *got = NULL;
+    TScene scene = {};
+    int w, h;
+    T t;
+
+    start(&t, NULL, true);
+    scene.background = 0x405060;
+    add(&scene, plane(&t, OVERLAY(0), PVDC_FMT_XRGB8888, 1, 20, 16, 30, 20,
+                      1));
+    reference(&t, &scene, want);
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        want[i] ^= 0xffffff;
+    }
+    c->stages = PVDC_HS_CTRL_GAMMA;
+    c->gamma_size = 2;
+    lut_invert(c->gamma);
+    scene.color = c;
+    commit_scene(&t, 0, &scene);
+    g_assert_cmphex(next_frame_crc(&t, 0), ==,
+                    pvdc_frame_crc(want, MODE_W * MODE_H));
+    got = screendump(t.p.qts, 0, &w, &h);
+    g_assert_cmpint(w * h, ==, MODE_W * MODE_H);
+    assert_pictures_equal(got, want, 0);
+    /* the background, 0x405060, where no plane covers it */
+    g_assert_cmphex(got[(MODE_H - 1) * MODE_W + MODE_W - 1], ==, 0xbfaf9f);
+    stop(&t);
+}
+
+/* The CRC of @scene as the reference draws it. */
+static uint32_t reference_crc(T *t, const TScene *scene)
+{
+    g_autofree uint32_t *want = g_new(uint32_t, MODE_W * MODE_H);
+
+    reference(t, scene, want);
+    return pvdc_frame_crc(want, MODE_W * MODE_H);
+}
+
+/*
+ * The tables are the ones in VRAM when the doorbell rang (and when
+ * DOORBELL_AMEND took the commit again), not at the latch point nor after
+ * it; a colour change on an enabled head needs no modeset.
+ */
+static void test_color_copied_at_the_doorbell(void)
+{
+    g_autofree TColor *c = g_new0(TColor, 1);
+    g_autofree uint16_t *black = g_new0(uint16_t, 4 * 2);
+    TScene scene = {};
+    uint32_t count, crc;
+    T t;
+
+    start(&t, NULL, true);
+    build_two_planes(&t, &scene);
+    commit_scene(&t, 0, &scene);
+    count = head_ctl(&t.p, 0, PVDC_HEAD_VBLANK_COUNT);
+
+    /* the inverting LUT at the doorbell, black before the latch point */
+    c->stages = PVDC_HS_CTRL_GAMMA;
+    c->gamma_size = 2;
+    lut_invert(c->gamma);
+    write_color(&t, 0, c);
+    wr(&t.p, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL,
+       PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_GAMMA);
+    doorbell(&t.p, 0);
+    /* an amend with the same tables takes over what the doorbell made */
+    wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
+    write_lut(&t, COLOR_GAMMA, black, 2);
+    g_assert_cmphex(wait_outcome(&t.p, 0, 2 * PERIOD_1MS), ==,
+                    PVDC_RESULT_APPLIED);
+    /* not a modeset: the timeline went on */
+    g_assert_cmpuint(head_ctl(&t.p, 0, PVDC_HEAD_VBLANK_COUNT), ==,
+                     count + 1);
+    scene.color = c;
+    assert_screen_is(&t, 0, &scene);
+    crc = next_frame_crc(&t, 0);
+    /* nor after it */
+    write_lut(&t, COLOR_GAMMA, black, 2);
+    g_assert_cmphex(next_frame_crc(&t, 0), ==, crc);
+    assert_screen_is(&t, 0, &scene);
+
+    /* an amend copies again: black now, the curve after it */
+    lut_curve(c->gamma, 2, 5);
+    write_lut(&t, COLOR_GAMMA, black, 2);
+    doorbell(&t.p, 0);
+    write_lut(&t, COLOR_GAMMA, c->gamma, 2);
+    wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
+    write_lut(&t, COLOR_GAMMA, black, 2);
+    g_assert_cmphex(wait_outcome(&t.p, 0, 2 * PERIOD_1MS), ==,
+                    PVDC_RESULT_APPLIED);
+    assert_screen_is(&t, 0, &scene);
+
+    /*
+     * Flips keep the pipeline (the same tables again), also across a
+     * refused commit and an amend
+     */
+    write_lut(&t, COLOR_GAMMA, c->gamma, 2);
+    g_assert_cmphex(commit(&t.p, 0), ==, PVDC_RESULT_APPLIED);
+    assert_screen_is(&t, 0, &scene);
+    wr(&t.p, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH, 1);
+    g_assert_cmphex(commit(&t.p, 0), ==,
+                    head_result(PVDC_ERR_BANDWIDTH_CHANGE));
+    assert_screen_is(&t, 0, &scene);
+    doorbell(&t.p, 0);
+    wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
+    g_assert_cmphex(wait_outcome(&t.p, 0, 2 * PERIOD_1MS), ==,
+                    head_result(PVDC_ERR_BANDWIDTH_CHANGE));
+    wr(&t.p, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH,
+       rd(&t.p, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BANDWIDTH));
+    doorbell(&t.p, 0);
+    wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
+    g_assert_cmphex(wait_outcome(&t.p, 0, 2 * PERIOD_1MS), ==,
+                    PVDC_RESULT_APPLIED);
+    assert_screen_is(&t, 0, &scene);
+    g_assert_cmphex(next_frame_crc(&t, 0), ==, reference_crc(&t, &scene));
+
+    /* and the pipeline goes when its bit does */
+    wr(&t.p, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    g_assert_cmphex(commit(&t.p, 0), ==, PVDC_RESULT_APPLIED);
+    scene.color = NULL;
+    assert_screen_is(&t, 0, &scene);
+    stop(&t);
+}
+
+/*
+ * A head showing one framebuffer is displayed from VRAM until a pipeline
+ * that changes pixels is turned on, and again once it is off; an identity
+ * pipeline keeps it there.
+ */
+static void test_color_turns_direct_scanout_off_and_on(void)
+{
+    g_autofree TColor *c = g_new0(TColor, 1);
+    TScene scene = {};
+    uint32_t pixel = 0x00fedcba;
+    uint64_t n;
+    T t;
+
+    start(&t, NULL, false);
+    add(&scene, plane(&t, PRIMARY, PVDC_FMT_XRGB8888, 0, MODE_W, MODE_H,
+                      0, 0, 0));
+    commit_scene(&t, 0, &scene);
+    assert_screen_is(&t, 0, &scene);
+    g_assert_cmpuint(compositions(&t, 0), ==, 0);
+
+    c->stages = PVDC_HS_CTRL_GAMMA;
+    c->gamma_size = PVDC_LUT_MAX_SIZE;
+    lut_identity(c->gamma, c->gamma_size);
+    scene.color = c;
+    commit_scene(&t, 0, &scene);
+    assert_screen_is(&t, 0, &scene);
+    g_assert_cmpuint(compositions(&t, 0), ==, 0);
+
+    lut_invert(c->gamma);
+    c->gamma_size = 2;
+    commit_scene(&t, 0, &scene);
+    assert_screen_is(&t, 0, &scene);
+    n = compositions(&t, 0);
+    g_assert_cmpuint(n, >, 0);
+    vram_write(&t, FB_BASE(0) + 17 * scene.planes[0].pitch + 3 * 4, &pixel,
+               4);
+    assert_screen_is(&t, 0, &scene);
+    g_assert_cmpuint(compositions(&t, 0), >, n);
+
+    scene.color = NULL;
+    commit_scene(&t, 0, &scene);
+    assert_screen_is(&t, 0, &scene);
+    n = compositions(&t, 0);
+    pixel = 0x123456;
+    vram_write(&t, FB_BASE(0) + 18 * scene.planes[0].pitch + 3 * 4, &pixel,
+               4);
+    assert_screen_is(&t, 0, &scene);
+    g_assert_cmpuint(compositions(&t, 0), ==, n);
+    stop(&t);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1546,6 +1961,21 @@ int main(int argc, char **argv)
 
         qtest_add_data_func(path, &scene_cases[i], test_scene_crc);
     }
+    for (size_t i = 0; i < ARRAY_SIZE(color_cases); i++) {
+        g_autofree char *path =
+            g_strdup_printf("/pvdc/compose/color/%s", color_cases[i].name);
+
+        qtest_add_data_func(path, &color_cases[i],
+                            test_color_matches_reference);
+    }
+    qtest_add_func("/pvdc/compose/color/identity-is-no-pipeline",
+                   test_color_identity_is_no_pipeline);
+    qtest_add_func("/pvdc/compose/color/known-lut-inverts",
+                   test_color_known_lut);
+    qtest_add_func("/pvdc/compose/color/tables-copied-at-the-doorbell",
+                   test_color_copied_at_the_doorbell);
+    qtest_add_func("/pvdc/compose/color/direct-scanout-off-and-on",
+                   test_color_turns_direct_scanout_off_and_on);
     qtest_add_func("/pvdc/compose/crc/frame-follows-the-vblank-count",
                    test_crc_frame_follows_vblank_count);
     qtest_add_func("/pvdc/compose/screendump/bilinear-upscale-is-within-2",

@@ -663,6 +663,131 @@ static void test_chroma_layout_is_refused(void)
 }
 
 /*
+ * The head state value @val in @reg with the stages @stages on head 0,
+ * refused with @expected; the active state stays.
+ */
+static void refuse_color_value(PVDCTest *t, uint32_t stages, uint32_t reg,
+                               uint32_t val, uint32_t expected,
+                               const Snapshot *before)
+{
+    uint32_t good = rd(t, PVDC_HEAD_SHADOW(0) + reg);
+
+    wr_head(t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | stages);
+    wr_head(t, 0, reg, val);
+    g_assert_cmphex(commit(t, 0), ==, expected);
+    assert_active_is(t, before);
+    wr_head(t, 0, reg, good);
+    wr_head(t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+}
+
+/*
+ * LUT sizes and colour offsets a guest cannot use: sizes outside
+ * 2..LUT_SIZE, offsets misaligned, past VRAM, near 2^32, or whose end
+ * wraps in 32 bits.  PVDC_ERR_COLOR every time, for each stage; a stage
+ * whose bit is clear ignores its registers, and tables at the very end of
+ * VRAM are taken and composed.
+ */
+static void test_color_tables_are_refused(void)
+{
+    static const uint32_t bad_sizes[] = {
+        0, 1, PVDC_LUT_MAX_SIZE + 1, 0x8000, 0xffff,
+    };
+    uint32_t color_err = head_result(PVDC_ERR_COLOR);
+    uint32_t lut_size, v, bad_lut[16];
+    Snapshot before;
+    unsigned int n = 0;
+    PVDCTest t;
+
+    start_good(&t, "vram-size=16M", &before);
+    v = t.vram_size;
+    lut_size = rd(&t, PVDC_REG_LUT_SIZE);
+    g_assert_cmphex(lut_size, ==,
+                    PVDC_XY(PVDC_LUT_MAX_SIZE, PVDC_LUT_MAX_SIZE));
+    wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(256, 256));
+    wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 1 * MiB);
+    wr_head(&t, 0, PVDC_HS_CTM, 2 * MiB);
+    wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 3 * MiB);
+
+    /* 256 entries are 2 KiB: offsets that cannot hold them */
+    bad_lut[n++] = 4;                       /* misaligned */
+    bad_lut[n++] = 1 * MiB + 1;
+    bad_lut[n++] = 0xfffffff8;              /* near 2^32: wraps to 0x7f8 */
+    bad_lut[n++] = 0xfffff800;              /* ends exactly at 2^32 */
+    bad_lut[n++] = 0x80000000;
+    bad_lut[n++] = v;                       /* at the end of VRAM */
+    bad_lut[n++] = v - 2 * KiB + 8;         /* one entry past it */
+    for (unsigned int i = 0; i < n; i++) {
+        refuse_color_value(&t, PVDC_HS_CTRL_DEGAMMA, PVDC_HS_DEGAMMA_LUT,
+                           bad_lut[i], color_err, &before);
+        refuse_color_value(&t, PVDC_HS_CTRL_GAMMA, PVDC_HS_GAMMA_LUT,
+                           bad_lut[i], color_err, &before);
+    }
+    /* the matrix is 72 bytes */
+    refuse_color_value(&t, PVDC_HS_CTRL_CTM, PVDC_HS_CTM, 2 * MiB + 4,
+                       color_err, &before);
+    refuse_color_value(&t, PVDC_HS_CTRL_CTM, PVDC_HS_CTM, 0xfffffff8,
+                       color_err, &before);
+    refuse_color_value(&t, PVDC_HS_CTRL_CTM, PVDC_HS_CTM, v - 64,
+                       color_err, &before);
+    refuse_color_value(&t, PVDC_HS_CTRL_CTM, PVDC_HS_CTM, v, color_err,
+                       &before);
+    /* sizes, of either LUT */
+    for (unsigned int i = 0; i < ARRAY_SIZE(bad_sizes); i++) {
+        refuse_color_value(&t, PVDC_HS_CTRL_DEGAMMA, PVDC_HS_LUT_SIZES,
+                           PVDC_XY(bad_sizes[i], 256), color_err, &before);
+        refuse_color_value(&t, PVDC_HS_CTRL_GAMMA, PVDC_HS_LUT_SIZES,
+                           PVDC_XY(256, bad_sizes[i]), color_err, &before);
+    }
+    /* the largest LUT ending one entry past VRAM, and at 2^32 + 8 */
+    wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(4096, 4096));
+    refuse_color_value(&t, PVDC_HS_CTRL_GAMMA, PVDC_HS_GAMMA_LUT,
+                       v - 32 * KiB + 8, color_err, &before);
+    refuse_color_value(&t, PVDC_HS_CTRL_DEGAMMA, PVDC_HS_DEGAMMA_LUT,
+                       0xffff8008, color_err, &before);
+
+    /* A stage whose bit is clear ignores its registers. */
+    wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(0xffff, 1));
+    wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 0xffffffff);
+    wr_head(&t, 0, PVDC_HS_CTM, 0xfffffffc);
+    wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 3);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+
+    /*
+     * The largest tables and the matrix ending on the last byte of VRAM:
+     * applied and composed, the guard page after VRAM catching a read
+     * too far.
+     */
+    g_free(fill_vram(&t, v - 64 * KiB - 72, 64 * KiB + 72, 9));
+    wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(4096, 4096));
+    wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, v - 64 * KiB - 72);
+    wr_head(&t, 0, PVDC_HS_CTM, v - 72);
+    wr_head(&t, 0, PVDC_HS_GAMMA_LUT, v - 32 * KiB - 72);
+    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_VALID_MASK);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(&t);
+    compose_again(&t, 0);
+    /* the smallest, at offset 0 */
+    wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(2, 2));
+    wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 0);
+    wr_head(&t, 0, PVDC_HS_CTM, 0);
+    wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 0);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)current_crc(&t);
+    compose_again(&t, 0);
+    /* refused while a pipeline is active: the active one stays */
+    snapshot_active(&t, &before);
+    refuse_color_value(&t, PVDC_HS_CTRL_VALID_MASK & ~PVDC_HS_CTRL_ENABLE,
+                       PVDC_HS_LUT_SIZES, PVDC_XY(2, 0xffff), color_err,
+                       &before);
+    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    wr_head(&t, 0, PVDC_HS_LUT_SIZES, 0);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    snapshot_active(&t, &before);
+    assert_still_works(&t, &before);
+    pvdc_test_stop(&t);
+}
+
+/*
  * Upscaling has no limit: a source of 1/65536 pixel, of one pixel and of
  * 20x20 of every format fills the largest destination (16384 x 16384),
  * rotated, reflected and filtered, seen through a 64x48 head at either
@@ -1595,6 +1720,8 @@ int main(int argc, char **argv)
                    test_zero_divisors_are_refused);
     qtest_add_func("/pvdc/hostile/chroma-layout-is-refused",
                    test_chroma_layout_is_refused);
+    qtest_add_func("/pvdc/hostile/color-tables-are-refused",
+                   test_color_tables_are_refused);
     qtest_add_func("/pvdc/hostile/tiny-sources-fill-the-largest-destination",
                    test_tiny_sources_fill_the_largest_destination);
     qtest_add_func("/pvdc/hostile/disabled-head-keeps-no-timer",

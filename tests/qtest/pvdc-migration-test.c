@@ -120,6 +120,107 @@ static void test_armed_commit_applies_at_its_vblank(void)
     pvdc_test_stop(&src);
 }
 
+/* A 2-entry LUT from white to black at VRAM @offset: inverts a channel. */
+static void write_invert_lut(PVDCTest *t, uint32_t offset, bool black)
+{
+    uint16_t lut[8];
+
+    for (int i = 0; i < 8; i++) {
+        lut[i] = cpu_to_le16(black || i >= 4 ? 0 : 0xffff);
+    }
+    qtest_memwrite(t->qts, t->vram.addr + offset, lut, sizeof(lut));
+}
+
+/* The CRC of a head of the test mode showing @pixel everywhere. */
+static uint32_t solid_crc(uint32_t pixel)
+{
+    g_autofree uint32_t *px = g_new(uint32_t, MODE_W * MODE_H);
+
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        px[i] = pixel;
+    }
+    return pvdc_frame_crc(px, MODE_W * MODE_H);
+}
+
+/*
+ * The colour pipeline comes along in the shadow registers, in an armed
+ * commit (the tables as copied at its doorbell, not as VRAM holds them
+ * now) and in the active state; a reset clears it, and the stream after
+ * the reset loads.
+ */
+static void test_color_pipeline_comes_along(void)
+{
+    uint32_t white = solid_crc(0xffffff), frame;
+    PVDCTest src, dst, dst2;
+    int64_t t0;
+
+    pvdc_test_start(&src, NULL);
+    for (unsigned int h = 0; h < 2; h++) {
+        wr(&src, PVDC_HEAD_CONTROL(h) + PVDC_HEAD_CRC_CTRL,
+           PVDC_CRC_CTRL_ENABLE);
+    }
+    /* head 0: VRAM is black, its active GAMMA_LUT shows it white */
+    write_invert_lut(&src, 1 * MiB, false);
+    wr_head(&src, 0, PVDC_HS_GAMMA_LUT, 1 * MiB);
+    wr_head(&src, 0, PVDC_HS_LUT_SIZES, PVDC_XY(0, 2));
+    t0 = enable_head(&src, 0, CLOCK_1MS);
+    wr_head(&src, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_GAMMA);
+    g_assert_cmphex(commit(&src, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(frame_crc(&src, 0, &frame), ==, white);
+    /* head 1: armed with DEGAMMA_LUT and CTM, the LUT black after it */
+    enable_head(&src, 1, CLOCK_1MS);
+    write_invert_lut(&src, 2 * MiB, false);
+    wr_head(&src, 1, PVDC_HS_DEGAMMA_LUT, 2 * MiB);
+    wr_head(&src, 1, PVDC_HS_CTM, 3 * MiB);
+    wr_head(&src, 1, PVDC_HS_LUT_SIZES, PVDC_XY(2, 0));
+    {
+        uint64_t ctm[9];
+
+        for (int i = 0; i < 9; i++) {
+            ctm[i] = cpu_to_le64(i % 4 ? 0 : 1ull << 32);
+        }
+        qtest_memwrite(src.qts, src.vram.addr + 3 * MiB, ctm, sizeof(ctm));
+    }
+    wr_head(&src, 1, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE |
+            PVDC_HS_CTRL_DEGAMMA | PVDC_HS_CTRL_CTM);
+    doorbell(&src, 1);
+    write_invert_lut(&src, 2 * MiB, true);
+    write_invert_lut(&src, 1 * MiB, true);
+    /* head 0's shadow: another pipeline, not armed */
+    wr_head(&src, 0, PVDC_HS_LUT_SIZES, PVDC_XY(7, 9));
+    wr_head(&src, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_VALID_MASK);
+    g_assert_cmpuint(head_ctl(&src, 1, PVDC_HEAD_DOORBELL), ==, 1);
+    pvdc_test_migrate(&src, &dst, NULL, NULL);
+    pvdc_test_stop(&src);
+
+    g_assert_cmphex(rd(&dst, PVDC_HEAD_SHADOW(0) + PVDC_HS_LUT_SIZES), ==,
+                    PVDC_XY(7, 9));
+    g_assert_cmphex(rd(&dst, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL), ==,
+                    PVDC_HS_CTRL_VALID_MASK);
+    g_assert_cmphex(rd(&dst, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==,
+                    PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_GAMMA);
+    step_to_next_vblank(&dst, 0);
+    g_assert_cmphex(frame_crc(&dst, 0, &frame), ==, white);
+    g_assert_cmphex(head_ctl(&dst, 1, PVDC_HEAD_RESULT), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmpuint(head_ctl(&dst, 1, PVDC_HEAD_DOORBELL), ==, 0);
+    g_assert_cmphex(frame_crc(&dst, 1, &frame), ==, white);
+    g_assert_cmpint(now_ns(&dst), >, t0);
+
+    /* reset: no pipeline left behind, in the device nor in a stream */
+    qtest_qmp_assert_success(dst.qts, "{ 'execute': 'system_reset' }");
+    qtest_qmp_eventwait(dst.qts, "RESET");
+    g_assert_cmphex(rd(&dst, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
+    pvdc_test_migrate(&dst, &dst2, NULL, NULL);
+    pvdc_test_stop(&dst);
+    g_assert_cmphex(rd(&dst2, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
+    enable_head(&dst2, 0, CLOCK_1MS);
+    wr(&dst2, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
+       PVDC_CRC_CTRL_ENABLE);
+    g_assert_cmphex(frame_crc(&dst2, 0, &frame), ==, solid_crc(0));
+    pvdc_test_stop(&dst2);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Loading a stream                                                         */
 /* ------------------------------------------------------------------------ */
@@ -357,7 +458,14 @@ static void save_busy_source(const char *path)
     unsigned int ov = 0;
 
     pvdc_test_start(&t, SOURCE_PROPS);
+    /* head 0: a pipeline of every stage, 3-entry LUTs at 1 MiB */
+    wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 1 * MiB);
+    wr_head(&t, 0, PVDC_HS_CTM, 1 * MiB + 64);
+    wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 1 * MiB + 256);
+    wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(3, 3));
     enable_head(&t, 0, CLOCK_1MS);
+    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_VALID_MASK);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     enable_head(&t, 1, CLOCK_2MS);
     step_to(&t, t.now + PERIOD_1MS / 3);
     enable_head(&t, 2, CLOCK_1MS);
@@ -387,6 +495,10 @@ static void save_busy_source(const char *path)
     qom_set_uint(t.qts, "head1-xres", 800);
     /* Armed when saved: the overlay goes back to head 0, both heads. */
     wr_plane(&t, ov, PVDC_PS_HEAD, 0);
+    /* head 1 gets a 2-entry GAMMA_LUT */
+    wr_head(&t, 1, PVDC_HS_GAMMA_LUT, 1 * MiB + 512);
+    wr_head(&t, 1, PVDC_HS_LUT_SIZES, PVDC_XY(0, 2));
+    wr_head(&t, 1, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_GAMMA);
     wr_head(&t, 0, PVDC_HS_BACKGROUND, 0x102030);
     wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
     doorbell(&t, 2);
@@ -482,10 +594,11 @@ static void put_be(uint8_t *at, size_t size, uint64_t value)
 
 /*
  * The fields worth a load of their own: every field of the device's own
- * state (not the PCI core's, and not the shadow registers, where any value
- * is one a guest may write), in the elements of the arrays that the source
- * uses: heads 0 and 1, the overlay moved between them and head 2's cursor
- * (planes 1 and 8), the overlay's armed copy.
+ * state (not the PCI core's, not the shadow registers nor the entries of
+ * the colour tables and matrices, where any value is one a guest may
+ * write), in the elements of the arrays that the source uses: heads 0 and
+ * 1, the overlay moved between them and head 2's cursor (planes 1 and 8),
+ * the overlay's armed copy.
  */
 static bool field_selected(const Field *f)
 {
@@ -505,6 +618,10 @@ static bool field_selected(const Field *f)
             continue;
         }
         name = g_strndup(parts[k], bracket - parts[k]);
+        if (!strcmp(name, "degamma") || !strcmp(name, "gamma") ||
+            !strcmp(name, "ctm")) {
+            return false;
+        }
         g_assert_cmpint(qemu_strtoul(bracket + 1, &end, 10, &i), ==, 0);
         if (!strcmp(name, "planes") ? i != 1 && i != 8 :
             !strcmp(name, "armed_planes") || !strcmp(name, "plane_armed") ?
@@ -655,6 +772,8 @@ int main(int argc, char **argv)
 
     qtest_add_func("/pvdc/migration/armed-commit-applies-at-its-vblank",
                    test_armed_commit_applies_at_its_vblank);
+    qtest_add_func("/pvdc/migration/color-pipeline-comes-along",
+                   test_color_pipeline_comes_along);
     qtest_add_func("/pvdc/migration/mismatched-configuration-is-refused",
                    test_mismatched_configuration_is_refused);
     qtest_add_func("/pvdc/migration/field-mutations-load-only-valid-states",

@@ -142,7 +142,36 @@ static uint32_t random_value(Random *r, bool head, uint32_t reg,
     if (head) {
         switch (reg) {
         case PVDC_HS_CTRL:
-            return g_rand_int_range(rng, 0, 6) ? PVDC_HS_CTRL_ENABLE : 0;
+            /* the colour stages in any combination */
+            return (g_rand_int_range(rng, 0, 6) ? PVDC_HS_CTRL_ENABLE : 0) |
+                   (g_rand_int_range(rng, 0, 3) ? 0 :
+                    g_rand_int(rng) & PVDC_HS_CTRL_VALID_MASK &
+                    ~PVDC_HS_CTRL_ENABLE);
+        case PVDC_HS_DEGAMMA_LUT:
+        case PVDC_HS_CTM:
+        case PVDC_HS_GAMMA_LUT:
+            /* sometimes misaligned, at the end of VRAM or near 2^32 */
+            switch (g_rand_int_range(rng, 0, 8)) {
+            case 0:
+                return g_rand_int(rng) | 4;
+            case 1:
+                return m->vram - PVDC_COLOR_ALIGN *
+                                 g_rand_int_range(rng, 1, 20);
+            case 2:
+                return -PVDC_COLOR_ALIGN * g_rand_int_range(rng, 1, 4);
+            default:
+                return PVDC_COLOR_ALIGN * g_rand_int_range(rng, 0, 4096);
+            }
+        case PVDC_HS_LUT_SIZES: {
+            static const uint32_t sizes[] = {
+                0, 1, PVDC_LUT_MIN_SIZE, 17, 256, PVDC_LUT_MAX_SIZE,
+                PVDC_LUT_MAX_SIZE + 1, 0xffff,
+            };
+
+            return PVDC_XY(sizes[g_rand_int_range(rng, 0, ARRAY_SIZE(sizes))],
+                           sizes[g_rand_int_range(rng, 0,
+                                                  ARRAY_SIZE(sizes))]);
+        }
         case PVDC_HS_HTIMING:
             return PVDC_XY(MODE_W, MODE_HTOTAL);
         case PVDC_HS_HSYNC:

@@ -150,6 +150,36 @@ static uint32_t model_check_plane(Model *m, ModelView *v, unsigned int h,
     return 0;
 }
 
+/* A table or matrix of @len bytes at @offset: misaligned or past VRAM. */
+static bool model_color_span_bad(Model *m, uint32_t offset, uint64_t len)
+{
+    return offset % PVDC_COLOR_ALIGN || offset + len > m->vram;
+}
+
+static bool model_lut_bad(Model *m, uint32_t offset, uint32_t size,
+                          uint32_t max)
+{
+    return size < PVDC_LUT_MIN_SIZE || size > max ||
+           model_color_span_bad(m, offset, (uint64_t)size *
+                                           PVDC_LUT_ENTRY_SIZE);
+}
+
+/* The colour stages HS_CTRL enables, checked only for those. */
+static bool model_color_bad(Model *m, const uint32_t *a)
+{
+    uint32_t ctrl = a[HS(PVDC_HS_CTRL)];
+    uint32_t sizes = a[HS(PVDC_HS_LUT_SIZES)];
+
+    return ((ctrl & PVDC_HS_CTRL_DEGAMMA) &&
+            model_lut_bad(m, a[HS(PVDC_HS_DEGAMMA_LUT)], PVDC_X(sizes),
+                          PVDC_X(m->lut_size))) ||
+           ((ctrl & PVDC_HS_CTRL_CTM) &&
+            model_color_span_bad(m, a[HS(PVDC_HS_CTM)], PVDC_CTM_SIZE)) ||
+           ((ctrl & PVDC_HS_CTRL_GAMMA) &&
+            model_lut_bad(m, a[HS(PVDC_HS_GAMMA_LUT)], PVDC_Y(sizes),
+                          PVDC_Y(m->lut_size)));
+}
+
 static uint32_t model_check_mode(Model *m, ModelView *v, unsigned int h)
 {
     const uint32_t *a = v->h[h], *old = m->ha[h];
@@ -181,6 +211,9 @@ static uint32_t model_check_mode(Model *m, ModelView *v, unsigned int h)
     }
     if (total > m->bandwidth_total) {
         return head_result(PVDC_ERR_BANDWIDTH_ALLOC);
+    }
+    if (model_color_bad(m, a)) {
+        return head_result(PVDC_ERR_COLOR);
     }
     return 0;
 }
@@ -222,7 +255,8 @@ static uint32_t model_check_head(Model *m, ModelView *v, unsigned int h)
     uint32_t err;
     unsigned int p;
 
-    if (a[HS(PVDC_HS_CTRL)] & ~1u) {
+    /* ENABLE and the three colour stages: bits 0 to 3 */
+    if (a[HS(PVDC_HS_CTRL)] & ~0xfu) {
         return head_result(PVDC_ERR_HEAD_RESERVED);
     }
     if (model_on(a)) {
@@ -390,6 +424,7 @@ void model_init(Model *m, PVDCTest *t)
     m->max_w = PVDC_X(rd(t, PVDC_REG_MAX_SIZE));
     m->max_h = PVDC_Y(rd(t, PVDC_REG_MAX_SIZE));
     m->bandwidth_total = rd(t, PVDC_REG_BANDWIDTH_TOTAL);
+    m->lut_size = rd(t, PVDC_REG_LUT_SIZE);
     m->pitch_align = rd(t, PVDC_REG_PITCH_ALIGN);
     m->offset_align = rd(t, PVDC_REG_OFFSET_ALIGN);
     m->cursor_max = PVDC_X(rd(t, PVDC_REG_CURSOR_MAX));

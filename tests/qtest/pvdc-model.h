@@ -23,6 +23,7 @@ typedef struct Model {
     uint32_t max_w, max_h, bandwidth_total;
     uint32_t pitch_align, offset_align, cursor_max;
     uint32_t max_down, max_up;
+    uint32_t lut_size;          /* LUT_SIZE: PVDC_XY(degamma, gamma) */
     uint64_t vram;
     uint32_t fmt_table[PVDC_MAX_FORMATS];
     uint32_t fmt_mask[3];

@@ -43,6 +43,10 @@ static void test_pci_identity(void)
                     PVDC_FEATURE_MULTI_HEAD_COMMIT, !=, 0);
     g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_YCBCR, ==,
                     PVDC_FEATURE_YCBCR);
+    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_COLOR_MGMT, ==,
+                    PVDC_FEATURE_COLOR_MGMT);
+    g_assert_cmphex(rd(&t, PVDC_REG_LUT_SIZE), ==,
+                    PVDC_XY(PVDC_LUT_MAX_SIZE, PVDC_LUT_MAX_SIZE));
     pvdc_test_stop(&t);
 }
 
@@ -577,7 +581,8 @@ static unsigned int primary1(PVDCTest *t)
 
 static unsigned int break_head_reserved(PVDCTest *t)
 {
-    wr(t, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | BIT(1));
+    /* the lowest reserved bit */
+    wr(t, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | BIT(4));
     return 0;
 }
 
@@ -606,6 +611,46 @@ static unsigned int break_bandwidth_alloc(PVDCTest *t)
 {
     write_mode(t, 1, CLOCK_1MS);
     wr(t, PVDC_HEAD_SHADOW(1) + PVDC_HS_BANDWIDTH, RULE_HEAD_BANDWIDTH + 1);
+    return 1;
+}
+
+/* Colour tables at 1 MiB (DEGAMMA), 2 MiB (CTM) and 3 MiB (GAMMA). */
+static void write_color_regs(PVDCTest *t, unsigned int head, uint32_t stages,
+                             uint32_t sizes)
+{
+    wr_head(t, head, PVDC_HS_DEGAMMA_LUT, 1 * MiB);
+    wr_head(t, head, PVDC_HS_CTM, 2 * MiB);
+    wr_head(t, head, PVDC_HS_GAMMA_LUT, 3 * MiB);
+    wr_head(t, head, PVDC_HS_LUT_SIZES, sizes);
+    wr_head(t, head, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | stages);
+}
+
+static unsigned int break_color_lut_size(PVDCTest *t)
+{
+    write_color_regs(t, 0, PVDC_HS_CTRL_DEGAMMA | PVDC_HS_CTRL_GAMMA,
+                     PVDC_XY(256, PVDC_LUT_MAX_SIZE + 1));
+    return 0;
+}
+
+static unsigned int break_color_lut_align(PVDCTest *t)
+{
+    write_color_regs(t, 0, PVDC_HS_CTRL_DEGAMMA, PVDC_XY(256, 256));
+    wr_head(t, 0, PVDC_HS_DEGAMMA_LUT, 1 * MiB + PVDC_COLOR_ALIGN / 2);
+    return 0;
+}
+
+static unsigned int break_color_ctm_bounds(PVDCTest *t)
+{
+    write_color_regs(t, 0, PVDC_HS_CTRL_CTM, 0);
+    wr_head(t, 0, PVDC_HS_CTM, t->vram_size - PVDC_CTM_SIZE + 8);
+    return 0;
+}
+
+/* A head being enabled with a broken pipeline. */
+static unsigned int break_color_on_enable(PVDCTest *t)
+{
+    write_mode(t, 1, CLOCK_1MS);
+    write_color_regs(t, 1, PVDC_HS_CTRL_GAMMA, PVDC_XY(256, 1));
     return 1;
 }
 
@@ -888,6 +933,14 @@ static const RuleCase rule_cases[] = {
     { "head-reserved-bits", break_head_reserved, PVDC_ERR_HEAD_RESERVED,
       no_plane },
     { "invalid-mode", break_mode, PVDC_ERR_MODE, no_plane },
+    { "color-lut-size-out-of-range", break_color_lut_size, PVDC_ERR_COLOR,
+      no_plane },
+    { "color-lut-misaligned", break_color_lut_align, PVDC_ERR_COLOR,
+      no_plane },
+    { "color-matrix-past-vram", break_color_ctm_bounds, PVDC_ERR_COLOR,
+      no_plane },
+    { "color-on-a-head-being-enabled", break_color_on_enable, PVDC_ERR_COLOR,
+      no_plane },
     { "timing-change-on-enabled-head", break_modeset_required,
       PVDC_ERR_MODESET_REQUIRED, no_plane },
     { "bandwidth-change-on-enabled-head", break_bandwidth_change,
@@ -1063,6 +1116,53 @@ static void test_plane_window_layout(void)
     pvdc_test_stop(&t);
 }
 
+/*
+ * A disabled head ignores its colour stages, as it does its timings: any
+ * value is taken, and read back in the active window.  Enabled, the same
+ * values are refused; valid ones on an enabled head are no modeset.
+ */
+static void test_color_on_disabled_head_is_ignored(void)
+{
+    static const uint32_t regs[][2] = {
+        { PVDC_HS_DEGAMMA_LUT, 0xfffffffc },
+        { PVDC_HS_CTM, 0x3 },
+        { PVDC_HS_GAMMA_LUT, 0xffffffff },
+        { PVDC_HS_LUT_SIZES, PVDC_XY(0, 0xffff) },
+        { PVDC_HS_CTRL, PVDC_HS_CTRL_DEGAMMA | PVDC_HS_CTRL_CTM |
+                        PVDC_HS_CTRL_GAMMA },
+    };
+    int64_t t0;
+    PVDCTest t;
+
+    pvdc_test_start(&t, RULE_PROPS);
+    for (unsigned int i = 0; i < ARRAY_SIZE(regs); i++) {
+        wr_head(&t, 1, regs[i][0], regs[i][1]);
+    }
+    g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
+    for (unsigned int i = 0; i < ARRAY_SIZE(regs); i++) {
+        g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(1) + regs[i][0]), ==,
+                        regs[i][1]);
+        g_assert_cmphex(rd(&t, PVDC_HEAD_SHADOW(1) + regs[i][0]), ==,
+                        regs[i][1]);
+    }
+    write_mode(&t, 1, CLOCK_1MS);
+    wr_head(&t, 1, PVDC_HS_CTRL, PVDC_HS_CTRL_VALID_MASK);
+    g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_COLOR));
+
+    /* turned on and off on an enabled head: applied, timeline kept */
+    t0 = enable_head(&t, 0, CLOCK_1MS);
+    write_color_regs(&t, 0, PVDC_HS_CTRL_DEGAMMA | PVDC_HS_CTRL_CTM |
+                     PVDC_HS_CTRL_GAMMA, PVDC_XY(2, 2));
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==,
+                    PVDC_HS_CTRL_VALID_MASK);
+    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==,
+                     (now_ns(&t) - t0) / PERIOD_1MS);
+    pvdc_test_stop(&t);
+}
+
 /* A commit breaking several rules reports the first in the documented order. */
 static void test_first_broken_rule_is_reported(void)
 {
@@ -1082,7 +1182,20 @@ static void test_first_broken_rule_is_reported(void)
     doorbell(&t, 0);
     g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     head_result(PVDC_ERR_BANDWIDTH_CHANGE));
+    /* The colour rule is the last head rule. */
+    write_color_regs(&t, 0, PVDC_HS_CTRL_GAMMA, PVDC_XY(0, 0));
+    doorbell(&t, 0);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    head_result(PVDC_ERR_BANDWIDTH_CHANGE));
     wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH, RULE_HEAD_BANDWIDTH);
+    doorbell(&t, 0);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    head_result(PVDC_ERR_COLOR));
+    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    wr_head(&t, 0, PVDC_HS_LUT_SIZES, 0);
+    wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 0);
+    wr_head(&t, 0, PVDC_HS_CTM, 0);
+    wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 0);
 
     /* Within a plane: PITCH before OFFSET_ALIGN before SRC_RECT. */
     wr_plane(&t, primary, PVDC_PS_FB_OFFSET, 4);
@@ -2145,6 +2258,8 @@ int main(int argc, char **argv)
                    test_ycbcr_bandwidth_is_exact);
     qtest_add_func("/pvdc/access/plane-windows-are-0x80-apart",
                    test_plane_window_layout);
+    qtest_add_func("/pvdc/rules/color-on-a-disabled-head-is-ignored",
+                   test_color_on_disabled_head_is_ignored);
     qtest_add_func("/pvdc/rules/first-broken-rule-in-order-is-reported",
                    test_first_broken_rule_is_reported);
     qtest_add_func("/pvdc/rules/zpos-clash-with-plane-outside-commit"

@@ -33,7 +33,35 @@ typedef struct PVDCHeadRegs {
     uint32_t pixel_clock;
     uint32_t bandwidth;
     uint32_t background;
+    uint32_t degamma_lut;
+    uint32_t ctm;
+    uint32_t gamma_lut;
+    uint32_t lut_sizes;
 } PVDCHeadRegs;
+
+/*
+ * The colour pipeline of an armed or active head state: the tables and
+ * the matrix as copied from VRAM when the commit was armed (each struct
+ * drm_color_lut entry and each coefficient as the little-endian 64-bit
+ * value it is in VRAM), and what pvdc_compose_color_new() derived from
+ * them.  A stage is copied only if the head is enabled, its HS_CTRL bit
+ * set and its registers valid; empty otherwise.
+ */
+typedef struct PVDCHeadColor {
+    uint32_t degamma_size;      /* entries in @degamma, 0: no stage */
+    uint32_t gamma_size;        /* entries in @gamma, 0: no stage */
+    bool has_ctm;
+    uint64_t *degamma;
+    uint64_t *gamma;
+    uint64_t ctm[9];
+    /* derived, not migrated; NULL when no stage is copied */
+    struct PVDCComposeColor *pipeline;
+    /*
+     * The armed state shares @pipeline with the active state, which owns
+     * it (the tables are the same): a page flip derives nothing.
+     */
+    bool shared;
+} PVDCHeadColor;
 
 /*
  * The latched state of a plane, one field per register of the plane shadow
@@ -82,6 +110,15 @@ typedef struct PVDCHead {
     PVDCHeadRegs armed;
     /* See PVDCPlane.active: validated, safe for composition. */
     PVDCHeadRegs active;
+    /*
+     * The colour pipeline of @armed (copied at the doorbell) and of
+     * @active (moved from @armed at the latch point).  The scenes of the
+     * console and of CRC capture only point to @active_color.pipeline,
+     * each for the length of one composition in the thread that holds
+     * the BQL.
+     */
+    PVDCHeadColor armed_color;
+    PVDCHeadColor active_color;
 
     /* The commit waiting for its latch point, if @is_armed. */
     bool is_armed;
