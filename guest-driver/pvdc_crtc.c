@@ -4,15 +4,19 @@
  *
  * The head's shadow registers are derived in atomic_check into a register
  * image in the CRTC state and written, where they differ from what the
- * device holds, when the head is enabled.  The commit tail (pvdc_commit.c)
+ * device holds, when the head is enabled, or when a commit changes the
+ * colour pipeline of an enabled head.  The commit tail (pvdc_commit.c)
  * rings the doorbells; vblanks are in pvdc_vblank.c.
  */
 
+#include <linux/io.h>
 #include <linux/math64.h>
 #include <linux/overflow.h>
+#include <linux/sizes.h>
 
 #include <drm/drm_atomic.h>
 #include <drm/drm_atomic_helper.h>
+#include <drm/drm_color_mgmt.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_print.h>
 #include <drm/drm_vblank.h>
@@ -24,6 +28,12 @@
  * modes slower than this would make it.
  */
 #define PVDC_MAX_FRAME_PERIOD_NS	NSEC_PER_SEC
+
+/* Entries of the legacy gamma table (drmModeCrtcSetGamma(), X11). */
+#define PVDC_LEGACY_GAMMA_SIZE		256
+
+#define PVDC_HS_CTRL_COLOR \
+	(PVDC_HS_CTRL_DEGAMMA | PVDC_HS_CTRL_CTM | PVDC_HS_CTRL_GAMMA)
 
 static struct pvdc_device *crtc_to_pvdc(struct drm_crtc *crtc)
 {
@@ -140,6 +150,176 @@ static void pvdc_crtc_destroy_state(struct drm_crtc *crtc,
 }
 
 /* ------------------------------------------------------------------------ */
+/* Colour management                                                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Each head has its colour tables in VRAM, at the top, which TTM never
+ * manages: the degamma LUT, the gamma LUT and the CTM, each with room for
+ * its largest size.  One set per head is enough.  The device copies them
+ * when a doorbell arms the head (a later VRAM write does not change what
+ * it armed), and only a commit tail of the head writes them, after
+ * pvdc_heads_hold() and before its own doorbell.  No doorbell of the head
+ * is rung in between: the commit tails of a CRTC run one after the other
+ * (drm_atomic_helper_wait_for_dependencies() waits for the hw_done of the
+ * previous one, signalled after its doorbell), a commit only rings the
+ * heads of the CRTCs in its state, and a cursor
+ * update in place leaves its doorbell to the tail that holds the head
+ * (pvdc_head_cursor_doorbell()).  An AMEND doorbell that arms the head
+ * again copies tables that still match the shadow registers it arms.
+ */
+int pvdc_color_init(struct pvdc_device *pvdc)
+{
+	u32 degamma = pvdc->degamma_size * PVDC_LUT_ENTRY_SIZE;
+	u32 gamma = pvdc->gamma_size * PVDC_LUT_ENTRY_SIZE;
+	u32 stride = ALIGN(degamma + gamma + PVDC_CTM_SIZE, PVDC_COLOR_ALIGN);
+	u64 size = PAGE_ALIGN((u64)stride * pvdc->num_heads);
+	void __iomem *map;
+	unsigned int h;
+	u64 base;
+
+	if (!(pvdc->features & PVDC_FEATURE_COLOR_MGMT))
+		return 0;
+
+	/* The offset registers are 32 bits; keep VRAM for framebuffers. */
+	if (pvdc->vram_size > SZ_4G || size > pvdc->vram_size / 8) {
+		drm_info(&pvdc->drm, "%llu MiB of VRAM: no colour management\n",
+			 (u64)pvdc->vram_size >> 20);
+		pvdc->features &= ~PVDC_FEATURE_COLOR_MGMT;
+		pvdc->degamma_size = 0;
+		pvdc->gamma_size = 0;
+		pvdc->head_regs = PVDC_REG_INDEX(PVDC_HS_DEGAMMA_LUT);
+		return 0;
+	}
+
+	base = round_down(pvdc->vram_size - size, PAGE_SIZE);
+	map = devm_ioremap_wc(pvdc->drm.dev, pvdc->vram_base + base, size);
+	if (!map)
+		return -ENOMEM;
+	pvdc->vram_size = base;
+
+	for (h = 0; h < pvdc->num_heads; h++) {
+		struct pvdc_head *head = &pvdc->heads[h];
+
+		head->color = map + h * stride;
+		head->degamma_offset = base + h * stride;
+		head->gamma_offset = head->degamma_offset + degamma;
+		head->ctm_offset = head->gamma_offset + gamma;
+	}
+
+	return 0;
+}
+
+/*
+ * The device takes any entries, decreasing ones included, with different
+ * values per channel: no drm_color_lut_check() test applies, only the
+ * size.
+ */
+static int pvdc_crtc_check_lut(struct drm_crtc *crtc,
+			       const struct drm_property_blob *lut,
+			       u32 max, const char *name)
+{
+	int size;
+
+	if (!lut)
+		return 0;
+
+	size = drm_color_lut_size(lut);
+	if (size < PVDC_LUT_MIN_SIZE || size > max) {
+		drm_dbg_atomic(crtc->dev,
+			       "[CRTC:%d] %s of %d entries, not %u to %u\n",
+			       crtc->base.id, name, size, PVDC_LUT_MIN_SIZE,
+			       max);
+		return -EINVAL;
+	}
+
+	return 0;
+}
+
+/*
+ * The pipeline's registers: a stage is on when its property holds a blob.
+ * A stage turned off keeps its size, which the device ignores then, so
+ * that a commit writes only the registers of what changes; the offsets
+ * never change.
+ */
+static void pvdc_crtc_color_regs(struct pvdc_head *head,
+				 struct pvdc_crtc_state *pstate)
+{
+	const struct drm_crtc_state *state = &pstate->base;
+	u32 *regs = pstate->regs;
+	u32 ctrl = regs[PVDC_REG_INDEX(PVDC_HS_CTRL)] & ~PVDC_HS_CTRL_COLOR;
+	u32 degamma = PVDC_X(regs[PVDC_REG_INDEX(PVDC_HS_LUT_SIZES)]);
+	u32 gamma = PVDC_Y(regs[PVDC_REG_INDEX(PVDC_HS_LUT_SIZES)]);
+
+	if (state->degamma_lut) {
+		ctrl |= PVDC_HS_CTRL_DEGAMMA;
+		degamma = drm_color_lut_size(state->degamma_lut);
+	}
+	if (state->ctm)
+		ctrl |= PVDC_HS_CTRL_CTM;
+	if (state->gamma_lut) {
+		ctrl |= PVDC_HS_CTRL_GAMMA;
+		gamma = drm_color_lut_size(state->gamma_lut);
+	}
+
+	regs[PVDC_REG_INDEX(PVDC_HS_CTRL)] = ctrl;
+	regs[PVDC_REG_INDEX(PVDC_HS_LUT_SIZES)] = PVDC_XY(degamma, gamma);
+	regs[PVDC_REG_INDEX(PVDC_HS_DEGAMMA_LUT)] = head->degamma_offset;
+	regs[PVDC_REG_INDEX(PVDC_HS_CTM)] = head->ctm_offset;
+	regs[PVDC_REG_INDEX(PVDC_HS_GAMMA_LUT)] = head->gamma_offset;
+}
+
+/* struct drm_color_lut entries, little-endian. */
+static void pvdc_write_lut(void __iomem *dst,
+			   const struct drm_property_blob *blob)
+{
+	const struct drm_color_lut *lut = blob->data;
+	int i;
+
+	for (i = 0; i < drm_color_lut_size(blob); i++) {
+		iowrite32(lut[i].red | (u32)lut[i].green << 16,
+			  dst + i * PVDC_LUT_ENTRY_SIZE);
+		iowrite32(lut[i].blue, dst + i * PVDC_LUT_ENTRY_SIZE + 4);
+	}
+}
+
+/* struct drm_color_ctm, little-endian. */
+static void pvdc_write_ctm(void __iomem *dst,
+			   const struct drm_property_blob *blob)
+{
+	const struct drm_color_ctm *ctm = blob->data;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ctm->matrix); i++) {
+		iowrite32(lower_32_bits(ctm->matrix[i]), dst + i * 8);
+		iowrite32(upper_32_bits(ctm->matrix[i]), dst + i * 8 + 4);
+	}
+}
+
+/*
+ * The tables of the stages that are on, where they changed (all of them
+ * on a modeset: VRAM may have been lost meanwhile, as across S3).  Before
+ * the doorbell, which makes the device copy them.
+ */
+static void pvdc_crtc_write_color(struct pvdc_head *head,
+				  const struct drm_crtc_state *old,
+				  const struct drm_crtc_state *new)
+{
+	bool all = drm_atomic_crtc_needs_modeset(new);
+	u32 base = head->degamma_offset;
+
+	if (new->degamma_lut && (all || new->degamma_lut != old->degamma_lut))
+		pvdc_write_lut(head->color, new->degamma_lut);
+	if (new->gamma_lut && (all || new->gamma_lut != old->gamma_lut))
+		pvdc_write_lut(head->color + head->gamma_offset - base,
+			       new->gamma_lut);
+	if (new->ctm && (all || new->ctm != old->ctm))
+		pvdc_write_ctm(head->color + head->ctm_offset - base, new->ctm);
+	/* Write-combined: in VRAM before the doorbell's register write. */
+	wmb();
+}
+
+/* ------------------------------------------------------------------------ */
 /* Checks                                                                   */
 /* ------------------------------------------------------------------------ */
 
@@ -195,6 +375,18 @@ static int pvdc_crtc_atomic_check(struct drm_crtc *crtc,
 		else
 			pstate->regs[PVDC_REG_INDEX(PVDC_HS_CTRL)] = 0;
 	}
+
+	/*
+	 * A new pipeline is latched like a plane update: no modeset, no
+	 * change of the head's share of the device (pvdc_global.c).
+	 */
+	if (pvdc_crtc_check_lut(crtc, crtc_state->degamma_lut,
+				pvdc->degamma_size, "DEGAMMA_LUT") ||
+	    pvdc_crtc_check_lut(crtc, crtc_state->gamma_lut, pvdc->gamma_size,
+				"GAMMA_LUT"))
+		return -EINVAL;
+	if (crtc_state->active && pvdc->features & PVDC_FEATURE_COLOR_MGMT)
+		pvdc_crtc_color_regs(to_pvdc_head(crtc), pstate);
 
 	pstate->need = 0;
 	pstate->scalers = 0;
@@ -261,7 +453,7 @@ static void pvdc_crtc_atomic_enable(struct drm_crtc *crtc,
 
 	if (drm_dev_enter(&pvdc->drm, &idx)) {
 		pvdc_write_regs(pvdc, PVDC_HEAD_SHADOW(h), new->regs, shadow,
-				PVDC_HEAD_STATE_REGS,
+				pvdc->head_regs,
 				test_and_clear_bit(h, pvdc->stale_heads));
 		drm_dev_exit(idx);
 	}
@@ -281,16 +473,42 @@ static void pvdc_crtc_atomic_disable(struct drm_crtc *crtc,
  * The event goes with the doorbell; the latch sends it.  The latch is the
  * commit's, not the CRTC state's: the tail waits for it after hw_done
  * (pvdc_commit.c).
+ *
+ * The colour tables go to VRAM here, before the doorbell.  A modeset wrote
+ * the head's registers in atomic_enable; a new pipeline on an enabled head
+ * writes the registers that change, and a commit that changes no colour
+ * state writes none.
  */
 static void pvdc_crtc_atomic_flush(struct drm_crtc *crtc,
 				   struct drm_atomic_state *state)
 {
 	struct drm_crtc_state *crtc_state =
 		drm_atomic_get_new_crtc_state(state, crtc);
+	struct drm_crtc_state *old_state =
+		drm_atomic_get_old_crtc_state(state, crtc);
+	struct pvdc_device *pvdc = crtc_to_pvdc(crtc);
+	struct pvdc_head *head = to_pvdc_head(crtc);
+	bool modeset = drm_atomic_crtc_needs_modeset(crtc_state);
+	int idx;
 
 	to_pvdc_atomic_state(state)->latches[drm_crtc_index(crtc)].event =
 		crtc_state->event;
 	crtc_state->event = NULL;
+
+	if (!crtc_state->active || !(pvdc->features & PVDC_FEATURE_COLOR_MGMT) ||
+	    (!modeset && !crtc_state->color_mgmt_changed) ||
+	    !drm_dev_enter(&pvdc->drm, &idx))
+		return;
+
+	pvdc_crtc_write_color(head, old_state, crtc_state);
+	if (!modeset)
+		pvdc_write_regs(pvdc, PVDC_HEAD_SHADOW(head->index),
+				to_pvdc_crtc_state(crtc_state)->regs,
+				to_pvdc_crtc_state(old_state)->regs,
+				pvdc->head_regs,
+				test_and_clear_bit(head->index,
+						   pvdc->stale_heads));
+	drm_dev_exit(idx);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -349,5 +567,13 @@ int pvdc_crtc_init(struct pvdc_device *pvdc, struct pvdc_head *head)
 		return ret;
 	drm_crtc_helper_add(&head->crtc, &pvdc_crtc_helper_funcs);
 
-	return 0;
+	if (!(pvdc->features & PVDC_FEATURE_COLOR_MGMT))
+		return 0;
+
+	drm_crtc_enable_color_mgmt(&head->crtc, pvdc->degamma_size, true,
+				   pvdc->gamma_size);
+	/* The legacy gamma ioctl sets GAMMA_LUT (drm_color_mgmt.c). */
+	return drm_mode_crtc_set_gamma_size(&head->crtc,
+					    min_t(u32, pvdc->gamma_size,
+						  PVDC_LEGACY_GAMMA_SIZE));
 }

@@ -2,9 +2,10 @@
 /*
  * pvdc: DRM driver for the QEMU paravirtual display controller.
  *
- * Device probing, memory management (GEM VRAM helpers on BAR2), the mode
- * config and the interrupt handler.  The KMS objects live in pvdc_crtc.c,
- * pvdc_plane.c and pvdc_output.c, the shared resources in pvdc_global.c.
+ * Device probing, memory management (GEM VRAM helpers on BAR2, less the
+ * colour tables at its top), the mode config and the interrupt handler.
+ * The KMS objects live in pvdc_crtc.c, pvdc_plane.c and pvdc_output.c, the
+ * shared resources in pvdc_global.c.
  */
 
 #include <linux/interrupt.h>
@@ -254,6 +255,25 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 		drm_err(drm, "device reports no maximum size\n");
 		return -ENODEV;
 	}
+	if (pvdc->features & PVDC_FEATURE_COLOR_MGMT) {
+		size = pvdc_read(pvdc, PVDC_REG_LUT_SIZE);
+		pvdc->degamma_size = min_t(u32, PVDC_X(size), PVDC_LUT_MAX_SIZE);
+		pvdc->gamma_size = min_t(u32, PVDC_Y(size), PVDC_LUT_MAX_SIZE);
+		if (pvdc->degamma_size < PVDC_LUT_MIN_SIZE ||
+		    pvdc->gamma_size < PVDC_LUT_MIN_SIZE) {
+			drm_warn(drm, "bad LUT sizes %#x: no colour management\n",
+				 size);
+			pvdc->features &= ~PVDC_FEATURE_COLOR_MGMT;
+		}
+	}
+	if (!(pvdc->features & PVDC_FEATURE_COLOR_MGMT)) {
+		pvdc->degamma_size = 0;
+		pvdc->gamma_size = 0;
+	}
+	/* A device without the colour pipeline has no colour registers. */
+	pvdc->head_regs = pvdc->features & PVDC_FEATURE_COLOR_MGMT ?
+			  PVDC_HEAD_STATE_REGS :
+			  PVDC_REG_INDEX(PVDC_HS_DEGAMMA_LUT);
 
 	for (i = 0; i < PVDC_MAX_FORMATS; i++) {
 		u32 fourcc = pvdc_read(pvdc, PVDC_REG_FORMAT_TABLE(i));
@@ -380,6 +400,11 @@ static int pvdc_sanitize(struct pvdc_device *pvdc)
 		for (i = 0; i < PVDC_PLANE_STATE_REGS; i++)
 			pvdc_write(pvdc, PVDC_PLANE_SHADOW(p) + i * 4, regs[i]);
 	}
+	/*
+	 * HS_CTRL 0 also turns the colour stages off; the other head
+	 * registers, the colour tables' included, are rewritten whole at the
+	 * head's first enable (stale_heads).
+	 */
 	for (h = 0; h < pvdc->num_heads; h++)
 		pvdc_write(pvdc, PVDC_HEAD_SHADOW(h) + PVDC_HS_CTRL, 0);
 
@@ -604,6 +629,10 @@ static int pvdc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	if (ret)
 		return ret;
 
+	/* Takes the top of VRAM for the colour tables, before TTM sees it. */
+	ret = pvdc_color_init(pvdc);
+	if (ret)
+		return ret;
 	ret = drmm_vram_helper_init(drm, pvdc->vram_base, pvdc->vram_size);
 	if (ret)
 		return ret;

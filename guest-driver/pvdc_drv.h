@@ -119,6 +119,13 @@ struct pvdc_head {
 
 	/* Set by the CRC debugfs interface, read in the vblank interrupt. */
 	bool crc_enabled;
+
+	/*
+	 * The head's colour tables in the VRAM reserved at probe (pvdc_crtc.c):
+	 * device offsets, and the mapping of the first.
+	 */
+	u32 degamma_offset, gamma_offset, ctm_offset;
+	void __iomem *color;
 };
 
 struct pvdc_plane {
@@ -220,6 +227,10 @@ struct pvdc_device {
 	u32 max_upscale;		/* 0: no limit */
 	u32 pitch_align, offset_align;
 	u32 bandwidth_total;
+	/* Largest colour LUTs, 0 without PVDC_FEATURE_COLOR_MGMT. */
+	u32 degamma_size, gamma_size;
+	/* Head state registers the device has (fewer without colour). */
+	unsigned int head_regs;
 	u32 formats[PVDC_MAX_FORMATS];
 	unsigned int num_formats;
 	u32 format_mask[3];		/* per PVDC_PLANE_TYPE_* */
@@ -290,6 +301,7 @@ void pvdc_write_regs(struct pvdc_device *pvdc, u32 base, const u32 *regs,
 		     const u32 *old, unsigned int count, bool all);
 
 /* pvdc_crtc.c */
+int pvdc_color_init(struct pvdc_device *pvdc);
 int pvdc_crtc_init(struct pvdc_device *pvdc, struct pvdc_head *head);
 enum drm_mode_status pvdc_mode_check(struct pvdc_device *pvdc,
 				     const struct drm_display_mode *mode);

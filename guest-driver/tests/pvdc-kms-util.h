@@ -8,6 +8,7 @@
 #define PVDC_KMS_UTIL_H
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <fcntl.h>
@@ -24,6 +25,8 @@
 #include <drm_fourcc.h>
 #include <xf86drm.h>
 #include <xf86drmMode.h>
+
+#include "pvdc-regs.h"
 
 #ifndef DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT
 #define DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT 6
@@ -542,6 +545,40 @@ static KMS_UNUSED int kms_commit(struct kms_display *d, drmModeAtomicReq *req,
 	return ret;
 }
 
+static KMS_UNUSED void kms_flip_done(int fd, unsigned int seq,
+				     unsigned int sec, unsigned int usec,
+				     unsigned int crtc, void *data)
+{
+	(void)fd; (void)sec; (void)usec; (void)crtc;
+	*(unsigned int *)data = seq;
+}
+
+/*
+ * Commit @req (freed) with an event; the vblank from which its picture is
+ * on screen, or 0 with -errno in @err.
+ */
+static KMS_UNUSED uint32_t kms_commit_shown(struct kms_display *d,
+					    drmModeAtomicReq *req,
+					    uint32_t flags, int *err)
+{
+	drmEventContext ev = {
+		.version = 3,
+		.page_flip_handler2 = kms_flip_done,
+	};
+	struct pollfd pfd = { .fd = d->fd, .events = POLLIN };
+	unsigned int seq = 0;
+
+	*err = kms_commit(d, req, flags | DRM_MODE_PAGE_FLIP_EVENT, &seq);
+	if (*err)
+		return 0;
+	/* The kernel itself gives up on a flip after 10 s. */
+	while (!seq && poll(&pfd, 1, 10000) > 0)
+		drmHandleEvent(d->fd, &ev);
+	if (!seq)
+		*err = -ETIMEDOUT;
+	return seq;
+}
+
 /*
  * BAR @bar of the PCI device at sysfs path @dev, mapped: the device's
  * registers read without being a client of its driver.  While the driver
@@ -723,6 +760,44 @@ static KMS_UNUSED bool kms_crc_stable(struct kms_crc *c, uint32_t since,
 			return false;
 	}
 	return true;
+}
+
+/* The stable CRC of pipe @pipe since vblank @since (kms_crc_stable()). */
+static KMS_UNUSED bool kms_crc_since(const char *debugfs, unsigned int pipe,
+				     uint32_t since, uint32_t *crc)
+{
+	struct kms_crc c;
+	bool ok;
+
+	if (!kms_crc_open(&c, debugfs, pipe))
+		return false;
+	ok = kms_crc_stable(&c, since, crc);
+	kms_crc_close(&c);
+	return ok;
+}
+
+/*
+ * The shadow registers of every plane and head of the device whose BAR 0
+ * is @bar0 (a malloc'ed array of @count).
+ */
+static KMS_UNUSED uint32_t *kms_shadow_registers(volatile uint32_t *bar0,
+						 size_t *count)
+{
+	uint32_t planes = kms_reg(bar0, PVDC_REG_NUM_PLANES);
+	uint32_t heads = kms_reg(bar0, PVDC_REG_NUM_HEADS);
+	size_t n = 0, i;
+	uint32_t p, h, *regs;
+
+	regs = calloc((size_t)planes * PVDC_PLANE_STATE_REGS +
+		      (size_t)heads * PVDC_HEAD_STATE_REGS, 4);
+	for (p = 0; p < planes; p++)
+		for (i = 0; i < PVDC_PLANE_STATE_REGS; i++)
+			regs[n++] = kms_reg(bar0, PVDC_PLANE_SHADOW(p) + i * 4);
+	for (h = 0; h < heads; h++)
+		for (i = 0; i < PVDC_HEAD_STATE_REGS; i++)
+			regs[n++] = kms_reg(bar0, PVDC_HEAD_SHADOW(h) + i * 4);
+	*count = n;
+	return regs;
 }
 
 #endif /* PVDC_KMS_UTIL_H */

@@ -212,62 +212,18 @@ static int fb_ycbcr(struct fb *f, uint32_t w, uint32_t h, uint32_t format)
 /* Scenes and their CRCs                                                    */
 /* ------------------------------------------------------------------------ */
 
-static void flip_done(int fd, unsigned int seq, unsigned int sec,
-		      unsigned int usec, unsigned int crtc, void *data)
-{
-	(void)fd; (void)sec; (void)usec; (void)crtc;
-	*(unsigned int *)data = seq;
-}
-
-/*
- * Commit @req (freed) with an event; the vblank from which its picture is
- * on screen, or 0 with -errno in @err.
- */
-static uint32_t commit_shown(drmModeAtomicReq *req, uint32_t flags, int *err)
-{
-	drmEventContext ev = {
-		.version = 3,
-		.page_flip_handler2 = flip_done,
-	};
-	struct pollfd pfd = { .fd = d.fd, .events = POLLIN };
-	unsigned int seq = 0;
-
-	*err = kms_commit(&d, req, flags | DRM_MODE_PAGE_FLIP_EVENT, &seq);
-	if (*err)
-		return 0;
-	/* The kernel itself gives up on a flip after 10 s. */
-	while (!seq && poll(&pfd, 1, 10000) > 0)
-		drmHandleEvent(d.fd, &ev);
-	if (!seq)
-		*err = -ETIMEDOUT;
-	return seq;
-}
-
-/* The CRC of what head is shown since vblank @since. */
-static bool crc_since(uint32_t since, uint32_t *crc)
-{
-	struct kms_crc c;
-	bool ok;
-
-	if (!kms_crc_open(&c, debugfs, head->pipe))
-		return false;
-	ok = kms_crc_stable(&c, since, crc);
-	kms_crc_close(&c);
-	return ok;
-}
-
 /* Commit @req and take the CRC of its picture; false with a reason. */
 static bool scene_crc(drmModeAtomicReq *req, uint32_t *crc, const char *name)
 {
 	uint32_t since;
 	int err;
 
-	since = commit_shown(req, 0, &err);
+	since = kms_commit_shown(&d, req, 0, &err);
 	if (!since) {
 		kms_result(false, "%s: commit: %s", name, strerror(-err));
 		return false;
 	}
-	if (!crc_since(since, crc)) {
+	if (!kms_crc_since(debugfs, head->pipe, since, crc)) {
 		kms_result(false, "%s: no stable CRC", name);
 		return false;
 	}
@@ -748,26 +704,6 @@ static void test_bandwidth(void)
 /* refusals                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* The shadow registers of every plane and head of the device. */
-static uint32_t *shadow_registers(size_t *count)
-{
-	uint32_t planes = kms_reg(bar0, PVDC_REG_NUM_PLANES);
-	uint32_t heads = kms_reg(bar0, PVDC_REG_NUM_HEADS);
-	size_t n = 0, i;
-	uint32_t p, h, *regs;
-
-	regs = calloc((size_t)planes * PVDC_PLANE_STATE_REGS +
-		      (size_t)heads * PVDC_HEAD_STATE_REGS, 4);
-	for (p = 0; p < planes; p++)
-		for (i = 0; i < PVDC_PLANE_STATE_REGS; i++)
-			regs[n++] = kms_reg(bar0, PVDC_PLANE_SHADOW(p) + i * 4);
-	for (h = 0; h < heads; h++)
-		for (i = 0; i < PVDC_HEAD_STATE_REGS; i++)
-			regs[n++] = kms_reg(bar0, PVDC_HEAD_SHADOW(h) + i * 4);
-	*count = n;
-	return regs;
-}
-
 /* A TEST_ONLY commit of @plane showing @f unscaled: EINVAL expected. */
 static void refused(uint32_t plane, const struct fb *f, const char *name)
 {
@@ -818,7 +754,7 @@ static void test_refusals(void)
 		   4096 % pitch_align == 0,
 		   "refusals-alignments (offset %u, pitch %u)", offset_align,
 		   pitch_align);
-	before = shadow_registers(&count);
+	before = kms_shadow_registers(bar0, &count);
 
 	/* Misaligned Cb:Cr plane: ADDFB2 takes it, the device would not. */
 	ret = nv12_split(&f, 64, 20, 12, offset_align / 2, 4096);
@@ -880,7 +816,7 @@ static void test_refusals(void)
 		refused(overlay, &f, "yuyv-odd-width");
 	fb_destroy(&f);
 
-	after = shadow_registers(&count2);
+	after = kms_shadow_registers(bar0, &count2);
 	kms_result(count == count2 && !memcmp(before, after, count * 4),
 		   "refused-requests-change-no-device-register");
 	free(before);

@@ -8,11 +8,15 @@
  *	random properties with mostly plausible and sometimes garbage
  *	values, TEST_ONLY, NONBLOCK and ALLOW_MODESET mixed; framebuffers of
  *	RGB formats, YUYV, NV12 and P010 (odd-sized), the YCbCr ones with
- *	random COLOR_ENCODING and COLOR_RANGE.  The kernel may refuse a
+ *	random COLOR_ENCODING and COLOR_RANGE; CRTC colour pipelines of
+ *	random DEGAMMA_LUT, CTM and GAMMA_LUT blobs (LUTs of 2 to the
+ *	largest size of entries, and some of sizes the device refuses;
+ *	matrices with coefficients past what it represents).  The kernel
+ *	may refuse a
  *	request only with the errors of the atomic uAPI; enough of them must
  *	reach the device that the host can check it never refused one (QOM
  *	statistic x-commits-rejected).  At the end every head is off and the
- *	other properties are back to what they were.
+ *	other properties are back to what they were (no colour pipeline).
  *
  *   pvdc-stress test-only [-n COUNT] [-s SEED] [DEVICE]
  *	Lights every head, holds a vblank reference on each (so no vblank
@@ -59,9 +63,16 @@ static struct kms_buffer fbs[MAX_FBS];
 static int num_fbs;
 static uint32_t blobs[MAX_BLOBS];
 static int num_blobs;
+/* DEGAMMA_LUT and GAMMA_LUT blobs, CTM blobs. */
+#define MAX_COLOR_BLOBS	8
+static uint32_t luts[MAX_COLOR_BLOBS], ctms[MAX_COLOR_BLOBS];
+static int num_luts, num_ctms;
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long accepted, accepted_test_only, accepted_real;
+/* Real commits that set a colour property (the thread's last request). */
+static unsigned long accepted_color;
+static __thread bool request_has_color;
 static unsigned long refused[MAX_ERRNO + 1];
 
 /* ------------------------------------------------------------------------ */
@@ -104,6 +115,60 @@ static void add_object(uint32_t id, uint32_t type)
 		drmModeFreeProperty(p);
 	}
 	drmModeFreeObjectProperties(props);
+}
+
+/*
+ * LUTs of random entries: of the smallest and the largest sizes the CRTC
+ * takes and a few between, and of one entry and of one more than the
+ * largest, which it refuses; matrices of random coefficients, some far
+ * past the device's range (it clamps), and the identity.  None without
+ * the properties.
+ */
+static void color_blobs(drmModeRes *res)
+{
+	unsigned int seed = 4242, sizes[6], n, i, k;
+	uint64_t max = 0;
+	struct drm_color_lut *lut;
+	struct drm_color_ctm ctm;
+
+	if (!res || !res->count_crtcs ||
+	    !kms_prop_value(fd, res->crtcs[0], DRM_MODE_OBJECT_CRTC,
+			    "GAMMA_LUT_SIZE", &max) || max < 2)
+		return;
+	sizes[0] = 2;
+	sizes[1] = 17;
+	sizes[2] = 256;
+	sizes[3] = max;
+	sizes[4] = 1;
+	sizes[5] = max + 1;
+	lut = calloc(max + 1, sizeof(*lut));
+	for (i = 0; i < ARRAY_LEN(sizes); i++) {
+		n = sizes[i];
+		for (k = 0; k < n; k++) {
+			lut[k].red = rand_r(&seed);
+			lut[k].green = rand_r(&seed);
+			lut[k].blue = rand_r(&seed);
+		}
+		if (!drmModeCreatePropertyBlob(fd, lut, n * sizeof(*lut),
+					       &luts[num_luts]))
+			num_luts++;
+	}
+	free(lut);
+	for (i = 0; i < 4; i++) {
+		for (k = 0; k < 9; k++) {
+			uint64_t mag = i == 0 ? (uint64_t)(k % 4 == 0) << 32 :
+				       i == 3 ? (uint64_t)rand_r(&seed) << 24 :
+				       (uint64_t)rand_r(&seed) << 2;
+
+			/* S31.32 sign-magnitude */
+			ctm.matrix[k] = mag | (uint64_t)(rand_r(&seed) & 1) << 63;
+			if (i == 0)
+				ctm.matrix[k] = mag;
+		}
+		if (!drmModeCreatePropertyBlob(fd, &ctm, sizeof(ctm),
+					       &ctms[num_ctms]))
+			num_ctms++;
+	}
 }
 
 static void discover(void)
@@ -151,6 +216,7 @@ static void discover(void)
 		}
 		drmModeFreeConnector(c);
 	}
+	color_blobs(res);
 	for (i = 0; i < MAX_FBS; i++) {
 		if (kms_buffer_create(fd, &fbs[num_fbs], fb_shapes[i].w,
 				      fb_shapes[i].h, fb_shapes[i].format))
@@ -160,8 +226,8 @@ static void discover(void)
 	}
 	drmModeFreeResources(res);
 	drmModeFreePlaneResources(pres);
-	printf("# %d objects, %u crtcs, %d mode blobs, %d framebuffers\n",
-	       num_objects, num_crtcs, num_blobs, num_fbs);
+	printf("# %d objects, %u crtcs, %d mode blobs, %d LUTs, %d CTMs, %d framebuffers\n",
+	       num_objects, num_crtcs, num_blobs, num_luts, num_ctms, num_fbs);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -220,6 +286,17 @@ static uint64_t random_value(unsigned int *seed, const struct object *o,
 		return plausible_size(seed);
 	if (!strcmp(n, "FB_DAMAGE_CLIPS"))
 		return 0;
+	/* Colour pipelines: mostly LUTs of sizes the CRTC takes. */
+	if (!strcmp(n, "DEGAMMA_LUT") || !strcmp(n, "GAMMA_LUT")) {
+		request_has_color = true;
+		return rnd(seed, 3) == 0 || !num_luts ? 0 :
+		       luts[rnd(seed, num_luts)];
+	}
+	if (!strcmp(n, "CTM")) {
+		request_has_color = true;
+		return rnd(seed, 3) == 0 || !num_ctms ? 0 :
+		       ctms[rnd(seed, num_ctms)];
+	}
 	if (p->flags & DRM_MODE_PROP_BLOB)
 		return rnd(seed, 2) ? 0 : blobs[rnd(seed, num_blobs)];
 	if ((p->flags & (DRM_MODE_PROP_ENUM | DRM_MODE_PROP_BITMASK)) &&
@@ -343,10 +420,13 @@ static bool expected_error(int err)
 
 static bool send_random(unsigned int *seed, uint32_t flags)
 {
-	drmModeAtomicReq *req = random_request(seed);
-	int ret = drmModeAtomicCommit(fd, req, flags, NULL);
-	int err = ret ? errno : 0;
+	drmModeAtomicReq *req;
+	int ret, err;
 
+	request_has_color = false;
+	req = random_request(seed);
+	ret = drmModeAtomicCommit(fd, req, flags, NULL);
+	err = ret ? errno : 0;
 	drmModeAtomicFree(req);
 	pthread_mutex_lock(&stats_lock);
 	if (!ret) {
@@ -355,6 +435,8 @@ static bool send_random(unsigned int *seed, uint32_t flags)
 			accepted_test_only++;
 		else
 			accepted_real++;
+		if (!(flags & DRM_MODE_ATOMIC_TEST_ONLY) && request_has_color)
+			accepted_color++;
 	} else {
 		refused[err <= MAX_ERRNO ? err : 0]++;
 	}
@@ -397,7 +479,10 @@ static int all_off(void)
 			if (!strcmp(p->name, "CRTC_ID") ||
 			    !strcmp(p->name, "FB_ID") ||
 			    !strcmp(p->name, "MODE_ID") ||
-			    !strcmp(p->name, "ACTIVE"))
+			    !strcmp(p->name, "ACTIVE") ||
+			    !strcmp(p->name, "DEGAMMA_LUT") ||
+			    !strcmp(p->name, "CTM") ||
+			    !strcmp(p->name, "GAMMA_LUT"))
 				drmModeAtomicAddProperty(req, o->id, p->id, 0);
 			else if (!(p->flags & (DRM_MODE_PROP_IMMUTABLE |
 					       DRM_MODE_PROP_BLOB)) &&
@@ -464,6 +549,10 @@ static void run_random(unsigned int threads, unsigned int count,
 	kms_result(accepted_real >= 20 && accepted_test_only >= 20,
 		   "random-requests-reach-the-device # %lu real, %lu test-only",
 		   accepted_real, accepted_test_only);
+	if (num_luts)
+		kms_result(accepted_color >= 20,
+			   "random-requests-change-colour-pipelines # %lu real",
+			   accepted_color);
 	ret = all_off();
 	kms_result(!ret, "all-off-after-random-requests%s%s",
 		   ret ? ": " : "", ret ? strerror(-ret) : "");

@@ -426,6 +426,24 @@ class GuestVM:
             raise AssertionError("lockdep is off (debug_locks is not 1):\n"
                                  + stats)
 
+    def suspend_to_ram(self):
+        """Suspend the guest to RAM through its /sys/power/state and wake
+        it through QMP; raise AssertionError unless it went through S3.
+        The machine needs S3 enabled (-global ICH9-LPC.disable_s3=0)."""
+        # The shell answers once the guest is awake again.
+        result = {}
+        sleeper = threading.Thread(target=lambda: result.update(
+            out=self.run("echo mem > /sys/power/state", 120)))
+        sleeper.start()
+        self.qmp.wait_event("SUSPEND", 60)
+        self.qmp.command("system_wakeup")
+        self.qmp.wait_event("WAKEUP", 60)
+        sleeper.join(120)
+        if result.get("out", (1,))[0] != 0:
+            raise AssertionError(f"suspend: {result}")
+        if "PM: suspend exit" not in self.dmesg():
+            raise AssertionError("the guest did not go through S3")
+
     def kms_state(self):
         """The DRM core's atomic state of the pvdc device, from debugfs:
         {object id: {"type", "name", key: value..., "size": (w, h)}}.
@@ -720,14 +738,21 @@ KERNEL_LOG_CASE = ("the kernel log has no lockdep, KASAN, UBSAN, ODEBUG, "
                    "WARN, BUG or sleeping-in-atomic report")
 
 
-def run_suite(body, heads=2, device=None, append=""):
+def run_suite(body, heads=2, device=None, append="", s3=False):
     """Boot the test guest on a HEADS-head pvdc (or on the -device DEVICE),
-    with APPEND on the kernel command line, run BODY(tap, vm) and print its
+    with APPEND on the kernel command line and, if S3, suspend to RAM
+    enabled (GuestVM.suspend_to_ram), run BODY(tap, vm) and print its
     cases as TAP; return the exit status.  A guest that does not boot, or
     stops answering, is a failed case."""
     tap = Tap()
+    extra = []
+    if s3:
+        extra = ["-global", "ICH9-LPC.disable_s3=0"]
+        # After S3 the ACPI PM timer reads a constant until the firmware
+        # sets it up again, which this guest's does not: the TSC keeps time.
+        append = f"{append} tsc=reliable clocksource=tsc".strip()
     vm = GuestVM(devices=["-device", device or f"pvdc,id=pvdc0,heads={heads}"],
-                 append=append)
+                 extra_args=extra, append=append)
     try:
         vm.start()
     except GuestError as e:

@@ -14,11 +14,9 @@ events.
 import os
 import re
 import sys
-import threading
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import GuestError, GuestVM, Tap  # noqa: E402
+from pvdc_harness import GuestError, run_suite  # noqa: E402
 
 HEADS = 2
 DEVICE = f"pvdc,id=pvdc0,heads={HEADS}"
@@ -150,66 +148,36 @@ def suspend_resume(tap, vm):
         log = vm.start_background("pvdc-modeset 0", r"^# holding")
         try:
             before = screens(vm)
-            # The shell answers once the guest is awake again.
-            result = {}
-            sleeper = threading.Thread(target=lambda: result.update(
-                out=vm.run("echo mem > /sys/power/state", 120)))
-            sleeper.start()
-            vm.qmp.wait_event("SUSPEND", 60)
-            vm.qmp.command("system_wakeup")
-            vm.qmp.wait_event("WAKEUP", 60)
-            sleeper.join(120)
-            if result.get("out", (1,))[0] != 0:
-                raise AssertionError(f"suspend: {result}")
-            deadline = time.monotonic() + 60
-            while True:
-                after = screens(vm)
+            vm.suspend_to_ram()
+
+            def same(after):
                 if all(a.data == b.data and a.width == b.width
                        for a, b in zip(after, before)):
-                    break
-                if time.monotonic() > deadline:
-                    raise AssertionError(
-                        "heads after resume: " +
-                        ", ".join(f"{a.width}x{a.height}" for a in after))
-                time.sleep(0.2)
+                    return True
+                raise AssertionError(
+                    "heads after resume: " +
+                    ", ".join(f"{a.width}x{a.height}" for a in after))
+            vm.wait_until("every head shows its pixels again",
+                          lambda: same(screens(vm)))
         finally:
             out = vm.stop_background(log)
         if "not ok" in out:
             raise AssertionError(out)
-        if "PM: suspend exit" not in vm.dmesg():
-            raise AssertionError("the guest did not go through S3")
     tap.case("suspend to RAM and resume restore every head's pixels", check)
 
 
-def main():
-    tap = Tap()
-    # After S3 the ACPI PM timer reads a constant until the firmware sets
-    # it up again, which this guest's does not: the TSC keeps time.
-    vm = GuestVM(devices=["-device", DEVICE],
-                 extra_args=["-global", "ICH9-LPC.disable_s3=0"],
-                 append="iomem=relaxed pci=nomsi tsc=reliable "
-                        "clocksource=tsc")
-    try:
-        vm.start()
-    except GuestError as e:
-        tap.fail("guest boots on pvdc", e)
-        return tap.done()
-    try:
-        probe_sanitizes(tap, vm)
-        unbind_with_flips_in_flight(tap, vm)
-        if "mem" in vm.run("cat /sys/power/state")[1].split():
-            suspend_resume(tap, vm)
-        else:
-            tap.skip("suspend to RAM and resume restore every head's pixels",
-                     f"the {vm.kernel.name} kernel has no suspend to RAM")
-        # Last: it leaves the one warning the kernel log may have.
-        refused_commit_resyncs(tap, vm)
-    except GuestError as e:
-        tap.fail("the guest stays responsive", e)
-    finally:
-        vm.stop()
-    return tap.done()
+def body(tap, vm):
+    probe_sanitizes(tap, vm)
+    unbind_with_flips_in_flight(tap, vm)
+    if "mem" in vm.run("cat /sys/power/state")[1].split():
+        suspend_resume(tap, vm)
+    else:
+        tap.skip("suspend to RAM and resume restore every head's pixels",
+                 f"the {vm.kernel.name} kernel has no suspend to RAM")
+    # Last: it leaves the one warning the kernel log may have.
+    refused_commit_resyncs(tap, vm)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_suite(body, device=DEVICE, append="iomem=relaxed pci=nomsi",
+                       s3=True))
