@@ -191,7 +191,11 @@ def random_stress(tap, vm):
         rejected = vm.qom_get("x-commits-rejected") - start["x-commits-rejected"]
         print(f"# device: {applied} head commits applied, {rejected} "
               "rejected during the stress run")
-        if rejected or applied < 200:
+        # The floor only proves the run reached the device: latches are
+        # bounded by the vblanks of a run of a few seconds, and nonblocking
+        # commits amend each other when the host is slow (186 to 530 seen
+        # on a 2-core host, loaded or not).
+        if rejected or applied < 100:
             raise AssertionError(f"{applied} applied, {rejected} rejected")
     tap.case("no commit that passed check is rejected by the device",
              never_rejected)
