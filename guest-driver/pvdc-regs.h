@@ -18,7 +18,8 @@
  *   plane caps    one read-only word per plane: type and possible heads
  *   head control  per head, immediate: doorbell, commit outcome, vblank,
  *                 connector, CRC
- *   head shadow   per head, latched: mode timings, enable, bandwidth, colour
+ *   head shadow   per head, latched: mode timings, enable, bandwidth, colour,
+ *                 writeback
  *   head active   read-only view of what the head scans out now
  *   plane shadow  per plane, latched: framebuffer, source/destination, blend
  *   plane active  read-only view of what the plane scans out now
@@ -67,7 +68,7 @@
 #define PVDC_ID				0x43445650 /* "PVDC" little-endian */
 #define PVDC_REG_VERSION		0x0004 /* RO: major, minor */
 #define PVDC_VERSION_MAJOR		1
-#define PVDC_VERSION_MINOR		3
+#define PVDC_VERSION_MINOR		4
 #define PVDC_VERSION_MAJOR_SHIFT	16
 #define PVDC_VERSION_MAJOR_LENGTH	16
 #define PVDC_VERSION_MAJOR_FIELD	GENMASK_U32(31, 16)
@@ -86,6 +87,8 @@
 #define PVDC_FEATURE_YCBCR		BIT(7)
 /* HS_CTRL DEGAMMA/CTM/GAMMA: a colour pipeline per head, LUT_SIZE */
 #define PVDC_FEATURE_COLOR_MGMT		BIT(8)
+/* HS_CTRL WRITEBACK, HS_WB_*, FORMATS_WRITEBACK */
+#define PVDC_FEATURE_WRITEBACK		BIT(9)
 #define PVDC_REG_NUM_HEADS		0x000c /* RO */
 #define PVDC_REG_NUM_OVERLAYS		0x0010 /* RO: overlays per head */
 #define PVDC_REG_NUM_PLANES		0x0014 /* RO: all planes, all heads */
@@ -157,6 +160,8 @@
 #define PVDC_REG_FORMATS_PRIMARY	0x00c0 /* RO: mask over the table */
 #define PVDC_REG_FORMATS_OVERLAY	0x00c4 /* RO */
 #define PVDC_REG_FORMATS_CURSOR		0x00c8 /* RO */
+/* RO: the formats HS_WB_FORMAT takes */
+#define PVDC_REG_FORMATS_WRITEBACK	0x00cc
 
 /* DRM fourccs, spelled out so that this header needs no drm_fourcc.h. */
 #define PVDC_FOURCC(a, b, c, d) \
@@ -263,6 +268,8 @@
 #define PVDC_ERR_HEAD_RESERVED		0x16 /* reserved HS_CTRL bits */
 /* a LUT size outside 2..LUT_SIZE, a LUT or the CTM misaligned or past VRAM */
 #define PVDC_ERR_COLOR			0x17
+/* writeback on a disabled head, format not taken, pitch, alignment, VRAM */
+#define PVDC_ERR_WRITEBACK		0x18
 #define PVDC_ERR_PLANE_HEAD		0x20 /* not for that head */
 #define PVDC_ERR_PLANE_BUSY		0x21 /* shown outside the group */
 #define PVDC_ERR_FORMAT			0x22 /* format not accepted */
@@ -305,7 +312,15 @@
 #define PVDC_HS_CTRL_CTM		BIT(PVDC_HS_CTRL_CTM_SHIFT)
 #define PVDC_HS_CTRL_GAMMA_SHIFT	3
 #define PVDC_HS_CTRL_GAMMA		BIT(PVDC_HS_CTRL_GAMMA_SHIFT)
-#define PVDC_HS_CTRL_VALID_MASK		GENMASK_U32(3, 0)
+/*
+ * Writeback: the latch that applies this state also writes the frame the
+ * head then shows (after the colour pipeline, hactive x vactive pixels)
+ * once into VRAM at HS_WB_OFFSET, before DONE_SEQ and COMMIT_DONE tell the
+ * commit applied.  Not kept: the next commit writes only if it sets it too.
+ */
+#define PVDC_HS_CTRL_WRITEBACK_SHIFT	4
+#define PVDC_HS_CTRL_WRITEBACK		BIT(PVDC_HS_CTRL_WRITEBACK_SHIFT)
+#define PVDC_HS_CTRL_VALID_MASK		GENMASK_U32(4, 0)
 #define PVDC_HS_HTIMING			0x04 /* PVDC_XY(hactive, htotal) */
 /* PVDC_XY(hsync_start, hsync_end) */
 #define PVDC_HS_HSYNC			0x08
@@ -334,7 +349,11 @@
 #define PVDC_HS_CTM			0x24
 #define PVDC_HS_GAMMA_LUT		0x28
 #define PVDC_HS_LUT_SIZES		0x2c /* PVDC_XY(degamma, gamma) */
-#define PVDC_HEAD_STATE_REGS		12
+/* Writeback target, used while HS_CTRL WRITEBACK is set: like PS_FB_* */
+#define PVDC_HS_WB_FORMAT		0x30 /* DRM fourcc */
+#define PVDC_HS_WB_OFFSET		0x34 /* bytes into VRAM */
+#define PVDC_HS_WB_PITCH		0x38 /* bytes per line */
+#define PVDC_HEAD_STATE_REGS		15
 #define PVDC_COLOR_ALIGN		8
 #define PVDC_LUT_ENTRY_SIZE		8 /* struct drm_color_lut */
 #define PVDC_CTM_SIZE			72 /* struct drm_color_ctm */
