@@ -59,6 +59,22 @@ uint32_t pvdc_format_mask(unsigned int plane_type)
     }
 }
 
+uint32_t pvdc_writeback_format_mask(void)
+{
+    /* 8 bits a channel in 32-bit pixels: the composed frame, unrounded */
+    static const uint32_t fourccs[] = {
+        PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_XBGR8888,
+        PVDC_FMT_ABGR8888,
+    };
+    uint32_t mask = 0;
+    unsigned int i;
+
+    for (i = 0; i < ARRAY_SIZE(fourccs); i++) {
+        mask |= BIT(pvdc_format_index(fourccs[i]));
+    }
+    return mask;
+}
+
 uint64_t pvdc_mode_period_ns(const PVDCHeadRegs *regs)
 {
     uint64_t pixels = (uint64_t)FIELD_EX32(regs->htiming, XY, Y) *
@@ -118,6 +134,8 @@ static const char *pvdc_error_name(uint32_t result)
         [PVDC_ERR_HEAD_RESERVED] = "reserved bits in HS_CTRL",
         [PVDC_ERR_COLOR] = "LUT size out of range, or a LUT or the CTM "
                            "misaligned or outside VRAM",
+        [PVDC_ERR_WRITEBACK] = "writeback on a disabled head, or its format, "
+                               "pitch, alignment or VRAM range",
         [PVDC_ERR_PLANE_HEAD] = "plane cannot be bound to that head",
         [PVDC_ERR_PLANE_BUSY] = "plane shown by a head outside the commit",
         [PVDC_ERR_FORMAT] = "format not accepted by the plane",
@@ -218,6 +236,17 @@ static bool pvdc_timings_equal(const PVDCHeadRegs *a, const PVDCHeadRegs *b)
 }
 
 /*
+ * @lines lines (at least one) of @line bytes, @pitch bytes apart from
+ * @offset on, end inside VRAM: computed in 64 bits, no sum wraps.
+ */
+static bool pvdc_lines_in_vram(PVDCState *s, uint32_t offset, uint32_t pitch,
+                               uint64_t lines, uint64_t line)
+{
+    return (uint64_t)offset + (uint64_t)pitch * (lines - 1) + line <=
+           s->conf.vram_size;
+}
+
+/*
  * A table or matrix of @len bytes at VRAM offset @offset: aligned and
  * inside VRAM, computed in 64 bits.
  */
@@ -252,6 +281,22 @@ static bool pvdc_color_valid(PVDCState *s, const PVDCHeadRegs *r)
     return true;
 }
 
+bool pvdc_writeback_target_valid(PVDCState *s, const PVDCHeadRegs *r)
+{
+    int fmt = pvdc_format_index(r->wb_format);
+    uint32_t height = FIELD_EX32(r->vtiming, XY, X);
+    uint64_t line;
+
+    if (fmt < 0 || !(pvdc_writeback_format_mask() & BIT(fmt)) || !height) {
+        return false;
+    }
+    line = (uint64_t)FIELD_EX32(r->htiming, XY, X) *
+           pvdc_compose_formats[fmt].cpp;
+    return !(r->wb_offset % PVDC_OFFSET_ALIGNMENT) &&
+           !(r->wb_pitch % PVDC_PITCH_ALIGNMENT) && r->wb_pitch >= line &&
+           pvdc_lines_in_vram(s, r->wb_offset, r->wb_pitch, height, line);
+}
+
 static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
 {
     PVDCState *s = v->s;
@@ -265,7 +310,9 @@ static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
         return pvdc_head_error(PVDC_ERR_HEAD_RESERVED);
     }
     if (!FIELD_EX32(armed->ctrl, HS_CTRL, ENABLE)) {
-        return 0;
+        /* Unlike colour stages, writeback asks for a frame there is not. */
+        return FIELD_EX32(armed->ctrl, HS_CTRL, WRITEBACK) ?
+               pvdc_head_error(PVDC_ERR_WRITEBACK) : 0;
     }
     if (!pvdc_mode_valid(s, armed)) {
         return pvdc_head_error(PVDC_ERR_MODE);
@@ -287,6 +334,10 @@ static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
     /* Not a modeset: the pipeline may change on an enabled head. */
     if (!pvdc_color_valid(s, armed)) {
         return pvdc_head_error(PVDC_ERR_COLOR);
+    }
+    if (FIELD_EX32(armed->ctrl, HS_CTRL, WRITEBACK) &&
+        !pvdc_writeback_target_valid(s, armed)) {
+        return pvdc_head_error(PVDC_ERR_WRITEBACK);
     }
     return 0;
 }
@@ -350,9 +401,8 @@ static bool pvdc_chroma_valid(PVDCState *s, const PVDCPlaneRegs *r,
     return !(r->chroma_offset % PVDC_OFFSET_ALIGNMENT) &&
            r->chroma_pitch >= line &&
            !(r->chroma_pitch % PVDC_PITCH_ALIGNMENT) &&
-           (uint64_t)r->chroma_offset +
-           (uint64_t)r->chroma_pitch * (lines - 1) + line <=
-           s->conf.vram_size;
+           pvdc_lines_in_vram(s, r->chroma_offset, r->chroma_pitch, lines,
+                              line);
 }
 
 /* The framebuffer of plane @p: format, size, layout, inside VRAM. */
@@ -380,8 +430,7 @@ static uint32_t pvdc_check_plane_fb(PVDCCommitView *v, unsigned int p)
     if (r->fb_offset % PVDC_OFFSET_ALIGNMENT) {
         return pvdc_error(PVDC_ERR_OFFSET_ALIGN, p);
     }
-    if ((uint64_t)r->fb_offset + (uint64_t)r->fb_pitch * (fb_h - 1) + line >
-        s->conf.vram_size) {
+    if (!pvdc_lines_in_vram(s, r->fb_offset, r->fb_pitch, fb_h, line)) {
         return pvdc_error(PVDC_ERR_FB_BOUNDS, p);
     }
     if (pvdc_compose_formats[fmt].chroma_cpp &&
@@ -599,6 +648,77 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
     }
 }
 
+/*
+ * The first latch point of @head after @when and not before @target:
+ * a vblank of an enabled head, a frame of the armed mode after @when
+ * for a head the commit enables (its timeline would start at the
+ * latch), @target for a head that stays disabled.  INT64_MAX if beyond
+ * the end of QEMU_CLOCK_VIRTUAL.
+ */
+static int64_t pvdc_latch_point_from(PVDCHead *head, int64_t when,
+                                     int64_t target)
+{
+    uint64_t period, frames;
+
+    if (pvdc_head_on(head)) {
+        return pvdc_next_vblank(head, MAX(target - 1, when));
+    }
+    if (!FIELD_EX32(head->armed.ctrl, HS_CTRL, ENABLE)) {
+        return target;
+    }
+    /* A validated mode: at least PVDC_MIN_FRAME_PERIOD_NS. */
+    period = pvdc_mode_period_ns(&head->armed);
+    if (!period) {
+        return INT64_MAX;
+    }
+    frames = MAX(DIV_ROUND_UP((uint64_t)(target - when), period), 1);
+    if (frames > (uint64_t)(INT64_MAX - when) / period) {
+        return INT64_MAX;
+    }
+    return when + frames * period;
+}
+
+/*
+ * A commit that writes back while compositions have overdrawn their
+ * budget stays armed, all or nothing, until the latest of its members'
+ * first latch points at which the budget is paid back: only time refills
+ * it, so waiting frame by frame would reach the same one, one timer run
+ * per frame later.  The guest cannot make the host compose faster, and
+ * no frame is dropped.  Returns whether the group was deferred.
+ */
+static bool pvdc_writeback_defer(PVDCState *s, uint32_t group, int64_t when)
+{
+    int64_t wait, latch = when;
+    bool writes = false;
+    unsigned int h;
+
+    for (h = 0; h < s->conf.num_heads; h++) {
+        writes |= (group & BIT(h)) &&
+                  FIELD_EX32(s->heads[h].armed.ctrl, HS_CTRL, WRITEBACK);
+    }
+    wait = writes ? pvdc_budget_wait(s, when) : 0;
+    if (!wait) {
+        return false;
+    }
+    for (h = 0; h < s->conf.num_heads; h++) {
+        if (group & BIT(h)) {
+            latch = MAX(latch, pvdc_latch_point_from(&s->heads[h], when,
+                                                     when + wait));
+        }
+    }
+    /* Nothing would ever latch it: write it now rather than never. */
+    if (latch == INT64_MAX) {
+        return false;
+    }
+    for (h = 0; h < s->conf.num_heads; h++) {
+        if (group & BIT(h)) {
+            s->heads[h].latch_ns = latch;
+        }
+    }
+    trace_pvdc_writeback_deferred(group, when, latch);
+    return true;
+}
+
 static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
 {
     PVDCCommitView view;
@@ -608,8 +728,18 @@ static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
 
     pvdc_commit_view_init(&view, s, group);
     err = pvdc_check_commit(&view, &failed);
+    if (!err && pvdc_writeback_defer(s, group, when)) {
+        return;
+    }
     if (!err) {
         pvdc_apply_commit(&view, when);
+        /* The frame is in VRAM before DONE_SEQ says the commit applied. */
+        for (h = 0; h < s->conf.num_heads; h++) {
+            if ((group & BIT(h)) &&
+                FIELD_EX32(s->heads[h].active.ctrl, HS_CTRL, WRITEBACK)) {
+                pvdc_writeback(&s->heads[h], when);
+            }
+        }
     } else {
         char where[32];
 
@@ -656,7 +786,11 @@ void pvdc_latch_due_commits(PVDCState *s, int64_t now)
 {
     int64_t when = 0;
 
-    /* Each round disarms at least one head, so this ends. */
+    /*
+     * Each round disarms at least one head or defers a group to a later
+     * latch point, by at least the time the budget needs to be paid
+     * back: this ends.
+     */
     while (pvdc_next_latch(s, &when) && when <= now) {
         unsigned int h;
 

@@ -22,9 +22,11 @@
  * is not), and is composed instead.
  *
  * CRC capture happens when the guest reads CRC_VALUE, once per frame: it
- * composes the whole head into an image of the device's own.  A device-wide
- * budget of pixels per second of virtual time bounds what capture can
- * cost the host, however many heads read their CRC how often.
+ * composes the whole head into an image of the device's own.  Writeback
+ * composes the same way at the latch point of a commit that asks for it,
+ * then writes the image into VRAM.  A device-wide budget of pixels per
+ * second of virtual time bounds what both can cost the host, however many
+ * heads read their CRC or write back how often.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -72,7 +74,10 @@ typedef struct PVDCDisplay {
     PVDCPlaneRegs cursor;
     int cursor_x, cursor_y;
 
-    /* CRC capture: the frame image and the vblank last captured. */
+    /*
+     * CRC capture: the frame image and the vblank last captured.  The
+     * image is also where writeback composes, before it converts.
+     */
     pixman_image_t *crc_image;
     bool crc_captured;
     uint64_t crc_count;
@@ -85,6 +90,13 @@ QEMU_BUILD_BUG_ON(PVDC_COLOR_BT601 != PVDC_COMPOSE_BT601 ||
 
 /* Pixels CRC capture may compose at once after a pause. */
 #define PVDC_CRC_BURST          (PVDC_CRC_PIXELS_PER_SECOND / 8)
+/*
+ * The longest refill counted at once: more than pays back the largest
+ * debt, one composition of PVDC_MAX_PLANES_PER_HEAD planes and a colour
+ * pipeline on a 16384x16384 head (12 s worth), and small enough that
+ * the pixels it refills fit in 64 bits.
+ */
+#define PVDC_BUDGET_REFILL_MAX_NS   (64 * NANOSECONDS_PER_SECOND)
 
 /*
  * VRAM bytes [@offset, @offset + @len) as a host pointer, or NULL if any
@@ -586,29 +598,76 @@ void pvdc_crc_budget_reset(PVDCState *s, int64_t now)
     s->crc_budget_ns = now;
 }
 
-/*
- * Take @cost pixels from the budget, refilled for the time since it was
- * last used.  The last capture of a burst may overdraw it: one capture of
- * any size is always possible, and pays back before the next.
- */
-static bool pvdc_crc_budget_take(PVDCState *s, int64_t now, uint64_t cost)
+/* Refill the budget for the time since it was last used. */
+static void pvdc_budget_refill(PVDCState *s, int64_t now)
 {
     int64_t elapsed = now - s->crc_budget_ns;
 
     if (elapsed > 0) {
-        /* at most a second's worth: no overflow, the burst caps it anyway */
-        int64_t refill = muldiv64(MIN(elapsed, NANOSECONDS_PER_SECOND),
+        int64_t refill = muldiv64(MIN(elapsed, PVDC_BUDGET_REFILL_MAX_NS),
                                   PVDC_CRC_PIXELS_PER_SECOND,
                                   NANOSECONDS_PER_SECOND);
 
         s->crc_budget = MIN(s->crc_budget + refill, (int64_t)PVDC_CRC_BURST);
         s->crc_budget_ns = now;
     }
-    if (s->crc_budget <= 0) {
+}
+
+static void pvdc_budget_charge(PVDCState *s, uint64_t cost)
+{
+    s->crc_budget -= (int64_t)MIN(cost, (uint64_t)INT64_MAX / 2);
+}
+
+int64_t pvdc_budget_wait(PVDCState *s, int64_t now)
+{
+    pvdc_budget_refill(s, now);
+    if (s->crc_budget > 0) {
+        return 0;
+    }
+    /* Rounded up: the budget is above zero once the wait is over. */
+    return MIN(muldiv64(1 - s->crc_budget, NANOSECONDS_PER_SECOND,
+                        PVDC_CRC_PIXELS_PER_SECOND) + 1,
+               PVDC_BUDGET_REFILL_MAX_NS);
+}
+
+/*
+ * Take @cost pixels from the budget.  The last capture of a burst may
+ * overdraw it: one capture of any size is always possible, and pays back
+ * before the next.
+ */
+static bool pvdc_crc_budget_take(PVDCState *s, int64_t now, uint64_t cost)
+{
+    if (pvdc_budget_wait(s, now)) {
         return false;
     }
-    s->crc_budget -= (int64_t)MIN(cost, (uint64_t)INT64_MAX / 2);
+    pvdc_budget_charge(s, cost);
     return true;
+}
+
+/* What composing @scene whole costs, in pixels of the budget. */
+static uint64_t pvdc_scene_cost(const PVDCComposeScene *scene)
+{
+    /* the background, each plane, and the colour pipeline */
+    unsigned int passes = scene->num_planes + 1 +
+                          pvdc_compose_color_active(scene->color);
+
+    return (uint64_t)scene->width * scene->height * passes;
+}
+
+/* The image of @head's size to compose a whole frame into, or NULL. */
+static pixman_image_t *pvdc_frame_image(PVDCHead *head,
+                                        const PVDCComposeScene *scene)
+{
+    PVDCDisplay *d = head->display;
+
+    if (!d->crc_image ||
+        pixman_image_get_width(d->crc_image) != scene->width ||
+        pixman_image_get_height(d->crc_image) != scene->height) {
+        qemu_pixman_image_unref(d->crc_image);
+        d->crc_image = pixman_image_create_bits(PIXMAN_x8r8g8b8, scene->width,
+                                                scene->height, NULL, 0);
+    }
+    return d->crc_image;
 }
 
 uint32_t pvdc_crc_read(PVDCHead *head, int64_t now)
@@ -616,7 +675,7 @@ uint32_t pvdc_crc_read(PVDCHead *head, int64_t now)
     PVDCState *s = head->dev;
     PVDCDisplay *d = head->display;
     PVDCComposeScene scene;
-    unsigned int passes;
+    pixman_image_t *image;
     uint64_t count;
 
     if (!pvdc_head_on(head) || !FIELD_EX32(head->crc_ctrl, CRC_CTRL, ENABLE)) {
@@ -627,29 +686,84 @@ uint32_t pvdc_crc_read(PVDCHead *head, int64_t now)
         return head->crc_value;
     }
     pvdc_console_scene(head, &scene, -1, NULL);
-    /* the background, each plane, and the colour pipeline */
-    passes = scene.num_planes + 1 + pvdc_compose_color_active(scene.color);
-    if (!pvdc_crc_budget_take(s, now, (uint64_t)scene.width * scene.height *
-                                      passes)) {
+    if (!pvdc_crc_budget_take(s, now, pvdc_scene_cost(&scene))) {
         trace_pvdc_crc_over_budget(head->index, count, s->crc_budget);
         return head->crc_value;
     }
-    if (!d->crc_image ||
-        pixman_image_get_width(d->crc_image) != scene.width ||
-        pixman_image_get_height(d->crc_image) != scene.height) {
-        qemu_pixman_image_unref(d->crc_image);
-        d->crc_image = pixman_image_create_bits(PIXMAN_x8r8g8b8, scene.width,
-                                                scene.height, NULL, 0);
-    }
-    if (d->crc_image &&
-        pvdc_console_compose(head, &scene, d->crc_image, NULL)) {
-        head->crc_value = pvdc_compose_crc32(d->crc_image);
+    image = pvdc_frame_image(head, &scene);
+    if (image && pvdc_console_compose(head, &scene, image, NULL)) {
+        head->crc_value = pvdc_compose_crc32(image);
     }
     head->crc_frame = extract64(count, 0, 32);
     d->crc_captured = true;
     d->crc_count = count;
     trace_pvdc_crc(head->index, head->crc_frame, head->crc_value);
     return head->crc_value;
+}
+
+/*
+ * How pixman writes a writeback target of @fmt: as the format of the
+ * same layout with alpha, so that the top byte is written opaque (into
+ * an X byte pixman would write 0).
+ */
+static pixman_format_code_t pvdc_writeback_pixman(const PVDCComposeFormat *fmt)
+{
+    unsigned int i;
+
+    for (i = 0; i < PVDC_COMPOSE_NUM_FORMATS; i++) {
+        if (pvdc_compose_formats[i].color == fmt->color &&
+            pvdc_compose_formats[i].alpha) {
+            return pvdc_compose_formats[i].alpha;
+        }
+    }
+    return 0;
+}
+
+void pvdc_writeback(PVDCHead *head, int64_t when)
+{
+    PVDCState *s = head->dev;
+    const PVDCHeadRegs *r = &head->active;
+    const PVDCComposeFormat *fmt = pvdc_compose_format(r->wb_format);
+    uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
+    PVDCComposeScene scene;
+    pixman_image_t *image, *target;
+    pixman_format_code_t layout;
+    uint64_t len;
+
+    /* Validated at the latch; checked again as every pointer into VRAM. */
+    if (!fmt || !pvdc_writeback_target_valid(s, r)) {
+        return;
+    }
+    layout = pvdc_writeback_pixman(fmt);
+    if (!layout) {
+        return;
+    }
+    pvdc_console_scene(head, &scene, -1, NULL);
+    pvdc_budget_refill(s, when);
+    pvdc_budget_charge(s, pvdc_scene_cost(&scene));
+    /*
+     * Composed apart first: the target may be a framebuffer of the very
+     * planes composed.
+     */
+    image = pvdc_frame_image(head, &scene);
+    if (!image || !pvdc_console_compose(head, &scene, image, NULL)) {
+        return;
+    }
+    /* pixman writes only the head's width of each line, opaque. */
+    target = pixman_image_create_bits(layout, scene.width, scene.height,
+                                      (uint32_t *)(vram + r->wb_offset),
+                                      r->wb_pitch);
+    if (!target) {
+        return;
+    }
+    pixman_image_composite(PIXMAN_OP_SRC, image, NULL, target, 0, 0, 0, 0,
+                           0, 0, scene.width, scene.height);
+    pixman_image_unref(target);
+    len = (uint64_t)r->wb_pitch * (scene.height - 1) +
+          (uint64_t)scene.width * fmt->cpp;
+    memory_region_set_dirty(&s->vram, r->wb_offset, len);
+    trace_pvdc_writeback(head->index, head->armed_seq, r->wb_format,
+                         r->wb_offset, r->wb_pitch);
 }
 
 static void pvdc_head_compositions(Object *obj, Visitor *v, const char *name,

@@ -6,7 +6,7 @@
  *   pvdc-mmio.c    register file: read/write dispatch
  *   pvdc-commit.c  doorbells, validation rules, applying a commit
  *   pvdc-vblank.c  vblank timelines, the timer, interrupts
- *   pvdc-console.c one QEMU console per head, frame CRCs
+ *   pvdc-console.c one QEMU console per head, frame CRCs, writeback
  *   pvdc-compose.c composition of the active planes into a picture
  *   pvdc-output.c  connectors: EDID, preferred mode, hotplug
  *
@@ -68,6 +68,10 @@ extern const MemoryRegionOps pvdc_mmio_ops;
 
 /* pvdc-commit.c */
 uint32_t pvdc_format_mask(unsigned int plane_type);
+/* FORMATS_WRITEBACK: the FORMAT_TABLE entries a writeback target takes. */
+uint32_t pvdc_writeback_format_mask(void);
+/* The writeback target of @r is valid for its mode (PVDC_ERR_WRITEBACK). */
+bool pvdc_writeback_target_valid(PVDCState *s, const PVDCHeadRegs *r);
 void pvdc_doorbell(PVDCState *s, uint32_t mask);
 void pvdc_doorbell_amend(PVDCState *s, unsigned int head);
 uint32_t pvdc_armed_mask(PVDCState *s);
@@ -125,6 +129,17 @@ void pvdc_console_finalize(PVDCState *s);
  */
 uint32_t pvdc_crc_read(PVDCHead *head, int64_t now);
 void pvdc_crc_budget_reset(PVDCState *s, int64_t now);
+/*
+ * The composition budget CRC capture and writeback share: 0 if it allows
+ * a composition at @now, else the time until it will (it is in debt).
+ */
+int64_t pvdc_budget_wait(PVDCState *s, int64_t now);
+/*
+ * Compose the frame @head shows at the latch point @when into its
+ * writeback target (active HS_WB_*) and mark the range dirty.  Takes
+ * its cost from the budget whatever the balance: it is never dropped.
+ */
+void pvdc_writeback(PVDCHead *head, int64_t when);
 /*
  * The active state of @head changed at a latch point: the frame that
  * starts there gets a CRC of its own, even at a vblank count already

@@ -53,6 +53,12 @@ static uint32_t *pvdc_head_reg(PVDCHeadRegs *r, hwaddr offset)
         return &r->gamma_lut;
     case PVDC_HS_LUT_SIZES:
         return &r->lut_sizes;
+    case PVDC_HS_WB_FORMAT:
+        return &r->wb_format;
+    case PVDC_HS_WB_OFFSET:
+        return &r->wb_offset;
+    case PVDC_HS_WB_PITCH:
+        return &r->wb_pitch;
     default:
         return NULL;
     }
@@ -121,7 +127,8 @@ static uint32_t pvdc_features(PVDCState *s)
     uint32_t features = PVDC_FEATURE_MULTI_HEAD_COMMIT | PVDC_FEATURE_EDID |
                         PVDC_FEATURE_CRC | PVDC_FEATURE_HOTPLUG |
                         PVDC_FEATURE_DOORBELL_AMEND | PVDC_FEATURE_CLOCK |
-                        PVDC_FEATURE_YCBCR | PVDC_FEATURE_COLOR_MGMT;
+                        PVDC_FEATURE_YCBCR | PVDC_FEATURE_COLOR_MGMT |
+                        PVDC_FEATURE_WRITEBACK;
 
     if (msi_present(PCI_DEVICE(s))) {
         features |= PVDC_FEATURE_MSI;
@@ -216,6 +223,9 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
         return true;
     case PVDC_REG_FORMATS_CURSOR:
         *val = pvdc_format_mask(PVDC_PLANE_TYPE_CURSOR);
+        return true;
+    case PVDC_REG_FORMATS_WRITEBACK:
+        *val = pvdc_writeback_format_mask();
         return true;
     }
     if (addr >= PVDC_REG_FORMAT_TABLE(0) &&

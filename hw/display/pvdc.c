@@ -425,6 +425,9 @@ static const VMStateDescription vmstate_pvdc_head_regs = {
         VMSTATE_UINT32(ctm, PVDCHeadRegs),
         VMSTATE_UINT32(gamma_lut, PVDCHeadRegs),
         VMSTATE_UINT32(lut_sizes, PVDCHeadRegs),
+        VMSTATE_UINT32(wb_format, PVDCHeadRegs),
+        VMSTATE_UINT32(wb_offset, PVDCHeadRegs),
+        VMSTATE_UINT32(wb_pitch, PVDCHeadRegs),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -575,14 +578,15 @@ static const VMStateDescription vmstate_pvdc_head = {
 /*
  * Version 2: the device configuration, 64-bit vblank counts; version 3:
  * DONE_FRAME; version 4: PS_CHROMA_OFFSET and PS_CHROMA_PITCH; version 5:
- * the colour registers of the head state (the tables in a subsection).
- * pvdc has not been released with an earlier version: no compatibility
- * with them is kept.
+ * the colour registers of the head state (the tables in a subsection);
+ * version 6: the writeback registers of the head state.  pvdc has not
+ * been released with an earlier version: no compatibility with them is
+ * kept.
  */
 static const VMStateDescription vmstate_pvdc = {
     .name = "pvdc",
-    .version_id = 5,
-    .minimum_version_id = 5,
+    .version_id = 6,
+    .minimum_version_id = 6,
     .pre_load = pvdc_pre_load,
     .pre_save = pvdc_pre_save,
     .post_load = pvdc_post_load,

@@ -70,11 +70,27 @@ typedef struct TColor {
 #define COLOR_CTM           (COLOR_DEGAMMA + PVDC_LUT_MAX_SIZE * 8)
 #define COLOR_GAMMA         (COLOR_CTM + PVDC_CTM_SIZE + 8)
 
+/*
+ * A writeback target at WB_BASE: @format, @pitch bytes a line, the whole
+ * test mode.  The test checks WB_GUARD bytes either side are untouched.
+ */
+typedef struct TWriteback {
+    uint32_t format;
+    uint32_t pitch;
+} TWriteback;
+
+#define WB_BASE             (8 * MiB)
+#define WB_GUARD            (4 * KiB)
+#define WB_MAX_PITCH        (2 * MODE_PITCH)
+#define WB_SPAN             (2 * WB_GUARD + WB_MAX_PITCH * MODE_H)
+#define WB_SENTINEL         0xa5
+
 typedef struct TScene {
     uint32_t background;
     unsigned int num_planes;
     TPlane planes[SLOTS];
     const TColor *color;        /* NULL: no pipeline */
+    const TWriteback *wb;       /* NULL: no writeback */
 } TScene;
 
 typedef struct T {
@@ -214,8 +230,14 @@ static void commit_scene(T *t, unsigned int head, const TScene *scene)
     if (scene->color) {
         write_color(t, head, scene->color);
     }
+    if (scene->wb) {
+        wr(&t->p, hs + PVDC_HS_WB_FORMAT, scene->wb->format);
+        wr(&t->p, hs + PVDC_HS_WB_OFFSET, WB_BASE);
+        wr(&t->p, hs + PVDC_HS_WB_PITCH, scene->wb->pitch);
+    }
     wr(&t->p, hs + PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE |
-       (scene->color ? scene->color->stages : 0));
+       (scene->color ? scene->color->stages : 0) |
+       (scene->wb ? PVDC_HS_CTRL_WRITEBACK : 0));
     for (i = 0; i < SLOTS; i++) {
         wr(&t->p, PVDC_PLANE_SHADOW(plane_index(head, i)) + PVDC_PS_CTRL, 0);
     }
@@ -1951,6 +1973,384 @@ static void test_color_turns_direct_scanout_off_and_on(void)
     stop(&t);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Writeback                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* The target and WB_GUARD bytes either side filled with WB_SENTINEL. */
+static void wb_clear(T *t)
+{
+    g_autofree uint8_t *buf = g_malloc(WB_SPAN);
+
+    memset(buf, WB_SENTINEL, WB_SPAN);
+    qpci_memwrite(t->p.dev, t->p.vram, WB_BASE - WB_GUARD, buf, WB_SPAN);
+}
+
+static bool wb_untouched(const uint8_t *span, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
+        if (span[i] != WB_SENTINEL) {
+            g_test_message("byte %zd of the target span written", i);
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * What was written to the target @wb as 0x00RRGGBB pixels, checking the
+ * top byte is opaque and every byte outside the pixels (padding, guards)
+ * is untouched.
+ */
+static uint32_t *wb_read(T *t, const TWriteback *wb)
+{
+    g_autofree uint8_t *span = g_malloc(WB_SPAN);
+    uint32_t *px = g_new(uint32_t, MODE_W * MODE_H);
+    bool bgr = wb->format == PVDC_FMT_XBGR8888 ||
+               wb->format == PVDC_FMT_ABGR8888;
+    const uint8_t *target = span + WB_GUARD;
+
+    qpci_memread(t->p.dev, t->p.vram, WB_BASE - WB_GUARD, span, WB_SPAN);
+    g_assert_true(wb_untouched(span, 0, WB_GUARD));
+    for (int y = 0; y < MODE_H; y++) {
+        const uint8_t *line = target + (size_t)y * wb->pitch;
+
+        for (int x = 0; x < MODE_W; x++) {
+            uint32_t v = ldl_le_p(line + 4 * x);
+
+            g_assert_cmphex(v >> 24, ==, 0xff);
+            px[y * MODE_W + x] = bgr ? (v & 0xff) << 16 | (v & 0xff00) |
+                                       (v >> 16 & 0xff) : v & 0xffffff;
+        }
+        g_assert_true(wb_untouched(span, WB_GUARD + y * wb->pitch + MODE_PITCH,
+                                   WB_GUARD + (y + 1) * wb->pitch));
+    }
+    g_assert_true(wb_untouched(span, WB_GUARD + (MODE_H - 1) * wb->pitch +
+                               MODE_PITCH, WB_SPAN));
+    return px;
+}
+
+/* Nothing written anywhere in the target span. */
+static void assert_wb_untouched(T *t)
+{
+    g_autofree uint8_t *span = g_malloc(WB_SPAN);
+
+    qpci_memread(t->p.dev, t->p.vram, WB_BASE - WB_GUARD, span, WB_SPAN);
+    g_assert_true(wb_untouched(span, 0, WB_SPAN));
+}
+
+/* An opaque primary, and an ARGB overlay blended and scaled over it. */
+static void build_wb_scene(T *t, TScene *scene, unsigned int seed)
+{
+    TPlane p;
+
+    memset(scene, 0, sizeof(*scene));
+    scene->background = 0x102030;
+    add(scene, plane(t, PRIMARY, PVDC_FMT_XRGB8888, 0, MODE_W, MODE_H,
+                     0, 0, 0));
+    p = plane(t, OVERLAY(0), PVDC_FMT_ARGB8888, 1 + seed, 20, 15, 7, 5, 1);
+    p.ctrl = BLEND(PVDC_BLEND_PREMULTI);
+    p.src_x = FP16(2);
+    p.src_w = FP16(17);
+    p.dst_w = 45;
+    p.dst_h = 37;
+    p.alpha = 0xc000;
+    add(scene, p);
+}
+
+/*
+ * The pixels written at the latch are the frame the head then shows: its
+ * screendump, the reference and its CRC (read in the frame the commit
+ * started).
+ */
+static void assert_wb_is_the_frame(T *t, const TScene *scene)
+{
+    g_autofree uint32_t *got = wb_read(t, scene->wb);
+    g_autofree uint32_t *want = g_new(uint32_t, MODE_W * MODE_H);
+    g_autofree uint32_t *shown = NULL;
+    uint32_t frame;
+    int w, h;
+
+    g_assert_cmphex(frame_crc(&t->p, 0, &frame), ==,
+                    pvdc_frame_crc(got, MODE_W * MODE_H));
+    g_assert_cmpuint(frame, ==, head_ctl(&t->p, 0, PVDC_HEAD_DONE_FRAME));
+    shown = screendump(t->p.qts, 0, &w, &h);
+    g_assert_cmpint(w * h, ==, MODE_W * MODE_H);
+    assert_pictures_equal(got, shown, 0);
+    reference(t, scene, want);
+    assert_pictures_equal(got, want, 0);
+}
+
+static void test_wb_format(const void *opaque)
+{
+    static TColor invert = {
+        .stages = PVDC_HS_CTRL_GAMMA,
+        .gamma_size = 2,
+    };
+    TWriteback wb = { .format = *(const uint32_t *)opaque,
+                      .pitch = MODE_PITCH + 64 };
+    TScene scene;
+    T t;
+
+    lut_invert(invert.gamma);
+    start(&t, NULL, true);
+    build_wb_scene(&t, &scene, 0);
+    scene.wb = &wb;
+    wb_clear(&t);
+    commit_scene(&t, 0, &scene);
+    g_assert_cmphex(rd(&t.p, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL) &
+                    PVDC_HS_CTRL_WRITEBACK, ==, PVDC_HS_CTRL_WRITEBACK);
+    assert_wb_is_the_frame(&t, &scene);
+
+    /* after the colour pipeline, on an enabled head at its vblank */
+    scene.color = &invert;
+    wb.pitch = WB_MAX_PITCH;
+    wb_clear(&t);
+    commit_scene(&t, 0, &scene);
+    assert_wb_is_the_frame(&t, &scene);
+    stop(&t);
+}
+
+/*
+ * The frame is written once, at the latch of the commit that asks for it:
+ * VRAM written afterwards does not change it, a commit without WRITEBACK
+ * writes nothing, one with it writes the frame as it then is, and a
+ * refused one writes nothing.
+ */
+static void test_wb_written_once_at_the_latch(void)
+{
+    TWriteback wb = { .format = PVDC_FMT_XRGB8888, .pitch = MODE_PITCH };
+    g_autofree uint32_t *first = NULL, *again = NULL;
+    uint64_t primary = PVDC_PLANE_SHADOW(plane_index(0, PRIMARY));
+    TScene scene;
+    T t;
+
+    start(&t, NULL, true);
+    build_wb_scene(&t, &scene, 0);
+    scene.wb = &wb;
+    wb_clear(&t);
+    commit_scene(&t, 0, &scene);
+    first = wb_read(&t, &wb);
+
+    /* new pixels under the primary, frames later: the target keeps its */
+    scene.planes[0] = plane(&t, PRIMARY, PVDC_FMT_XRGB8888, 0, MODE_W,
+                            MODE_H, 0, 0, 0);
+    fill_lines(&t, FB_BASE(0), MODE_PITCH, 4, MODE_W, MODE_H, 77);
+    step_to_next_vblank(&t.p, 0);
+    step_to_next_vblank(&t.p, 0);
+    again = wb_read(&t, &wb);
+    assert_pictures_equal(again, first, 0);
+    g_free(again);
+
+    /* a flip without WRITEBACK: the bit is not kept */
+    wb_clear(&t);
+    scene.wb = NULL;
+    commit_scene(&t, 0, &scene);
+    g_assert_cmphex(rd(&t.p, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==,
+                    PVDC_HS_CTRL_ENABLE);
+    step_to_next_vblank(&t.p, 0);
+    assert_wb_untouched(&t);
+
+    /* with it again: the frame as VRAM now has it */
+    scene.wb = &wb;
+    commit_scene(&t, 0, &scene);
+    again = wb_read(&t, &wb);
+    assert_wb_is_the_frame(&t, &scene);
+
+    /* refused (a plane rule): nothing written */
+    wb_clear(&t);
+    wr(&t.p, primary + PVDC_PS_FB_OFFSET, 4);
+    doorbell(&t.p, 0);
+    g_assert_cmphex(wait_outcome(&t.p, 0, NANOSECONDS_PER_SECOND), ==,
+                    result_of(PVDC_ERR_OFFSET_ALIGN, plane_index(0, PRIMARY)));
+    step_to_next_vblank(&t.p, 0);
+    assert_wb_untouched(&t);
+    stop(&t);
+}
+
+/*
+ * The target is marked dirty: head 1 showing it in an overlay (composed,
+ * not scanned out directly) shows the new pixels on its console.
+ */
+static void test_wb_target_is_marked_dirty(void)
+{
+    TWriteback wb = { .format = PVDC_FMT_ARGB8888, .pitch = MODE_PITCH };
+    g_autofree uint32_t *before = NULL, *after = NULL, *written = NULL;
+    TPlane viewer = {
+        .slot = OVERLAY(0),
+        .format = PVDC_FMT_XRGB8888,
+        .fb = WB_BASE / FB_SPACING,
+        .pitch = MODE_PITCH,
+        .fb_w = MODE_W,
+        .fb_h = MODE_H,
+        .src_w = FP16(MODE_W),
+        .src_h = FP16(MODE_H),
+        .dst_x = 1,
+        .dst_y = 1,
+        .dst_w = MODE_W,
+        .dst_h = MODE_H,
+        .alpha = 0xffff,
+    };
+    TScene scene, shows_target = { .background = 0x000080 };
+    int w, h;
+    T t;
+
+    start(&t, NULL, false);
+    g_assert_cmpuint(FB_BASE(viewer.fb), ==, WB_BASE);
+    wb_clear(&t);
+    add(&shows_target, viewer);
+    commit_scene(&t, 1, &shows_target);
+    before = screendump(t.p.qts, 1, &w, &h);
+    g_assert_cmphex(before[MODE_W + 1], ==, 0xa5a5a5);
+
+    build_wb_scene(&t, &scene, 0);
+    scene.wb = &wb;
+    commit_scene(&t, 0, &scene);
+    written = wb_read(&t, &wb);
+    after = screendump(t.p.qts, 1, &w, &h);
+    for (int y = 1; y < MODE_H; y++) {
+        for (int x = 1; x < MODE_W; x++) {
+            g_assert_cmphex(after[y * MODE_W + x], ==,
+                            written[(y - 1) * MODE_W + x - 1]);
+        }
+    }
+    stop(&t);
+}
+
+/* 0x00RRGGBB as the 0x00BBGGRR of an ABGR8888 pixel */
+static uint32_t bgr(uint32_t rgb)
+{
+    return (rgb & 0xff) << 16 | (rgb & 0xff00) | (rgb >> 16 & 0xff);
+}
+
+/*
+ * Writebacks of a large mode with four scaled planes overdraw the
+ * composition budget CRC capture shares: a commit that reaches its latch
+ * point in debt stays armed (DOORBELL 1, DONE_SEQ unchanged) and latches,
+ * written, at a later vblank.  None is dropped, and head 1 keeps latching
+ * its flips at its own vblanks meanwhile.  A head enabled by such a
+ * commit waits whole frames of its new mode.
+ */
+static void test_wb_budget_defers_the_latch(void)
+{
+    const uint32_t w = 2048, h = 2048, commits = 6;
+    uint64_t hs = PVDC_HEAD_SHADOW(0);
+    unsigned int deferred = 0;
+    int64_t enabled_at;
+    TScene small = {};
+    T t;
+
+    start(&t, "max-width=2048,max-height=2048", false);
+    build_two_planes(&t, &small);
+    commit_scene(&t, 1, &small);
+
+    /* 10 ms frames: each refills a tenth of what one writeback costs */
+    write_mode_sized(&t.p, 0, w, h, w, h, w * h / 10);
+    for (unsigned int slot = PRIMARY; slot < CURSOR; slot++) {
+        TPlane p = plane(&t, slot, PVDC_FMT_XRGB8888, slot, 16, 16, 0, 0,
+                         slot);
+
+        p.dst_w = w;
+        p.dst_h = h;
+        write_tplane(&t, 0, &p);
+    }
+    wr(&t.p, hs + PVDC_HS_WB_FORMAT, PVDC_FMT_XRGB8888);
+    wr(&t.p, hs + PVDC_HS_WB_OFFSET, WB_BASE);
+    wr(&t.p, hs + PVDC_HS_WB_PITCH, w * 4);
+    wr(&t.p, hs + PVDC_HS_CTRL,
+       PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
+
+    for (unsigned int k = 0; k < commits; k++) {
+        uint64_t written = compositions(&t, 0);
+        uint32_t seq = head_ctl(&t.p, 0, PVDC_HEAD_ARMED_SEQ) + 1;
+        uint32_t natural = head_ctl(&t.p, 0, PVDC_HEAD_VBLANK_COUNT) + 1;
+
+        qtest_writel(t.p.qts, t.p.vram.addr + WB_BASE, 0);
+        doorbell(&t.p, 0);
+        if (k) {
+            int64_t latch = vblank_time(&t.p, 0) +
+                            head_ctl(&t.p, 0, PVDC_HEAD_FRAME_PERIOD);
+
+            /* a flip of head 1 armed across head 0's latch point */
+            step_to(&t.p, latch - 1);
+            doorbell(&t.p, 1);
+            step_to(&t.p, latch);
+        }
+        if (head_ctl(&t.p, 0, PVDC_HEAD_DOORBELL)) {
+            /* in debt at its latch point: still armed, nothing written */
+            deferred++;
+            g_assert_cmpuint(head_ctl(&t.p, 0, PVDC_HEAD_DONE_SEQ), ==,
+                             seq - 1);
+            g_assert_cmphex(qtest_readl(t.p.qts, t.p.vram.addr + WB_BASE),
+                            ==, 0);
+            g_assert_cmpuint(compositions(&t, 0), ==, written);
+        }
+        while (head_ctl(&t.p, 0, PVDC_HEAD_DOORBELL)) {
+            uint32_t flip = head_ctl(&t.p, 1, PVDC_HEAD_ARMED_SEQ);
+
+            /* head 1 latches its flips at its own vblanks meanwhile */
+            step_to(&t.p, now_ns(&t.p) + PERIOD_1MS);
+            g_assert_cmpuint(head_ctl(&t.p, 1, PVDC_HEAD_DONE_SEQ), ==, flip);
+            g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_RESULT), ==,
+                            PVDC_RESULT_APPLIED);
+            doorbell(&t.p, 1);
+        }
+        g_assert_cmpuint(head_ctl(&t.p, 0, PVDC_HEAD_DONE_SEQ), ==, seq);
+        g_assert_cmphex(head_ctl(&t.p, 0, PVDC_HEAD_RESULT), ==,
+                        PVDC_RESULT_APPLIED);
+        /* written once, at a vblank of its own */
+        g_assert_cmpuint(compositions(&t, 0), ==, written + 1);
+        g_assert_cmphex(qtest_readl(t.p.qts, t.p.vram.addr + WB_BASE) >> 24,
+                        ==, 0xff);
+        if (k) {
+            g_assert_cmpuint(head_ctl(&t.p, 0, PVDC_HEAD_DONE_FRAME), >=,
+                             natural);
+        }
+    }
+    g_test_message("%u of %u writebacks deferred", deferred, commits);
+    g_assert_cmpuint(deferred, >=, 2);
+
+    /*
+     * Still in debt, head 1 disabled and enabled again with a writeback:
+     * due at once, it latches a whole number of frames of its new mode
+     * later.
+     */
+    g_assert_cmphex(wait_outcome(&t.p, 1, NANOSECONDS_PER_SECOND), ==,
+                    PVDC_RESULT_APPLIED);
+    for (unsigned int slot = 0; slot < SLOTS; slot++) {
+        wr(&t.p, PVDC_PLANE_SHADOW(plane_index(1, slot)) + PVDC_PS_CTRL, 0);
+    }
+    wr(&t.p, PVDC_HEAD_SHADOW(1) + PVDC_HS_CTRL, 0);
+    g_assert_cmphex(commit(&t.p, 1), ==, PVDC_RESULT_APPLIED);
+    hs = PVDC_HEAD_SHADOW(1);
+    wr(&t.p, hs + PVDC_HS_WB_FORMAT, PVDC_FMT_ABGR8888);
+    wr(&t.p, hs + PVDC_HS_WB_OFFSET, WB_BASE + 32 * MiB);
+    wr(&t.p, hs + PVDC_HS_WB_PITCH, MODE_PITCH);
+    wr(&t.p, hs + PVDC_HS_CTRL,
+       PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
+    enabled_at = now_ns(&t.p);
+    doorbell(&t.p, 1);
+    g_assert_cmpuint(head_ctl(&t.p, 1, PVDC_HEAD_DOORBELL), ==, 1);
+    g_assert_cmphex(wait_outcome(&t.p, 1, NANOSECONDS_PER_SECOND), ==,
+                    PVDC_RESULT_APPLIED);
+    g_test_message("head 1 enabled %" PRId64 " ns after its doorbell",
+                   now_ns(&t.p) - enabled_at);
+    g_assert_cmpint(vblank_time(&t.p, 1), ==, now_ns(&t.p));
+    g_assert_cmpint(now_ns(&t.p), >, enabled_at);
+    g_assert_cmpint((now_ns(&t.p) - enabled_at) % PERIOD_1MS, ==, 0);
+    g_assert_cmphex(qtest_readl(t.p.qts, t.p.vram.addr + WB_BASE + 32 * MiB),
+                    ==, 0xff000000 | bgr(small.background));
+    stop(&t);
+}
+
+static const uint32_t wb_formats[] = {
+    PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_XBGR8888,
+    PVDC_FMT_ABGR8888,
+};
+static const char *const wb_format_names[] = {
+    "xrgb8888", "argb8888", "xbgr8888", "abgr8888",
+};
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1976,6 +2376,19 @@ int main(int argc, char **argv)
                    test_color_copied_at_the_doorbell);
     qtest_add_func("/pvdc/compose/color/direct-scanout-off-and-on",
                    test_color_turns_direct_scanout_off_and_on);
+    for (size_t i = 0; i < ARRAY_SIZE(wb_formats); i++) {
+        g_autofree char *path =
+            g_strdup_printf("/pvdc/compose/writeback/%s-is-the-frame-shown",
+                            wb_format_names[i]);
+
+        qtest_add_data_func(path, &wb_formats[i], test_wb_format);
+    }
+    qtest_add_func("/pvdc/compose/writeback/written-once-at-the-latch",
+                   test_wb_written_once_at_the_latch);
+    qtest_add_func("/pvdc/compose/writeback/target-is-marked-dirty",
+                   test_wb_target_is_marked_dirty);
+    qtest_add_func("/pvdc/compose/writeback/over-budget-defers-the-latch",
+                   test_wb_budget_defers_the_latch);
     qtest_add_func("/pvdc/compose/crc/frame-follows-the-vblank-count",
                    test_crc_frame_follows_vblank_count);
     qtest_add_func("/pvdc/compose/screendump/bilinear-upscale-is-within-2",

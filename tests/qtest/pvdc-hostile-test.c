@@ -45,6 +45,9 @@
 /* Where the primary plane of head 0 shows in the "good" state. */
 #define GOOD_OFFSET         0
 #define FLIP_OFFSET         (64 * KiB)
+/* Every colour stage of HS_CTRL. */
+#define COLOR_STAGES        (PVDC_HS_CTRL_DEGAMMA | PVDC_HS_CTRL_CTM | \
+                             PVDC_HS_CTRL_GAMMA)
 
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                  */
@@ -680,6 +683,156 @@ static void refuse_color_value(PVDCTest *t, uint32_t stages, uint32_t reg,
     wr_head(t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
 }
 
+/* Where the writeback cases look for bytes written that should not be. */
+#define WB_WATCH_LEN        (64 * KiB)
+
+typedef struct WbWatch {
+    uint64_t offset[3];
+    uint8_t *data[3];
+} WbWatch;
+
+/* Patterns at the start, the middle and the end of VRAM, kept. */
+static void wb_watch(PVDCTest *t, WbWatch *w)
+{
+    w->offset[0] = FLIP_OFFSET;
+    w->offset[1] = t->vram_size / 2;
+    w->offset[2] = t->vram_size - WB_WATCH_LEN;
+    for (int i = 0; i < 3; i++) {
+        w->data[i] = fill_vram(t, w->offset[i], WB_WATCH_LEN, 40 + i);
+    }
+}
+
+/* The patterns are still there, but the last @spared bytes of VRAM. */
+static void wb_watch_unchanged(PVDCTest *t, WbWatch *w, size_t spared)
+{
+    g_autofree uint8_t *now = g_malloc(WB_WATCH_LEN);
+
+    for (unsigned int i = 0; i < 3; i++) {
+        size_t len = WB_WATCH_LEN - (i == 2 ? spared : 0);
+
+        qtest_memread(t->qts, t->vram.addr + w->offset[i], now, len);
+        g_assert(memcmp(now, w->data[i], len) == 0);
+    }
+}
+
+static void wb_watch_free(WbWatch *w)
+{
+    for (int i = 0; i < 3; i++) {
+        g_free(w->data[i]);
+    }
+}
+
+/*
+ * The target @format, @offset, @pitch with WRITEBACK on head @head
+ * (enabled with HS_CTRL @ctrl): refused with PVDC_ERR_WRITEBACK, nothing
+ * written, the active state unchanged.
+ */
+static void refuse_wb(PVDCTest *t, unsigned int head, uint32_t ctrl,
+                      uint32_t format, uint32_t offset, uint32_t pitch,
+                      const Snapshot *before, WbWatch *watch)
+{
+    wr_head(t, head, PVDC_HS_WB_FORMAT, format);
+    wr_head(t, head, PVDC_HS_WB_OFFSET, offset);
+    wr_head(t, head, PVDC_HS_WB_PITCH, pitch);
+    wr_head(t, head, PVDC_HS_CTRL, ctrl | PVDC_HS_CTRL_WRITEBACK);
+    g_assert_cmphex(commit(t, head), ==, head_result(PVDC_ERR_WRITEBACK));
+    assert_active_is(t, before);
+    wb_watch_unchanged(t, watch, 0);
+}
+
+/*
+ * Writeback targets a guest cannot use: offsets near 2^32, a pitch whose
+ * product with the height wraps 2^32, an end past VRAM by the least an
+ * aligned layout allows (64 bytes; 4, a pixel, with a 65-pixel mode: a
+ * single byte cannot be, pixels being 4 bytes at aligned offsets),
+ * misaligned offset or pitch, a pitch shorter than a line, formats not
+ * taken, a disabled head.  Each is refused with PVDC_ERR_WRITEBACK,
+ * writes nothing and leaves the device working; a target ending on the
+ * last byte of VRAM is taken and written up to that byte, the guard page
+ * after VRAM catching a write too far.
+ */
+static void test_writeback_targets_are_refused(void)
+{
+    static const uint32_t not_taken[] = {
+        0, PVDC_FMT_RGB565, PVDC_FMT_NV12, PVDC_FMT_YUYV, PVDC_FMT_P010,
+        PVDC_FMT_XRGB2101010, PVDC_FOURCC('A', 'B', '2', '4') ^ 0x20,
+    };
+    /* (pitch * 47) mod 2^32 = 64: the 32-bit end would be near offset */
+    const uint32_t wrapping_pitch = 0xdf51b3c0;
+    uint32_t on = PVDC_HS_CTRL_ENABLE, last, v;
+    uint64_t frame = (uint64_t)MODE_PITCH * (MODE_H - 1) + MODE_PITCH;
+    uint32_t line65 = 65 * 4, pitch65 = ROUND_UP(line65, 64);
+    Snapshot before;
+    WbWatch watch;
+    PVDCTest t;
+
+    start_good(&t, "vram-size=16M", &before);
+    v = t.vram_size;
+    wb_watch(&t, &watch);
+    g_assert_cmphex((uint32_t)(wrapping_pitch * (MODE_H - 1)), ==, 64);
+
+    refuse_wb(&t, 0, on, PVDC_FMT_XRGB8888, 0xffffffc0, MODE_PITCH,
+              &before, &watch);
+    refuse_wb(&t, 0, on, PVDC_FMT_XRGB8888, (uint32_t)(0x100000000 - frame),
+              MODE_PITCH, &before, &watch);
+    refuse_wb(&t, 0, on, PVDC_FMT_XRGB8888, 0x80000000, MODE_PITCH,
+              &before, &watch);
+    refuse_wb(&t, 0, on, PVDC_FMT_ARGB8888, 0, wrapping_pitch, &before,
+              &watch);
+    refuse_wb(&t, 0, on, PVDC_FMT_ARGB8888, 1 * MiB, 0xffffffc0, &before,
+              &watch);
+    refuse_wb(&t, 0, on, PVDC_FMT_XBGR8888, v - frame + 64, MODE_PITCH,
+              &before, &watch);
+    refuse_wb(&t, 0, on, PVDC_FMT_XBGR8888, v, MODE_PITCH, &before, &watch);
+    refuse_wb(&t, 0, on, PVDC_FMT_ABGR8888, 1 * MiB + 32, MODE_PITCH,
+              &before, &watch);
+    refuse_wb(&t, 0, on, PVDC_FMT_ABGR8888, 1 * MiB + 4, MODE_PITCH,
+              &before, &watch);
+    refuse_wb(&t, 0, on, PVDC_FMT_XRGB8888, 1 * MiB, MODE_PITCH + 32,
+              &before, &watch);
+    refuse_wb(&t, 0, on, PVDC_FMT_XRGB8888, 1 * MiB, MODE_PITCH - 64,
+              &before, &watch);
+    refuse_wb(&t, 0, on, PVDC_FMT_XRGB8888, 1 * MiB, 0, &before, &watch);
+    for (unsigned int i = 0; i < ARRAY_SIZE(not_taken); i++) {
+        refuse_wb(&t, 0, on, not_taken[i], 1 * MiB, MODE_PITCH, &before,
+                  &watch);
+    }
+    /* a disabled head, and one this commit disables: no frame to write */
+    refuse_wb(&t, 1, 0, PVDC_FMT_XRGB8888, 1 * MiB, MODE_PITCH, &before,
+              &watch);
+    wr_plane(&t, plane_of(&t, 0, PRIMARY), PVDC_PS_CTRL, 0);
+    refuse_wb(&t, 0, 0, PVDC_FMT_XRGB8888, 1 * MiB, MODE_PITCH, &before,
+              &watch);
+    wr_plane(&t, plane_of(&t, 0, PRIMARY), PVDC_PS_CTRL,
+             PVDC_PS_CTRL_ENABLE);
+    /* head 1 being enabled with 65 pixels a line, one pixel too far */
+    write_mode_sized(&t, 1, 65, MODE_H, MODE_HTOTAL, MODE_VTOTAL,
+                     CLOCK_1MS);
+    refuse_wb(&t, 1, on, PVDC_FMT_XRGB8888,
+              v - pitch65 * (MODE_H - 1) - pitch65 + 64, pitch65, &before,
+              &watch);
+    wr_head(&t, 1, PVDC_HS_CTRL, 0);
+    wr_head(&t, 0, PVDC_HS_CTRL, on);
+    /* latched as written, used only with WRITEBACK: as they were */
+    wr_head(&t, 0, PVDC_HS_WB_FORMAT, 0);
+    wr_head(&t, 0, PVDC_HS_WB_OFFSET, 0);
+    wr_head(&t, 0, PVDC_HS_WB_PITCH, 0);
+    assert_still_works(&t, &before);
+
+    /* ending on the last byte of VRAM: written up to it, nothing else */
+    wr_head(&t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_ABGR8888);
+    wr_head(&t, 0, PVDC_HS_WB_OFFSET, v - frame);
+    wr_head(&t, 0, PVDC_HS_WB_PITCH, MODE_PITCH);
+    wr_head(&t, 0, PVDC_HS_CTRL, on | PVDC_HS_CTRL_WRITEBACK);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    last = qtest_readl(t.qts, t.vram.addr + v - 4);
+    g_assert_cmphex(last >> 24, ==, 0xff);
+    wb_watch_unchanged(&t, &watch, frame);
+    (void)current_crc(&t);
+    wb_watch_free(&watch);
+    pvdc_test_stop(&t);
+}
+
 /*
  * LUT sizes and colour offsets a guest cannot use: sizes outside
  * 2..LUT_SIZE, offsets misaligned, past VRAM, near 2^32, or whose end
@@ -762,7 +915,7 @@ static void test_color_tables_are_refused(void)
     wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, v - 64 * KiB - 72);
     wr_head(&t, 0, PVDC_HS_CTM, v - 72);
     wr_head(&t, 0, PVDC_HS_GAMMA_LUT, v - 32 * KiB - 72);
-    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_VALID_MASK);
+    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | COLOR_STAGES);
     g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     (void)current_crc(&t);
     compose_again(&t, 0);
@@ -776,7 +929,7 @@ static void test_color_tables_are_refused(void)
     compose_again(&t, 0);
     /* refused while a pipeline is active: the active one stays */
     snapshot_active(&t, &before);
-    refuse_color_value(&t, PVDC_HS_CTRL_VALID_MASK & ~PVDC_HS_CTRL_ENABLE,
+    refuse_color_value(&t, COLOR_STAGES,
                        PVDC_HS_LUT_SIZES, PVDC_XY(2, 0xffff), color_err,
                        &before);
     wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
@@ -1720,6 +1873,8 @@ int main(int argc, char **argv)
                    test_zero_divisors_are_refused);
     qtest_add_func("/pvdc/hostile/chroma-layout-is-refused",
                    test_chroma_layout_is_refused);
+    qtest_add_func("/pvdc/hostile/writeback-targets-are-refused",
+                   test_writeback_targets_are_refused);
     qtest_add_func("/pvdc/hostile/color-tables-are-refused",
                    test_color_tables_are_refused);
     qtest_add_func("/pvdc/hostile/tiny-sources-fill-the-largest-destination",

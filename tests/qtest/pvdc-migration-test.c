@@ -221,6 +221,71 @@ static void test_color_pipeline_comes_along(void)
     pvdc_test_stop(&dst2);
 }
 
+/* The writeback target registers of head @h in the window at @base. */
+static void assert_wb_regs(PVDCTest *t, uint64_t base, unsigned int h,
+                           uint32_t format, uint32_t offset, uint32_t pitch)
+{
+    uint64_t at = base + h * PVDC_HEAD_STRIDE;
+
+    g_assert_cmphex(rd(t, at + PVDC_HS_WB_FORMAT), ==, format);
+    g_assert_cmphex(rd(t, at + PVDC_HS_WB_OFFSET), ==, offset);
+    g_assert_cmphex(rd(t, at + PVDC_HS_WB_PITCH), ==, pitch);
+}
+
+static void write_wb_regs(PVDCTest *t, unsigned int h, uint32_t format,
+                          uint32_t offset, uint32_t pitch)
+{
+    wr_head(t, h, PVDC_HS_WB_FORMAT, format);
+    wr_head(t, h, PVDC_HS_WB_OFFSET, offset);
+    wr_head(t, h, PVDC_HS_WB_PITCH, pitch);
+}
+
+/*
+ * The writeback registers come along in the shadow, armed and active
+ * state: an armed commit with WRITEBACK latches after the migration at
+ * its vblank and writes its frame then, on the destination.
+ */
+static void test_writeback_comes_along(void)
+{
+    uint32_t wb = PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK;
+    PVDCTest src, dst;
+
+    pvdc_test_start(&src, NULL);
+    enable_head(&src, 0, CLOCK_1MS);
+    write_wb_regs(&src, 0, PVDC_FMT_XRGB8888, 4 * MiB, MODE_PITCH);
+    wr_head(&src, 0, PVDC_HS_CTRL, wb);
+    g_assert_cmphex(commit(&src, 0), ==, PVDC_RESULT_APPLIED);
+    write_wb_regs(&src, 0, PVDC_FMT_XBGR8888, 6 * MiB, 8 * MODE_PITCH);
+    wr_head(&src, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    /* head 1 armed: its target is written after the migration */
+    enable_head(&src, 1, CLOCK_2MS);
+    write_wb_regs(&src, 1, PVDC_FMT_ABGR8888, 5 * MiB, MODE_PITCH + 64);
+    wr_head(&src, 1, PVDC_HS_CTRL, wb);
+    doorbell(&src, 1);
+    g_assert_cmpuint(head_ctl(&src, 1, PVDC_HEAD_DOORBELL), ==, 1);
+    qtest_memset(src.qts, src.vram.addr + 5 * MiB, 0, 64 * KiB);
+    pvdc_test_migrate(&src, &dst, NULL, NULL);
+    pvdc_test_stop(&src);
+
+    assert_wb_regs(&dst, PVDC_HEAD_SHADOW_BASE, 0, PVDC_FMT_XBGR8888,
+                   6 * MiB, 8 * MODE_PITCH);
+    assert_wb_regs(&dst, PVDC_HEAD_ACTIVE_BASE, 0, PVDC_FMT_XRGB8888,
+                   4 * MiB, MODE_PITCH);
+    g_assert_cmphex(rd(&dst, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, wb);
+    g_assert_cmpuint(head_ctl(&dst, 1, PVDC_HEAD_DOORBELL), ==, 1);
+    g_assert_cmphex(qtest_readl(dst.qts, dst.vram.addr + 5 * MiB), ==, 0);
+    step_to_next_vblank(&dst, 1);
+    g_assert_cmphex(head_ctl(&dst, 1, PVDC_HEAD_RESULT), ==,
+                    PVDC_RESULT_APPLIED);
+    assert_wb_regs(&dst, PVDC_HEAD_ACTIVE_BASE, 1, PVDC_FMT_ABGR8888,
+                   5 * MiB, MODE_PITCH + 64);
+    g_assert_cmphex(rd(&dst, PVDC_HEAD_ACTIVE(1) + PVDC_HS_CTRL), ==, wb);
+    /* the primary shows black VRAM: opaque black */
+    g_assert_cmphex(qtest_readl(dst.qts, dst.vram.addr + 5 * MiB), ==,
+                    0xff000000);
+    pvdc_test_stop(&dst);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Loading a stream                                                         */
 /* ------------------------------------------------------------------------ */
@@ -464,6 +529,10 @@ static void save_busy_source(const char *path)
     wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 1 * MiB + 256);
     wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(3, 3));
     enable_head(&t, 0, CLOCK_1MS);
+    /* and a writeback target at 2 MiB, written at the latch */
+    wr_head(&t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_ABGR8888);
+    wr_head(&t, 0, PVDC_HS_WB_OFFSET, 2 * MiB);
+    wr_head(&t, 0, PVDC_HS_WB_PITCH, MODE_PITCH + 64);
     wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_VALID_MASK);
     g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     enable_head(&t, 1, CLOCK_2MS);
@@ -774,6 +843,8 @@ int main(int argc, char **argv)
                    test_armed_commit_applies_at_its_vblank);
     qtest_add_func("/pvdc/migration/color-pipeline-comes-along",
                    test_color_pipeline_comes_along);
+    qtest_add_func("/pvdc/migration/writeback-comes-along",
+                   test_writeback_comes_along);
     qtest_add_func("/pvdc/migration/mismatched-configuration-is-refused",
                    test_mismatched_configuration_is_refused);
     qtest_add_func("/pvdc/migration/field-mutations-load-only-valid-states",

@@ -142,7 +142,7 @@ static uint32_t random_value(Random *r, bool head, uint32_t reg,
     if (head) {
         switch (reg) {
         case PVDC_HS_CTRL:
-            /* the colour stages in any combination */
+            /* the colour stages and writeback in any combination */
             return (g_rand_int_range(rng, 0, 6) ? PVDC_HS_CTRL_ENABLE : 0) |
                    (g_rand_int_range(rng, 0, 3) ? 0 :
                     g_rand_int(rng) & PVDC_HS_CTRL_VALID_MASK &
@@ -172,6 +172,32 @@ static uint32_t random_value(Random *r, bool head, uint32_t reg,
                            sizes[g_rand_int_range(rng, 0,
                                                   ARRAY_SIZE(sizes))]);
         }
+        case PVDC_HS_WB_FORMAT: {
+            static const uint32_t wb_formats[] = {
+                PVDC_FMT_XRGB8888, PVDC_FMT_ABGR8888, PVDC_FMT_RGB565, 0,
+            };
+
+            return wb_formats[g_rand_int_range(rng, 0,
+                                               ARRAY_SIZE(wb_formats))];
+        }
+        case PVDC_HS_WB_OFFSET:
+            /* sometimes misaligned, ending past VRAM or near 2^32 */
+            switch (g_rand_int_range(rng, 0, 8)) {
+            case 0:
+                return g_rand_int(rng) | 0x20;
+            case 1:
+                return m->vram - m->offset_align * g_rand_int_range(rng, 1,
+                                                                    64);
+            case 2:
+                return -m->offset_align * g_rand_int_range(rng, 1, 4);
+            default:
+                return 8 * MiB + m->offset_align * g_rand_int_range(rng, 0,
+                                                                    4096);
+            }
+        case PVDC_HS_WB_PITCH:
+            return g_rand_int_range(rng, 0, 8) ?
+                   m->pitch_align * g_rand_int_range(rng, 4, 7) :
+                   g_rand_int_range(rng, 0, 512);
         case PVDC_HS_HTIMING:
             return PVDC_XY(MODE_W, MODE_HTOTAL);
         case PVDC_HS_HSYNC:
@@ -540,6 +566,8 @@ static void test_random_commits_match_reference_model(void)
     g_assert_cmpuint(r.m.amended, >, steps / 500);
     /* the Cb:Cr rules are exercised too */
     g_assert_cmpuint(r.m.errors[PVDC_ERR_CHROMA], >, steps / 1000);
+    /* and the writeback rule */
+    g_assert_cmpuint(r.m.errors[PVDC_ERR_WRITEBACK], >, steps / 1000);
     g_rand_free(r.rng);
     pvdc_test_stop(&r.t);
 }

@@ -180,6 +180,24 @@ static bool model_color_bad(Model *m, const uint32_t *a)
                           PVDC_Y(m->lut_size)));
 }
 
+/* The writeback target of @a: format, alignment, a line, inside VRAM. */
+static bool model_writeback_bad(Model *m, const uint32_t *a)
+{
+    uint32_t fourcc = a[HS(PVDC_HS_WB_FORMAT)];
+    uint64_t offset = a[HS(PVDC_HS_WB_OFFSET)];
+    uint64_t pitch = a[HS(PVDC_HS_WB_PITCH)];
+    uint64_t line = (uint64_t)PVDC_X(a[HS(PVDC_HS_HTIMING)]) * 4;
+    uint64_t lines = PVDC_X(a[HS(PVDC_HS_VTIMING)]);
+    bool taken = false;
+
+    for (int i = 0; i < PVDC_MAX_FORMATS; i++) {
+        taken |= m->fmt_table[i] && m->fmt_table[i] == fourcc &&
+                 (m->wb_mask & BIT(i));
+    }
+    return !taken || offset % m->offset_align || pitch % m->pitch_align ||
+           pitch < line || offset + pitch * (lines - 1) + line > m->vram;
+}
+
 static uint32_t model_check_mode(Model *m, ModelView *v, unsigned int h)
 {
     const uint32_t *a = v->h[h], *old = m->ha[h];
@@ -214,6 +232,10 @@ static uint32_t model_check_mode(Model *m, ModelView *v, unsigned int h)
     }
     if (model_color_bad(m, a)) {
         return head_result(PVDC_ERR_COLOR);
+    }
+    if ((a[HS(PVDC_HS_CTRL)] & PVDC_HS_CTRL_WRITEBACK) &&
+        model_writeback_bad(m, a)) {
+        return head_result(PVDC_ERR_WRITEBACK);
     }
     return 0;
 }
@@ -255,8 +277,8 @@ static uint32_t model_check_head(Model *m, ModelView *v, unsigned int h)
     uint32_t err;
     unsigned int p;
 
-    /* ENABLE and the three colour stages: bits 0 to 3 */
-    if (a[HS(PVDC_HS_CTRL)] & ~0xfu) {
+    /* ENABLE, the three colour stages and WRITEBACK: bits 0 to 4 */
+    if (a[HS(PVDC_HS_CTRL)] & ~0x1fu) {
         return head_result(PVDC_ERR_HEAD_RESERVED);
     }
     if (model_on(a)) {
@@ -264,6 +286,9 @@ static uint32_t model_check_head(Model *m, ModelView *v, unsigned int h)
         if (err) {
             return err;
         }
+    } else if (a[HS(PVDC_HS_CTRL)] & PVDC_HS_CTRL_WRITEBACK) {
+        /* no frame to write */
+        return head_result(PVDC_ERR_WRITEBACK);
     }
     for (p = 0; p < m->planes; p++) {
         if (v->by[p] == (int)h && !model_on(v->p[p])) {
@@ -439,6 +464,7 @@ void model_init(Model *m, PVDCTest *t)
     m->fmt_mask[PVDC_PLANE_TYPE_PRIMARY] = rd(t, PVDC_REG_FORMATS_PRIMARY);
     m->fmt_mask[PVDC_PLANE_TYPE_OVERLAY] = rd(t, PVDC_REG_FORMATS_OVERLAY);
     m->fmt_mask[PVDC_PLANE_TYPE_CURSOR] = rd(t, PVDC_REG_FORMATS_CURSOR);
+    m->wb_mask = rd(t, PVDC_REG_FORMATS_WRITEBACK);
     for (unsigned int h = 0; h < m->heads; h++) {
         m->hs[h][HS(PVDC_HS_BANDWIDTH)] = m->bandwidth_total / m->heads;
         m->ha[h][HS(PVDC_HS_BANDWIDTH)] = m->bandwidth_total / m->heads;

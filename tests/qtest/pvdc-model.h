@@ -27,6 +27,7 @@ typedef struct Model {
     uint64_t vram;
     uint32_t fmt_table[PVDC_MAX_FORMATS];
     uint32_t fmt_mask[3];
+    uint32_t wb_mask;           /* FORMATS_WRITEBACK */
 
     /* shadow, active and armed state */
     uint32_t hs[PVDC_MAX_HEADS][PVDC_HEAD_STATE_REGS];

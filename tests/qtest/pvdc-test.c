@@ -45,6 +45,8 @@ static void test_pci_identity(void)
                     PVDC_FEATURE_YCBCR);
     g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_COLOR_MGMT, ==,
                     PVDC_FEATURE_COLOR_MGMT);
+    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_WRITEBACK, ==,
+                    PVDC_FEATURE_WRITEBACK);
     g_assert_cmphex(rd(&t, PVDC_REG_LUT_SIZE), ==,
                     PVDC_XY(PVDC_LUT_MAX_SIZE, PVDC_LUT_MAX_SIZE));
     pvdc_test_stop(&t);
@@ -94,7 +96,7 @@ static void test_fixed_capabilities_match_the_design(void)
     static const uint32_t ycbcr[] = {
         PVDC_FMT_YUYV, PVDC_FMT_NV12, PVDC_FMT_P010,
     };
-    uint32_t primary, overlay, cursor, table[PVDC_MAX_FORMATS];
+    uint32_t primary, overlay, cursor, writeback, table[PVDC_MAX_FORMATS];
     PVDCTest t;
     int i, j;
 
@@ -113,8 +115,13 @@ static void test_fixed_capabilities_match_the_design(void)
     primary = rd(&t, PVDC_REG_FORMATS_PRIMARY);
     overlay = rd(&t, PVDC_REG_FORMATS_OVERLAY);
     cursor = rd(&t, PVDC_REG_FORMATS_CURSOR);
+    writeback = rd(&t, PVDC_REG_FORMATS_WRITEBACK);
     for (i = 0; i < PVDC_MAX_FORMATS; i++) {
         bool is_rgb = false, is_ycbcr = false;
+        bool is_8888 = table[i] == PVDC_FMT_XRGB8888 ||
+                       table[i] == PVDC_FMT_ARGB8888 ||
+                       table[i] == PVDC_FMT_XBGR8888 ||
+                       table[i] == PVDC_FMT_ABGR8888;
 
         for (j = 0; j < ARRAY_SIZE(rgb); j++) {
             is_rgb |= table[i] == rgb[j];
@@ -123,9 +130,11 @@ static void test_fixed_capabilities_match_the_design(void)
             is_ycbcr |= table[i] == ycbcr[j];
         }
         if (!table[i]) {
-            g_assert_false((primary | overlay | cursor) & BIT(i));
+            g_assert_false((primary | overlay | cursor | writeback) & BIT(i));
             continue;
         }
+        /* 8 bits a channel in 32 bits: the four 8888 formats only */
+        g_assert_cmpint(!!(writeback & BIT(i)), ==, is_8888);
         g_assert(is_rgb || is_ycbcr);
         g_assert_cmpint(!!(primary & BIT(i)), ==, is_rgb);
         g_assert_true(overlay & BIT(i));
@@ -133,6 +142,7 @@ static void test_fixed_capabilities_match_the_design(void)
                         table[i] == PVDC_FMT_ARGB8888);
     }
     g_assert_cmpuint(ctpop32(overlay), ==, ARRAY_SIZE(rgb) + ARRAY_SIZE(ycbcr));
+    g_assert_cmpuint(ctpop32(writeback), ==, 4);
     /* The two-plane formats at the places the spec gives them. */
     g_assert_cmphex(table[7], ==, PVDC_FMT_NV12);
     g_assert_cmphex(table[8], ==, PVDC_FMT_P010);
@@ -582,7 +592,8 @@ static unsigned int primary1(PVDCTest *t)
 static unsigned int break_head_reserved(PVDCTest *t)
 {
     /* the lowest reserved bit */
-    wr(t, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | BIT(4));
+    wr(t, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL,
+       PVDC_HS_CTRL_ENABLE | BIT(ctz32(~PVDC_HS_CTRL_VALID_MASK)));
     return 0;
 }
 
@@ -651,6 +662,68 @@ static unsigned int break_color_on_enable(PVDCTest *t)
 {
     write_mode(t, 1, CLOCK_1MS);
     write_color_regs(t, 1, PVDC_HS_CTRL_GAMMA, PVDC_XY(256, 1));
+    return 1;
+}
+
+/* A writeback target of the whole test mode at 4 MiB, enabled on @head. */
+static void write_wb_regs(PVDCTest *t, unsigned int head, uint32_t format)
+{
+    wr_head(t, head, PVDC_HS_WB_FORMAT, format);
+    wr_head(t, head, PVDC_HS_WB_OFFSET, 4 * MiB);
+    wr_head(t, head, PVDC_HS_WB_PITCH, MODE_PITCH);
+    wr_head(t, head, PVDC_HS_CTRL,
+            PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
+}
+
+/* Unlike colour stages, writeback is refused on a disabled head. */
+static unsigned int break_wb_disabled_head(PVDCTest *t)
+{
+    write_wb_regs(t, 1, PVDC_FMT_XRGB8888);
+    wr_head(t, 1, PVDC_HS_CTRL, PVDC_HS_CTRL_WRITEBACK);
+    return 1;
+}
+
+static unsigned int break_wb_format(PVDCTest *t)
+{
+    write_wb_regs(t, 0, PVDC_FMT_XRGB2101010);
+    return 0;
+}
+
+static unsigned int break_wb_offset_align(PVDCTest *t)
+{
+    write_wb_regs(t, 0, PVDC_FMT_ABGR8888);
+    wr_head(t, 0, PVDC_HS_WB_OFFSET, 4 * MiB + 4);
+    return 0;
+}
+
+static unsigned int break_wb_pitch_align(PVDCTest *t)
+{
+    write_wb_regs(t, 0, PVDC_FMT_XRGB8888);
+    wr_head(t, 0, PVDC_HS_WB_PITCH, MODE_PITCH + 4);
+    return 0;
+}
+
+static unsigned int break_wb_pitch_small(PVDCTest *t)
+{
+    write_wb_regs(t, 0, PVDC_FMT_XRGB8888);
+    wr_head(t, 0, PVDC_HS_WB_PITCH, MODE_PITCH - 64);
+    return 0;
+}
+
+static unsigned int break_wb_bounds(PVDCTest *t)
+{
+    write_wb_regs(t, 0, PVDC_FMT_ARGB8888);
+    /* one aligned step too far */
+    wr_head(t, 0, PVDC_HS_WB_OFFSET,
+            t->vram_size - (uint64_t)MODE_PITCH * MODE_H + 64);
+    return 0;
+}
+
+/* A head being enabled with a target it cannot take. */
+static unsigned int break_wb_on_enable(PVDCTest *t)
+{
+    write_mode(t, 1, CLOCK_1MS);
+    write_wb_regs(t, 1, 0);
     return 1;
 }
 
@@ -941,6 +1014,19 @@ static const RuleCase rule_cases[] = {
       no_plane },
     { "color-on-a-head-being-enabled", break_color_on_enable, PVDC_ERR_COLOR,
       no_plane },
+    { "writeback-on-a-disabled-head", break_wb_disabled_head,
+      PVDC_ERR_WRITEBACK, no_plane },
+    { "writeback-format-not-taken", break_wb_format, PVDC_ERR_WRITEBACK,
+      no_plane },
+    { "writeback-offset-misaligned", break_wb_offset_align,
+      PVDC_ERR_WRITEBACK, no_plane },
+    { "writeback-pitch-misaligned", break_wb_pitch_align, PVDC_ERR_WRITEBACK,
+      no_plane },
+    { "writeback-pitch-smaller-than-a-line", break_wb_pitch_small,
+      PVDC_ERR_WRITEBACK, no_plane },
+    { "writeback-past-vram", break_wb_bounds, PVDC_ERR_WRITEBACK, no_plane },
+    { "writeback-on-a-head-being-enabled", break_wb_on_enable,
+      PVDC_ERR_WRITEBACK, no_plane },
     { "timing-change-on-enabled-head", break_modeset_required,
       PVDC_ERR_MODESET_REQUIRED, no_plane },
     { "bandwidth-change-on-enabled-head", break_bandwidth_change,
@@ -1155,7 +1241,8 @@ static void test_color_on_disabled_head_is_ignored(void)
                      PVDC_HS_CTRL_GAMMA, PVDC_XY(2, 2));
     g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==,
-                    PVDC_HS_CTRL_VALID_MASK);
+                    PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_DEGAMMA |
+                    PVDC_HS_CTRL_CTM | PVDC_HS_CTRL_GAMMA);
     wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
     g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==,
@@ -1188,9 +1275,19 @@ static void test_first_broken_rule_is_reported(void)
     g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     head_result(PVDC_ERR_BANDWIDTH_CHANGE));
     wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH, RULE_HEAD_BANDWIDTH);
+    /* Writeback after it. */
+    wr_head(&t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_XRGB8888);
+    wr_head(&t, 0, PVDC_HS_WB_PITCH, 4);
+    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_GAMMA |
+                                 PVDC_HS_CTRL_WRITEBACK);
     doorbell(&t, 0);
     g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     head_result(PVDC_ERR_COLOR));
+    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE |
+                                 PVDC_HS_CTRL_WRITEBACK);
+    doorbell(&t, 0);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    head_result(PVDC_ERR_WRITEBACK));
     wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
     wr_head(&t, 0, PVDC_HS_LUT_SIZES, 0);
     wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 0);

@@ -37,6 +37,9 @@ typedef struct PVDCHeadRegs {
     uint32_t ctm;
     uint32_t gamma_lut;
     uint32_t lut_sizes;
+    uint32_t wb_format;
+    uint32_t wb_offset;
+    uint32_t wb_pitch;
 } PVDCHeadRegs;
 
 /*
@@ -209,8 +212,9 @@ struct PVDCState {
     uint32_t int_enable;
 
     /*
-     * CRC capture budget, in pixels, refilled with QEMU_CLOCK_VIRTUAL up
-     * to PVDC_CRC_PIXELS_PER_SECOND / 8; not migrated.
+     * Composition budget of CRC capture and writeback, in pixels, refilled
+     * with QEMU_CLOCK_VIRTUAL up to PVDC_CRC_PIXELS_PER_SECOND / 8; not
+     * migrated.
      */
     int64_t crc_budget;
     int64_t crc_budget_ns;
