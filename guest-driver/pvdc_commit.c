@@ -142,6 +142,8 @@ static void pvdc_heads_unhold_locked(struct pvdc_device *pvdc, u32 mask)
 static void pvdc_latch_complete_now(struct pvdc_head *head,
 				    struct pvdc_latch *latch)
 {
+	/* The device wrote nothing, or nobody can tell. */
+	pvdc_writeback_complete(latch, -ENODEV);
 	if (latch->event)
 		pvdc_head_send_event(head, latch->event, 0);
 	latch->event = NULL;
@@ -157,6 +159,9 @@ static void pvdc_latch_complete_now(struct pvdc_head *head,
  * mapping's margin included: a vCPU stopped in between, or a doorbell
  * rung right at a vblank) is the prediction in doubt, and the interrupt
  * handler asks the device (DONE_FRAME): a flip costs that read only then.
+ * A commit with a writeback job may latch whole frames late (the device's
+ * writeback budget): the handler always asks, or for a group stamps the
+ * frame it is at.
  */
 static void pvdc_latch_times(struct pvdc_device *pvdc, u32 mask, bool group,
 			     struct pvdc_latch **latches, u64 before)
@@ -183,6 +188,11 @@ static void pvdc_latch_times(struct pvdc_device *pvdc, u32 mask, bool group,
 		latches[h]->when = !group ? when[h] : known ? last : 0;
 		latches[h]->group = group;
 		latches[h]->ask = !sure[h];
+		if (latches[h]->wb) {
+			latches[h]->ask = true;
+			if (group)
+				latches[h]->when = 0;
+		}
 	}
 }
 
@@ -243,6 +253,11 @@ static void pvdc_ring(struct pvdc_device *pvdc, u32 mask, bool group,
 			continue;
 		latches[h]->seq = ++head->seq;
 		list_add_tail(&latches[h]->link, &head->latches);
+		if (latches[h]->wb) {
+			head->wb_armed = true;
+			head->wb_seq = head->seq;
+			head->wb_ctrl = latches[h]->wb_ctrl;
+		}
 	}
 	pvdc_heads_unhold(pvdc, unhold);
 	spin_unlock_irq(&pvdc->irq_lock);
@@ -300,23 +315,29 @@ void pvdc_head_wait_rung(struct pvdc_head *head)
 /*
  * A cursor update in place (pvdc_plane.c) has written the cursor's shadow
  * registers: arm them, unless a commit tail is writing this head, whose
- * doorbell will carry them.  @rel, if any, is released once the device
- * latched them.  Called with irq_lock held.
+ * doorbell will carry them, or a writeback is armed on it: a doorbell
+ * after its latch would write the target again, and the interrupt handler
+ * rings this one once the latch cleared the bit (pvdc_writeback_retire()).
+ * @rel, if any, is released once the device latched them.  Called with
+ * irq_lock held.
  */
 void pvdc_head_cursor_doorbell(struct pvdc_head *head,
 			       struct pvdc_release *rel)
 {
 	struct pvdc_device *pvdc = head->pvdc;
+	bool later = head->hold || head->wb_armed;
 
 	lockdep_assert_held(&pvdc->irq_lock);
 
-	if (!head->hold) {
+	if (head->wb_armed)
+		head->cursor_deferred = true;
+	if (!later) {
 		pvdc_write(pvdc, PVDC_HEAD_CONTROL(head->index) +
 			   PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
 		head->seq++;
 	}
 	if (rel) {
-		rel->seq = head->hold ? head->seq + 1 : head->seq;
+		rel->seq = later ? head->seq + 1 : head->seq;
 		list_add_tail(&rel->link, &head->releases);
 	}
 }
@@ -429,6 +450,8 @@ void pvdc_head_latched(struct pvdc_head *head, bool rejected)
 	done = pvdc_head_done_seq(head, &rejected);
 	head->done = done;
 	follow |= rejected;
+	if (head->wb_armed && pvdc_seq_reached(done, head->wb_seq))
+		pvdc_writeback_retire(head);
 
 	list_for_each_entry_safe(latch, tmp, &head->latches, link) {
 		if (!pvdc_seq_reached(done, latch->seq))
@@ -475,7 +498,9 @@ void pvdc_head_latched(struct pvdc_head *head, bool rejected)
 	 * the next commit on the CRTC may run and free this commit's CRTC
 	 * states; the latch is in the commit's own state, which its tail
 	 * keeps until it sees @completed.  So @completed is the last thing
-	 * written to a latch, and _safe saved the next one before.
+	 * written to a latch, and _safe saved the next one before.  A
+	 * writeback job completes first: its frame is written when the
+	 * commit's event tells it is shown.
 	 */
 	list_for_each_entry_safe(latch, tmp, &latches, link) {
 		u64 when = latch->when;
@@ -484,6 +509,7 @@ void pvdc_head_latched(struct pvdc_head *head, bool rejected)
 			when = pvdc_timeline_t0(head);
 		else if (framed && latch->seq == done)
 			when = pvdc_head_frame_time(head, frame);
+		pvdc_writeback_complete(latch, rejected ? -EIO : 0);
 		if (latch->event) {
 			when = rejected ? 0 : pvdc_head_latch_time(head, when);
 			head->stamped = pvdc_head_send_event(head, latch->event,
@@ -512,6 +538,8 @@ void pvdc_commit_quiesce(struct pvdc_device *pvdc)
 
 		spin_lock_irq(&pvdc->irq_lock);
 		head->done = head->seq;
+		head->wb_armed = false;
+		head->cursor_deferred = false;
 		list_splice_tail_init(&head->latches, &latches);
 		list_splice_tail_init(&head->releases, &pvdc->released);
 		spin_unlock_irq(&pvdc->irq_lock);
@@ -556,6 +584,8 @@ void pvdc_heads_reset(struct pvdc_device *pvdc)
 		head->seq = seq;
 		head->done = seq;
 		head->resolve = false;
+		head->wb_armed = false;
+		head->cursor_deferred = false;
 		head->stamped = 0;
 		spin_unlock_irq(&pvdc->irq_lock);
 		pvdc_timeline_reset(head);

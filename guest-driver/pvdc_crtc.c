@@ -138,6 +138,8 @@ pvdc_crtc_duplicate_state(struct drm_crtc *crtc)
 		return NULL;
 	__drm_atomic_helper_crtc_duplicate_state(crtc, &state->base);
 	state->resync = false;
+	/* A writeback job is for one commit (pvdc_writeback.c). */
+	state->regs[PVDC_REG_INDEX(PVDC_HS_CTRL)] &= ~PVDC_HS_CTRL_WRITEBACK;
 
 	return &state->base;
 }
@@ -188,7 +190,9 @@ int pvdc_color_init(struct pvdc_device *pvdc)
 		pvdc->features &= ~PVDC_FEATURE_COLOR_MGMT;
 		pvdc->degamma_size = 0;
 		pvdc->gamma_size = 0;
-		pvdc->head_regs = PVDC_REG_INDEX(PVDC_HS_DEGAMMA_LUT);
+		/* HS_WB_* come after the colour registers. */
+		if (!(pvdc->features & PVDC_FEATURE_WRITEBACK))
+			pvdc->head_regs = PVDC_REG_INDEX(PVDC_HS_DEGAMMA_LUT);
 		return 0;
 	}
 
@@ -387,6 +391,8 @@ static int pvdc_crtc_atomic_check(struct drm_crtc *crtc,
 		return -EINVAL;
 	if (crtc_state->active && pvdc->features & PVDC_FEATURE_COLOR_MGMT)
 		pvdc_crtc_color_regs(to_pvdc_head(crtc), pstate);
+	/* Like the pipeline: no modeset, no change of the head's share. */
+	pvdc_writeback_crtc_regs(to_pvdc_head(crtc), state, pstate);
 
 	pstate->need = 0;
 	pstate->scalers = 0;
@@ -475,9 +481,10 @@ static void pvdc_crtc_atomic_disable(struct drm_crtc *crtc,
  * (pvdc_commit.c).
  *
  * The colour tables go to VRAM here, before the doorbell.  A modeset wrote
- * the head's registers in atomic_enable; a new pipeline on an enabled head
- * writes the registers that change, and a commit that changes no colour
- * state writes none.
+ * the head's registers in atomic_enable; on an enabled head, a new
+ * pipeline or a writeback job (set, or cleared after the last commit's)
+ * writes the registers that change, and a commit that changes neither
+ * writes none.
  */
 static void pvdc_crtc_atomic_flush(struct drm_crtc *crtc,
 				   struct drm_atomic_state *state)
@@ -495,19 +502,29 @@ static void pvdc_crtc_atomic_flush(struct drm_crtc *crtc,
 		crtc_state->event;
 	crtc_state->event = NULL;
 
-	if (!crtc_state->active || !(pvdc->features & PVDC_FEATURE_COLOR_MGMT) ||
-	    (!modeset && !crtc_state->color_mgmt_changed) ||
-	    !drm_dev_enter(&pvdc->drm, &idx))
+	if (!crtc_state->active || !drm_dev_enter(&pvdc->drm, &idx))
 		return;
 
-	pvdc_crtc_write_color(head, old_state, crtc_state);
-	if (!modeset)
+	if (pvdc->features & PVDC_FEATURE_COLOR_MGMT &&
+	    (modeset || crtc_state->color_mgmt_changed))
+		pvdc_crtc_write_color(head, old_state, crtc_state);
+	if (!modeset) {
+		u32 shadow[PVDC_HEAD_STATE_REGS];
+
+		/*
+		 * The interrupt handler cleared a writeback of the last commit
+		 * at its latch (pvdc_writeback_retire()), which this commit
+		 * waited for: a job again is a write again.
+		 */
+		memcpy(shadow, to_pvdc_crtc_state(old_state)->regs,
+		       sizeof(shadow));
+		shadow[PVDC_REG_INDEX(PVDC_HS_CTRL)] &= ~PVDC_HS_CTRL_WRITEBACK;
 		pvdc_write_regs(pvdc, PVDC_HEAD_SHADOW(head->index),
-				to_pvdc_crtc_state(crtc_state)->regs,
-				to_pvdc_crtc_state(old_state)->regs,
+				to_pvdc_crtc_state(crtc_state)->regs, shadow,
 				pvdc->head_regs,
 				test_and_clear_bit(head->index,
 						   pvdc->stale_heads));
+	}
 	drm_dev_exit(idx);
 }
 

@@ -270,10 +270,17 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 		pvdc->degamma_size = 0;
 		pvdc->gamma_size = 0;
 	}
-	/* A device without the colour pipeline has no colour registers. */
-	pvdc->head_regs = pvdc->features & PVDC_FEATURE_COLOR_MGMT ?
-			  PVDC_HEAD_STATE_REGS :
-			  PVDC_REG_INDEX(PVDC_HS_DEGAMMA_LUT);
+	/*
+	 * A device without the colour pipeline has no colour registers, one
+	 * without writeback no HS_WB_*: the head registers the driver writes
+	 * end with the last feature's.
+	 */
+	if (pvdc->features & PVDC_FEATURE_WRITEBACK)
+		pvdc->head_regs = PVDC_HEAD_STATE_REGS;
+	else if (pvdc->features & PVDC_FEATURE_COLOR_MGMT)
+		pvdc->head_regs = PVDC_REG_INDEX(PVDC_HS_WB_FORMAT);
+	else
+		pvdc->head_regs = PVDC_REG_INDEX(PVDC_HS_DEGAMMA_LUT);
 
 	for (i = 0; i < PVDC_MAX_FORMATS; i++) {
 		u32 fourcc = pvdc_read(pvdc, PVDC_REG_FORMAT_TABLE(i));
@@ -289,6 +296,9 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 		pvdc_read(pvdc, PVDC_REG_FORMATS_OVERLAY);
 	pvdc->format_mask[PVDC_PLANE_TYPE_CURSOR] =
 		pvdc_read(pvdc, PVDC_REG_FORMATS_CURSOR);
+	if (pvdc->features & PVDC_FEATURE_WRITEBACK)
+		pvdc->wb_format_mask = pvdc_read(pvdc,
+						 PVDC_REG_FORMATS_WRITEBACK);
 
 	drm_info(drm, "pvdc %u.%u (features %#x): %u heads, %u overlays each, %u scalers, %llu MiB VRAM, %u KiB/frame\n",
 		 version >> 16, version & 0xffff, pvdc->features,
@@ -515,6 +525,9 @@ static int pvdc_kms_init(struct pvdc_device *pvdc)
 		if (ret)
 			return ret;
 		ret = pvdc_output_init(pvdc, head);
+		if (ret)
+			return ret;
+		ret = pvdc_writeback_init(pvdc, head);
 		if (ret)
 			return ret;
 	}

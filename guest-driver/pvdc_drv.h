@@ -31,6 +31,7 @@
 #include <drm/drm_device.h>
 #include <drm/drm_encoder.h>
 #include <drm/drm_plane.h>
+#include <drm/drm_writeback.h>
 
 #include "pvdc-regs.h"
 
@@ -64,7 +65,7 @@ struct pvdc_timeline {
 
 /*
  * What one doorbell of a head completes when the device latches it: a
- * commit's event and timeline change.  Lives in the commit's
+ * commit's event, writeback job and timeline change.  Lives in the commit's
  * struct pvdc_atomic_state (or on the tail's stack), which the tail keeps
  * until it saw @completed: the interrupt handler touches nothing of it
  * after setting @completed.
@@ -73,6 +74,9 @@ struct pvdc_latch {
 	struct list_head link;
 	u32 seq;
 	struct drm_pending_vblank_event *event;
+	/* The head's writeback connector, if it has a job in this latch. */
+	struct drm_writeback_connector *wb;
+	u32 wb_ctrl;		/* HS_CTRL of the commit, WRITEBACK clear */
 	u64 when;		/* device time of the latch, 0 if unknown */
 	bool group;		/* latches with other heads */
 	bool ask;		/* @when is in doubt: read DONE_FRAME */
@@ -95,6 +99,8 @@ struct pvdc_head {
 	struct drm_crtc crtc;
 	struct drm_encoder encoder;
 	struct drm_connector connector;
+	/* With PVDC_FEATURE_WRITEBACK only (pvdc_writeback.c). */
+	struct drm_writeback_connector wb;
 
 	/* Doorbells, under pvdc->irq_lock. */
 	u32 seq;		/* ARMED_SEQ of the last doorbell written */
@@ -105,6 +111,15 @@ struct pvdc_head {
 	 * leaves its doorbell to them, so that it never arms half of theirs.
 	 */
 	unsigned int hold;
+	/*
+	 * HS_CTRL WRITEBACK is set in the shadow registers for the doorbell
+	 * @wb_seq: until that latched, a cursor update rings no doorbell
+	 * (@cursor_deferred) that would write the target a second time.
+	 */
+	bool wb_armed;
+	bool cursor_deferred;
+	u32 wb_seq;
+	u32 wb_ctrl;		/* HS_CTRL once the writeback latched */
 	struct list_head latches;	/* struct pvdc_latch, by seq */
 	struct list_head releases;	/* struct pvdc_release, by seq */
 	wait_queue_head_t wq;
@@ -234,6 +249,7 @@ struct pvdc_device {
 	u32 formats[PVDC_MAX_FORMATS];
 	unsigned int num_formats;
 	u32 format_mask[3];		/* per PVDC_PLANE_TYPE_* */
+	u32 wb_format_mask;		/* FORMATS_WRITEBACK */
 
 	struct pvdc_head heads[PVDC_MAX_HEADS];
 	struct pvdc_plane *planes[PVDC_MAX_PLANES];
@@ -273,6 +289,7 @@ struct pvdc_device {
 #define to_pvdc_crtc_state(s)	container_of(s, struct pvdc_crtc_state, base)
 #define to_pvdc_global_state(s)	container_of(s, struct pvdc_global_state, base)
 #define to_pvdc_atomic_state(s)	container_of(s, struct pvdc_atomic_state, base)
+#define wb_to_pvdc_head(w)	container_of(w, struct pvdc_head, wb)
 
 static inline u32 pvdc_read(struct pvdc_device *pvdc, u32 reg)
 {
@@ -347,6 +364,7 @@ void pvdc_crtc_disable_vblank(struct drm_crtc *crtc);
 /* pvdc_plane.c */
 struct pvdc_plane *pvdc_plane_init(struct pvdc_device *pvdc,
 				   unsigned int index, u32 caps);
+bool pvdc_format_usable(const struct pvdc_device *pvdc, u32 fourcc);
 void pvdc_plane_reset_regs(u32 *regs, unsigned int home);
 void pvdc_plane_write(struct drm_plane *plane, struct drm_atomic_state *state);
 
@@ -354,6 +372,14 @@ void pvdc_plane_write(struct drm_plane *plane, struct drm_atomic_state *state);
 int pvdc_output_create_properties(struct pvdc_device *pvdc);
 int pvdc_output_init(struct pvdc_device *pvdc, struct pvdc_head *head);
 void pvdc_hotplug_work(struct work_struct *work);
+
+/* pvdc_writeback.c */
+int pvdc_writeback_init(struct pvdc_device *pvdc, struct pvdc_head *head);
+void pvdc_writeback_crtc_regs(struct pvdc_head *head,
+			      struct drm_atomic_state *state,
+			      struct pvdc_crtc_state *pstate);
+void pvdc_writeback_retire(struct pvdc_head *head);
+void pvdc_writeback_complete(struct pvdc_latch *latch, int status);
 
 /* pvdc_global.c */
 int pvdc_global_init(struct pvdc_device *pvdc);

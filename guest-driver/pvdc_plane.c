@@ -47,7 +47,7 @@ static const u32 pvdc_known_formats[] = {
  * A format of the device's table the driver can offer: one it knows, and
  * for a two-plane format a device with the Cb:Cr plane registers.
  */
-static bool pvdc_format_usable(const struct pvdc_device *pvdc, u32 fourcc)
+bool pvdc_format_usable(const struct pvdc_device *pvdc, u32 fourcc)
 {
 	const struct drm_format_info *info;
 	unsigned int i;

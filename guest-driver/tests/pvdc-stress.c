@@ -11,8 +11,9 @@
  *	random COLOR_ENCODING and COLOR_RANGE; CRTC colour pipelines of
  *	random DEGAMMA_LUT, CTM and GAMMA_LUT blobs (LUTs of 2 to the
  *	largest size of entries, and some of sizes the device refuses;
- *	matrices with coefficients past what it represents).  The kernel
- *	may refuse a
+ *	matrices with coefficients past what it represents); writeback
+ *	connectors attached and detached, with random WRITEBACK_FB_IDs and
+ *	out-fences (the fences are closed unread).  The kernel may refuse a
  *	request only with the errors of the atomic uAPI; enough of them must
  *	reach the device that the host can check it never refused one (QOM
  *	statistic x-commits-rejected).  At the end every head is off and the
@@ -73,6 +74,10 @@ static unsigned long accepted, accepted_test_only, accepted_real;
 /* Real commits that set a colour property (the thread's last request). */
 static unsigned long accepted_color;
 static __thread bool request_has_color;
+/* Real commits with a writeback job, and where the kernel puts its fence. */
+static unsigned long accepted_writeback;
+static __thread bool request_has_writeback;
+static __thread int32_t writeback_fence;
 static unsigned long refused[MAX_ERRNO + 1];
 
 /* ------------------------------------------------------------------------ */
@@ -265,6 +270,10 @@ static uint64_t random_value(unsigned int *seed, const struct object *o,
 
 	if (!strcmp(n, "FB_ID"))
 		return rnd(seed, 6) ? fbs[rnd(seed, num_fbs)].fb_id : 0;
+	if (!strcmp(n, "WRITEBACK_FB_ID")) {
+		request_has_writeback = rnd(seed, 3) != 0;
+		return request_has_writeback ? fbs[rnd(seed, 2)].fb_id : 0;
+	}
 	if (!strcmp(n, "CRTC_ID")) {
 		/* Keep connectors and primaries mostly on their home CRTC. */
 		if (rnd(seed, 6) == 0)
@@ -364,6 +373,28 @@ static void whole_plane(drmModeAtomicReq *req, unsigned int *seed,
 	}
 }
 
+/*
+ * A writeback job (with an out-fence now and then) on a CRTC, on a
+ * connector that has the properties.
+ */
+static void whole_writeback(drmModeAtomicReq *req, unsigned int *seed,
+			    const struct object *o)
+{
+	int k;
+
+	for (k = 0; k < o->count_props; k++)
+		if (!strcmp(o->props[k].name, "WRITEBACK_FB_ID"))
+			break;
+	if (k == o->count_props)
+		return;
+	set_prop(req, o, "CRTC_ID", crtcs[rnd(seed, num_crtcs)]);
+	set_prop(req, o, "WRITEBACK_FB_ID", fbs[rnd(seed, 2)].fb_id);
+	if (rnd(seed, 2))
+		set_prop(req, o, "WRITEBACK_OUT_FENCE_PTR",
+			 (uintptr_t)&writeback_fence);
+	request_has_writeback = true;
+}
+
 static drmModeAtomicReq *random_request(unsigned int *seed)
 {
 	drmModeAtomicReq *req = drmModeAtomicAlloc();
@@ -383,12 +414,21 @@ static drmModeAtomicReq *random_request(unsigned int *seed)
 		/* Mostly a whole plane, so that some requests make sense. */
 		if (o->type == DRM_MODE_OBJECT_PLANE && rnd(seed, 3))
 			whole_plane(req, seed, o);
+		/* A writeback connector: often a whole job. */
+		if (o->type == DRM_MODE_OBJECT_CONNECTOR && rnd(seed, 2))
+			whole_writeback(req, seed, o);
 		for (k = 0; k < props; k++) {
 			const struct prop *p = &o->props[rnd(seed, o->count_props)];
 
 			/* The kernel would write a fence fd at that address. */
 			if (!strcmp(p->name, "OUT_FENCE_PTR"))
 				continue;
+			if (!strcmp(p->name, "WRITEBACK_OUT_FENCE_PTR")) {
+				drmModeAtomicAddProperty(req, o->id, p->id,
+							 rnd(seed, 2) ? 0 :
+							 (uintptr_t)&writeback_fence);
+				continue;
+			}
 			if ((p->flags & DRM_MODE_PROP_IMMUTABLE) &&
 			    rnd(seed, 10))
 				continue;
@@ -424,10 +464,14 @@ static bool send_random(unsigned int *seed, uint32_t flags)
 	int ret, err;
 
 	request_has_color = false;
+	request_has_writeback = false;
+	writeback_fence = -1;
 	req = random_request(seed);
 	ret = drmModeAtomicCommit(fd, req, flags, NULL);
 	err = ret ? errno : 0;
 	drmModeAtomicFree(req);
+	if (writeback_fence >= 0)
+		close(writeback_fence);
 	pthread_mutex_lock(&stats_lock);
 	if (!ret) {
 		accepted++;
@@ -437,6 +481,9 @@ static bool send_random(unsigned int *seed, uint32_t flags)
 			accepted_real++;
 		if (!(flags & DRM_MODE_ATOMIC_TEST_ONLY) && request_has_color)
 			accepted_color++;
+		if (!(flags & DRM_MODE_ATOMIC_TEST_ONLY) &&
+		    request_has_writeback)
+			accepted_writeback++;
 	} else {
 		refused[err <= MAX_ERRNO ? err : 0]++;
 	}
@@ -522,6 +569,19 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+/* Writeback connectors among the objects (the device has writeback). */
+static bool has_writeback(void)
+{
+	int i, k;
+
+	for (i = 0; i < num_objects; i++)
+		for (k = 0; k < objects[i].count_props; k++)
+			if (!strcmp(objects[i].props[k].name,
+				    "WRITEBACK_FB_ID"))
+				return true;
+	return false;
+}
+
 static void run_random(unsigned int threads, unsigned int count,
 		       unsigned int seed)
 {
@@ -553,6 +613,10 @@ static void run_random(unsigned int threads, unsigned int count,
 		kms_result(accepted_color >= 20,
 			   "random-requests-change-colour-pipelines # %lu real",
 			   accepted_color);
+	if (has_writeback())
+		kms_result(accepted_writeback >= 1,
+			   "random-requests-write-back # %lu real",
+			   accepted_writeback);
 	ret = all_off();
 	kms_result(!ret, "all-off-after-random-requests%s%s",
 		   ret ? ": " : "", ret ? strerror(-ret) : "");
@@ -584,7 +648,8 @@ static int light_every_head(void)
 		drmModePlaneRes *pres;
 		uint32_t k;
 
-		if (!c || kms_connector_mode(c, &mode) ||
+		if (!c || c->connector_type == DRM_MODE_CONNECTOR_WRITEBACK ||
+		    kms_connector_mode(c, &mode) ||
 		    drmModeCreatePropertyBlob(fd, &mode, sizeof(mode), &blob)) {
 			drmModeFreeConnector(c);
 			continue;
@@ -704,6 +769,8 @@ int main(int argc, char **argv)
 		path = argv[optind];
 
 	fd = kms_open_atomic(path);
+	/* Writeback connectors too, where the device has them. */
+	drmSetClientCap(fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1);
 	discover();
 	if (!num_objects || !num_fbs || !num_blobs) {
 		printf("not ok nothing to commit\n");
