@@ -591,18 +591,6 @@ static void hold(void)
 
 /* ------------------------------------------------------------------------ */
 
-static bool wanted(int argc, char **argv, int first, const char *name)
-{
-	int i;
-
-	if (first >= argc)
-		return strcmp(name, "hold");
-	for (i = first; i < argc; i++)
-		if (!strcmp(argv[i], name))
-			return true;
-	return false;
-}
-
 int main(int argc, char **argv)
 {
 	static const char *const tests[] = {
@@ -642,34 +630,34 @@ int main(int argc, char **argv)
 
 	max_degamma = PVDC_X(kms_reg(bar0, PVDC_REG_LUT_SIZE));
 	max_gamma = PVDC_Y(kms_reg(bar0, PVDC_REG_LUT_SIZE));
-	if (wanted(argc, argv, optind, "properties"))
+	if (kms_wanted(argc, argv, optind, "properties"))
 		test_properties(feature);
 	if (!feature) {
 		for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-			if (wanted(argc, argv, optind, tests[i]))
+			if (kms_wanted(argc, argv, optind, tests[i]))
 				printf("ok %s # skip no PVDC_FEATURE_COLOR_MGMT\n",
 				       tests[i]);
 		close(d.fd);
 		return kms_failures ? 1 : 0;
 	}
 
-	if (wanted(argc, argv, optind, "hold")) {
+	if (kms_wanted(argc, argv, optind, "hold")) {
 		hold();
 		close(d.fd);
 		return kms_failures ? 1 : 0;
 	}
 	take_refs();
 	if (refs_ok) {
-		if (wanted(argc, argv, optind, "identity"))
+		if (kms_wanted(argc, argv, optind, "identity"))
 			test_identity();
-		if (wanted(argc, argv, optind, "known"))
+		if (kms_wanted(argc, argv, optind, "known"))
 			test_known();
-		if (wanted(argc, argv, optind, "latched"))
+		if (kms_wanted(argc, argv, optind, "latched"))
 			test_latched();
 	}
-	if (wanted(argc, argv, optind, "refusals"))
+	if (kms_wanted(argc, argv, optind, "refusals"))
 		test_refusals();
-	if (refs_ok && wanted(argc, argv, optind, "legacy"))
+	if (refs_ok && kms_wanted(argc, argv, optind, "legacy"))
 		test_legacy();
 	ret = head_reset();
 	kms_result(!ret, "pipeline-off-at-the-end%s%s", ret ? ": " : "",

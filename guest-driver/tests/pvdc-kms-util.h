@@ -800,4 +800,22 @@ static KMS_UNUSED uint32_t *kms_shadow_registers(volatile uint32_t *bar0,
 	return regs;
 }
 
+/*
+ * Whether the test @name was asked for in argv[@first..]: all of them when
+ * none is named, except "hold", which keeps the picture for the host and
+ * only runs when named.
+ */
+static KMS_UNUSED bool kms_wanted(int argc, char **argv, int first,
+				  const char *name)
+{
+	int i;
+
+	if (first >= argc)
+		return strcmp(name, "hold");
+	for (i = first; i < argc; i++)
+		if (!strcmp(argv[i], name))
+			return true;
+	return false;
+}
+
 #endif /* PVDC_KMS_UTIL_H */

@@ -904,18 +904,6 @@ static void test_properties(void)
 
 /* ------------------------------------------------------------------------ */
 
-static bool wanted(int argc, char **argv, int first, const char *name)
-{
-	int i;
-
-	if (first >= argc)
-		return true;
-	for (i = first; i < argc; i++)
-		if (!strcmp(argv[i], name))
-			return true;
-	return false;
-}
-
 int main(int argc, char **argv)
 {
 	const char *card = "/dev/dri/card0";
@@ -950,18 +938,18 @@ int main(int argc, char **argv)
 	printf("# head %u %ux%u, overlay plane %u\n", head->pipe,
 	       head->mode.hdisplay, head->mode.vdisplay, overlay);
 
-	if (wanted(argc, argv, optind, "properties"))
+	if (kms_wanted(argc, argv, optind, "properties"))
 		test_properties();
-	if (wanted(argc, argv, optind, "ycbcr"))
+	if (kms_wanted(argc, argv, optind, "ycbcr"))
 		test_ycbcr();
-	if (wanted(argc, argv, optind, "upscale"))
+	if (kms_wanted(argc, argv, optind, "upscale"))
 		test_upscale();
-	if (wanted(argc, argv, optind, "bandwidth") ||
-	    wanted(argc, argv, optind, "refusals"))
+	if (kms_wanted(argc, argv, optind, "bandwidth") ||
+	    kms_wanted(argc, argv, optind, "refusals"))
 		bar0 = kms_bar_map(d.card, 0, NULL);
-	if (wanted(argc, argv, optind, "bandwidth"))
+	if (kms_wanted(argc, argv, optind, "bandwidth"))
 		test_bandwidth();
-	if (wanted(argc, argv, optind, "refusals"))
+	if (kms_wanted(argc, argv, optind, "refusals"))
 		test_refusals();
 
 	close(d.fd);

@@ -769,18 +769,6 @@ static int detach(void)
 	return kms_commit(&d, req, MODESET, NULL);
 }
 
-static bool wanted(int argc, char **argv, int first, const char *name)
-{
-	int i;
-
-	if (first >= argc)
-		return strcmp(name, "hold");
-	for (i = first; i < argc; i++)
-		if (!strcmp(argv[i], name))
-			return true;
-	return false;
-}
-
 int main(int argc, char **argv)
 {
 	static const char *const tests[] = {
@@ -814,14 +802,14 @@ int main(int argc, char **argv)
 		printf("not ok writeback-cap: %s\n", strerror(errno));
 		return 1;
 	}
-	if (wanted(argc, argv, optind, "properties"))
+	if (kms_wanted(argc, argv, optind, "properties"))
 		test_properties(feature, plain_fd);
 	close(plain_fd);
 	wb_conn = find_writeback();
 	overlay = kms_overlay(&d, 0);
 	if (!feature || !wb_conn || !overlay) {
 		for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-			if (wanted(argc, argv, optind, tests[i]))
+			if (kms_wanted(argc, argv, optind, tests[i]))
 				printf("ok %s # skip %s\n", tests[i],
 				       !feature ? "no PVDC_FEATURE_WRITEBACK" :
 				       !wb_conn ? "no writeback connector" :
@@ -836,20 +824,20 @@ int main(int argc, char **argv)
 	       head->mode.hdisplay, head->mode.vdisplay, wb_conn);
 	pictures_create();
 
-	if (wanted(argc, argv, optind, "hold")) {
+	if (kms_wanted(argc, argv, optind, "hold")) {
 		hold();
 		close(d.fd);
 		return kms_failures ? 1 : 0;
 	}
-	if (wanted(argc, argv, optind, "scene"))
+	if (kms_wanted(argc, argv, optind, "scene"))
 		test_scene();
-	if (wanted(argc, argv, optind, "gamma"))
+	if (kms_wanted(argc, argv, optind, "gamma"))
 		test_gamma();
-	if (wanted(argc, argv, optind, "formats"))
+	if (kms_wanted(argc, argv, optind, "formats"))
 		test_formats();
-	if (wanted(argc, argv, optind, "once"))
+	if (kms_wanted(argc, argv, optind, "once"))
 		test_once();
-	if (wanted(argc, argv, optind, "refusals"))
+	if (kms_wanted(argc, argv, optind, "refusals"))
 		test_refusals();
 	ret = detach();
 	kms_result(!ret, "writeback-connector-detached-at-the-end%s%s",
