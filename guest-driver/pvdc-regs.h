@@ -17,13 +17,13 @@
  *   global        identification, capabilities, interrupts, multi-head commit
  *   plane caps    one read-only word per plane: type and possible heads
  *   head control  per head, immediate: doorbell, commit outcome, vblank,
- *                 connector, CRC
+ *                 CRC; and the connector registers of connector h
  *   head shadow   per head, latched: mode timings, enable, bandwidth, colour,
- *                 writeback
+ *                 writeback, the connector it drives
  *   head active   read-only view of what the head scans out now
  *   plane shadow  per plane, latched: framebuffer, source/destination, blend
  *   plane active  read-only view of what the plane scans out now
- *   EDID          per head, read-only, PVDC_EDID_SIZE bytes
+ *   EDID          per connector, read-only, PVDC_EDID_SIZE bytes
  *
  * "Latched" registers are written into the shadow copy only; a doorbell arms
  * them and the device applies them at the head's next vblank, all or none.
@@ -68,7 +68,7 @@
 #define PVDC_ID				0x43445650 /* "PVDC" little-endian */
 #define PVDC_REG_VERSION		0x0004 /* RO: major, minor */
 #define PVDC_VERSION_MAJOR		1
-#define PVDC_VERSION_MINOR		4
+#define PVDC_VERSION_MINOR		5
 #define PVDC_VERSION_MAJOR_SHIFT	16
 #define PVDC_VERSION_MAJOR_LENGTH	16
 #define PVDC_VERSION_MAJOR_FIELD	GENMASK_U32(31, 16)
@@ -89,6 +89,8 @@
 #define PVDC_FEATURE_COLOR_MGMT		BIT(8)
 /* HS_CTRL WRITEBACK, HS_WB_*, FORMATS_WRITEBACK */
 #define PVDC_FEATURE_WRITEBACK		BIT(9)
+/* HS_CONNECTOR, NUM_CONNECTORS: a head drives any one connector */
+#define PVDC_FEATURE_ROUTING		BIT(10)
 #define PVDC_REG_NUM_HEADS		0x000c /* RO */
 #define PVDC_REG_NUM_OVERLAYS		0x0010 /* RO: overlays per head */
 #define PVDC_REG_NUM_PLANES		0x0014 /* RO: all planes, all heads */
@@ -151,6 +153,14 @@
  */
 #define PVDC_REG_CLOCK_LO		0x0050 /* RO */
 #define PVDC_REG_CLOCK_HI		0x0054 /* RO */
+
+/*
+ * Connectors: as many as heads.  Connector c has the CONNECTOR, PREFERRED
+ * and SUGGESTED_POS registers of head control window c, EDID window c, the
+ * HOTPLUG interrupt bit of head c, and QEMU console c; it shows the head
+ * whose active HS_CONNECTOR is c, if one is enabled.
+ */
+#define PVDC_REG_NUM_CONNECTORS		0x0058 /* RO */
 
 /*
  * Formats: FORMAT_TABLE[i] is a DRM fourcc (0 past the end).  Each plane
@@ -232,7 +242,8 @@
 #define PVDC_HEAD_VBLANK_COUNT		0x10
 #define PVDC_HEAD_VBLANK_TIME_LO	0x14 /* RO: ns, QEMU_CLOCK_VIRTUAL */
 #define PVDC_HEAD_VBLANK_TIME_HI	0x18 /* RO; reading LO latches HI */
-#define PVDC_HEAD_CONNECTOR		0x1c /* RO: PVDC_CONNECTOR_* */
+/* RO: PVDC_CONNECTOR_*, of connector h */
+#define PVDC_HEAD_CONNECTOR		0x1c
 #define PVDC_CONNECTOR_CONNECTED_SHIFT	0
 #define PVDC_CONNECTOR_CONNECTED	BIT(PVDC_CONNECTOR_CONNECTED_SHIFT)
 #define PVDC_HEAD_PREFERRED		0x20 /* RO: PVDC_XY(width, height) */
@@ -270,6 +281,8 @@
 #define PVDC_ERR_COLOR			0x17
 /* writeback on a disabled head, format not taken, pitch, alignment, VRAM */
 #define PVDC_ERR_WRITEBACK		0x18
+/* HS_CONNECTOR past NUM_CONNECTORS, or driven by another enabled head */
+#define PVDC_ERR_CONNECTOR		0x19
 #define PVDC_ERR_PLANE_HEAD		0x20 /* not for that head */
 #define PVDC_ERR_PLANE_BUSY		0x21 /* shown outside the group */
 #define PVDC_ERR_FORMAT			0x22 /* format not accepted */
@@ -353,7 +366,12 @@
 #define PVDC_HS_WB_FORMAT		0x30 /* DRM fourcc */
 #define PVDC_HS_WB_OFFSET		0x34 /* bytes into VRAM */
 #define PVDC_HS_WB_PITCH		0x38 /* bytes per line */
-#define PVDC_HEAD_STATE_REGS		15
+/*
+ * The connector an enabled head drives, 0..NUM_CONNECTORS-1, h at reset.
+ * Like the timings, it changes only while the head is off or turned on.
+ */
+#define PVDC_HS_CONNECTOR		0x3c
+#define PVDC_HEAD_STATE_REGS		16
 #define PVDC_COLOR_ALIGN		8
 #define PVDC_LUT_ENTRY_SIZE		8 /* struct drm_color_lut */
 #define PVDC_CTM_SIZE			72 /* struct drm_color_ctm */
