@@ -126,7 +126,8 @@ static const char *pvdc_error_name(uint32_t result)
 {
     static const char *const names[] = {
         [PVDC_ERR_MODE] = "invalid mode",
-        [PVDC_ERR_MODESET_REQUIRED] = "timings changed on an enabled head",
+        [PVDC_ERR_MODESET_REQUIRED] = "timings or connector changed on an "
+                                      "enabled head",
         [PVDC_ERR_BANDWIDTH_ALLOC] = "allocation over the device total",
         [PVDC_ERR_BANDWIDTH_CHANGE] = "allocation changed on an enabled head",
         [PVDC_ERR_BANDWIDTH] = "planes need more than the allocation",
@@ -136,6 +137,8 @@ static const char *pvdc_error_name(uint32_t result)
                            "misaligned or outside VRAM",
         [PVDC_ERR_WRITEBACK] = "writeback on a disabled head, or its format, "
                                "pitch, alignment or VRAM range",
+        [PVDC_ERR_CONNECTOR] = "connector out of range or driven by another "
+                               "head",
         [PVDC_ERR_PLANE_HEAD] = "plane cannot be bound to that head",
         [PVDC_ERR_PLANE_BUSY] = "plane shown by a head outside the commit",
         [PVDC_ERR_FORMAT] = "format not accepted by the plane",
@@ -228,11 +231,33 @@ static bool pvdc_mode_valid(PVDCState *s, const PVDCHeadRegs *r)
            pvdc_mode_period_ns(r) >= PVDC_MIN_FRAME_PERIOD_NS;
 }
 
-static bool pvdc_timings_equal(const PVDCHeadRegs *a, const PVDCHeadRegs *b)
+/* The registers that change only with a modeset: timings and route. */
+static bool pvdc_mode_equal(const PVDCHeadRegs *a, const PVDCHeadRegs *b)
 {
     return a->htiming == b->htiming && a->hsync == b->hsync &&
            a->vtiming == b->vtiming && a->vsync == b->vsync &&
-           a->pixel_clock == b->pixel_clock;
+           a->pixel_clock == b->pixel_clock && a->connector == b->connector;
+}
+
+/*
+ * The connector head @h drives in the state the commit leaves exists and
+ * no other head enabled in that state drives it.
+ */
+static bool pvdc_connector_free(PVDCCommitView *v, unsigned int h)
+{
+    uint32_t connector = v->head[h]->connector;
+    unsigned int k;
+
+    if (connector >= v->s->conf.num_heads) {
+        return false;
+    }
+    for (k = 0; k < v->s->conf.num_heads; k++) {
+        if (k != h && FIELD_EX32(v->head[k]->ctrl, HS_CTRL, ENABLE) &&
+            v->head[k]->connector == connector) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /*
@@ -317,7 +342,10 @@ static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
     if (!pvdc_mode_valid(s, armed)) {
         return pvdc_head_error(PVDC_ERR_MODE);
     }
-    if (was_on && !pvdc_timings_equal(armed, active)) {
+    if (!pvdc_connector_free(v, h)) {
+        return pvdc_head_error(PVDC_ERR_CONNECTOR);
+    }
+    if (was_on && !pvdc_mode_equal(armed, active)) {
         return pvdc_head_error(PVDC_ERR_MODESET_REQUIRED);
     }
     if (was_on && armed->bandwidth != active->bandwidth) {
@@ -627,6 +655,11 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
         }
         if (was_on && !on) {
             pvdc_timeline_disable(head, when);
+        }
+        if (was_on != on) {
+            /* A route changes only here (PVDC_ERR_MODESET_REQUIRED). */
+            trace_pvdc_route(h, on ? head->armed.connector
+                                   : head->active.connector, on);
         }
         head->active = head->armed;
         if (head->armed_color.shared) {
@@ -1107,7 +1140,9 @@ bool pvdc_loaded_state_valid(PVDCState *s, Error **errp)
 
     /*
      * The active state as one commit of every head, each carrying the
-     * planes it shows and nothing changing: every rule applies.
+     * planes it shows and nothing changing: every rule applies.  Among
+     * them the route: each enabled head drives a connector that exists,
+     * one head a connector, as the consoles expect.
      */
     view.s = s;
     view.group = MAKE_64BIT_MASK(0, s->conf.num_heads);

@@ -1,14 +1,16 @@
 /*
- * pvdc: paravirtual display controller - one QEMU console per head, and
- * the CRC of the frames of each head.
+ * pvdc: paravirtual display controller - one QEMU console per connector,
+ * and the CRC of the frames of each head.
  *
- * The console of a head shows its active state, composed by
- * pvdc-compose.c.  Composition only happens when something changed: the
+ * The console of connector c shows the active state of the head that
+ * drives it (enabled, HS_CONNECTOR = c), composed by pvdc-compose.c, or
+ * the blank picture of a disabled head if none does.  Composition only
+ * happens when something changed: the head driving the connector, its
  * active state (compared with the scene last shown, so a commit that
  * changes nothing visible costs nothing) or the VRAM under a visible
  * plane, found through dirty logging (DIRTY_MEMORY_VGA).  The dirty bitmap
  * is snapshot once per refresh for the whole device and the damage handed
- * to each head; only the damaged rectangle is composed again.  A head
+ * to each connector; only the damaged rectangle is composed again.  A head
  * showing exactly one framebuffer is displayed straight from VRAM.
  *
  * When the host-cursor property is set, the cursor plane is handed to the
@@ -43,7 +45,7 @@
 #include "pvdc-internal.h"
 #include "trace.h"
 
-/* Shown by a disabled head. */
+/* Shown by a connector no head drives. */
 #define PVDC_BLANK_WIDTH    640
 #define PVDC_BLANK_HEIGHT   480
 
@@ -54,26 +56,33 @@ typedef enum PVDCSurfaceKind {
     PVDC_SURFACE_DIRECT,        /* wraps the framebuffer in VRAM */
 } PVDCSurfaceKind;
 
+/* The console of a connector. */
 typedef struct PVDCDisplay {
     PVDCSurfaceKind kind;
     PVDCComposeDirect direct;   /* if kind is PVDC_SURFACE_DIRECT */
-    /* The scene on the surface, without a cursor drawn by the UI. */
+    /*
+     * The scene on the surface, without a cursor drawn by the UI, and
+     * the head whose picture it is.
+     */
     PVDCComposeScene shown;
+    unsigned int shown_head;
     bool shown_valid;
-    /* VRAM writes not composed yet, head coordinates. */
+    /* VRAM writes not composed yet, coordinates of the driving head. */
     QemuRect damage;
     /* The last dirty snapshot has been handed out and not consumed. */
     bool damage_fresh;
     /* the UI asked for everything again (GraphicHwOps.invalidate) */
     bool redraw;
-    uint64_t compositions;
 
     /* The cursor plane as last given to the UI. */
     bool cursor_on;
     bool cursor_dirty;          /* its framebuffer was written */
     PVDCPlaneRegs cursor;
     int cursor_x, cursor_y;
+} PVDCDisplay;
 
+/* The frames of a head composed apart from the consoles. */
+typedef struct PVDCCapture {
     /*
      * CRC capture: the frame image and the vblank last captured.  The
      * image is also where writeback composes, before it converts.
@@ -81,7 +90,9 @@ typedef struct PVDCDisplay {
     pixman_image_t *crc_image;
     bool crc_captured;
     uint64_t crc_count;
-} PVDCDisplay;
+    /* pictures of the head composed, for consoles, CRCs and writeback */
+    uint64_t compositions;
+} PVDCCapture;
 
 /* PS_CTRL's colour fields hold the engine's (DRM's) enumeration values. */
 QEMU_BUILD_BUG_ON(PVDC_COLOR_BT601 != PVDC_COMPOSE_BT601 ||
@@ -111,6 +122,21 @@ static uint8_t *pvdc_vram_span(PVDCState *s, uint64_t offset, uint64_t len)
         return NULL;
     }
     return (uint8_t *)memory_region_get_ram_ptr(&s->vram) + offset;
+}
+
+/* The head that drives @conn, or NULL if none does. */
+static PVDCHead *pvdc_connector_head(PVDCConnector *conn)
+{
+    PVDCState *s = conn->dev;
+    unsigned int h;
+
+    for (h = 0; h < s->conf.num_heads; h++) {
+        if (pvdc_head_on(&s->heads[h]) &&
+            s->heads[h].active.connector == conn->index) {
+            return &s->heads[h];
+        }
+    }
+    return NULL;
 }
 
 static unsigned int pvdc_cursor_plane(PVDCHead *head)
@@ -285,25 +311,26 @@ static bool pvdc_plane_dirty(PVDCState *s, DirtyBitmapSnapshot *snap,
 
 /*
  * Take the one dirty snapshot of this refresh and hand the damage to every
- * head; each head composes its own when its console is refreshed.
+ * connector, under the planes of the head that drives it; each console
+ * composes its own when it is refreshed.
  */
 static void pvdc_console_collect_damage(PVDCState *s)
 {
     DirtyBitmapSnapshot *snap;
-    unsigned int h, i;
+    unsigned int c, i;
 
     snap = memory_region_snapshot_and_clear_dirty(&s->vram, 0,
                                                   s->conf.vram_size,
                                                   DIRTY_MEMORY_VGA);
-    for (h = 0; h < s->conf.num_heads; h++) {
-        PVDCHead *head = &s->heads[h];
-        PVDCDisplay *d = head->display;
+    for (c = 0; c < s->conf.num_heads; c++) {
+        PVDCDisplay *d = s->connectors[c].display;
+        PVDCHead *head = pvdc_connector_head(&s->connectors[c]);
         unsigned int ids[PVDC_MAX_PLANES_PER_HEAD];
         PVDCComposeScene scene;
         int cursor;
 
         d->damage_fresh = true;
-        if (!pvdc_head_on(head)) {
+        if (!head) {
             continue;
         }
         cursor = pvdc_host_cursor_plane(head);
@@ -335,7 +362,7 @@ static bool pvdc_console_compose(PVDCHead *head,
     if (!pvdc_compose(scene, vram, s->conf.vram_size, image, damage)) {
         return false;
     }
-    head->display->compositions++;
+    head->capture->compositions++;
     s->compositions++;
     trace_pvdc_compose(head->index, damage ? damage->x : 0,
                        damage ? damage->y : 0,
@@ -344,12 +371,12 @@ static bool pvdc_console_compose(PVDCHead *head,
     return true;
 }
 
-static void pvdc_console_show_blank(PVDCHead *head)
+static void pvdc_console_show_blank(PVDCConnector *conn)
 {
-    PVDCDisplay *d = head->display;
+    PVDCDisplay *d = conn->display;
 
     if (d->kind != PVDC_SURFACE_BLANK) {
-        dpy_gfx_replace_surface(head->con,
+        dpy_gfx_replace_surface(conn->con,
                                 qemu_create_displaysurface(PVDC_BLANK_WIDTH,
                                                            PVDC_BLANK_HEIGHT));
         d->kind = PVDC_SURFACE_BLANK;
@@ -358,15 +385,15 @@ static void pvdc_console_show_blank(PVDCHead *head)
 }
 
 /*
- * Show @scene straight from VRAM if the engine and the UI allow it.
- * Returns false if it must be composed.
+ * Show @scene of @head on @conn straight from VRAM if the engine and the
+ * UI allow it.  Returns false if it must be composed.
  */
-static bool pvdc_console_show_direct(PVDCHead *head,
+static bool pvdc_console_show_direct(PVDCConnector *conn, PVDCHead *head,
                                      const PVDCComposeScene *scene,
                                      bool changed, const QemuRect *damage)
 {
     PVDCState *s = head->dev;
-    PVDCDisplay *d = head->display;
+    PVDCDisplay *d = conn->display;
     PVDCComposeDirect direct;
     uint64_t size;
     uint8_t *pixels;
@@ -374,7 +401,7 @@ static bool pvdc_console_show_direct(PVDCHead *head,
     /* The CRC and the console must show the same: keep them composed. */
     if (FIELD_EX32(head->crc_ctrl, CRC_CTRL, ENABLE) ||
         !pvdc_compose_direct(scene, s->conf.vram_size, &direct) ||
-        !dpy_gfx_check_format(head->con, direct.format)) {
+        !dpy_gfx_check_format(conn->con, direct.format)) {
         return false;
     }
     /* A UI may read the surface whole, padding of its last line too. */
@@ -391,37 +418,37 @@ static bool pvdc_console_show_direct(PVDCHead *head,
                                             direct.format, direct.stride,
                                             pixels);
 
-        dpy_gfx_replace_surface(head->con, surface);
+        dpy_gfx_replace_surface(conn->con, surface);
         d->kind = PVDC_SURFACE_DIRECT;
         d->direct = direct;
     } else if (!pvdc_rect_empty(damage)) {
-        dpy_gfx_update(head->con, damage->x, damage->y, damage->width,
+        dpy_gfx_update(conn->con, damage->x, damage->y, damage->width,
                        damage->height);
     }
     return true;
 }
 
-static void pvdc_console_show_composed(PVDCHead *head,
+static void pvdc_console_show_composed(PVDCConnector *conn, PVDCHead *head,
                                        const PVDCComposeScene *scene,
                                        bool changed, const QemuRect *damage)
 {
-    PVDCDisplay *d = head->display;
-    DisplaySurface *surface = qemu_console_surface(head->con);
+    PVDCDisplay *d = conn->display;
+    DisplaySurface *surface = qemu_console_surface(conn->con);
 
     if (d->kind != PVDC_SURFACE_COMPOSED || !surface ||
         surface_width(surface) != scene->width ||
         surface_height(surface) != scene->height) {
         surface = qemu_create_displaysurface(scene->width, scene->height);
-        dpy_gfx_replace_surface(head->con, surface);
+        dpy_gfx_replace_surface(conn->con, surface);
         d->kind = PVDC_SURFACE_COMPOSED;
         changed = true;
     }
     if (changed) {
         pvdc_console_compose(head, scene, surface->image, NULL);
-        dpy_gfx_update_full(head->con);
+        dpy_gfx_update_full(conn->con);
     } else if (!pvdc_rect_empty(damage)) {
         pvdc_console_compose(head, scene, surface->image, damage);
-        dpy_gfx_update(head->con, damage->x, damage->y, damage->width,
+        dpy_gfx_update(conn->con, damage->x, damage->y, damage->width,
                        damage->height);
     }
 }
@@ -447,10 +474,10 @@ static uint32_t pvdc_cursor_pixel(uint32_t argb, unsigned int blend,
     return a << 24 | rgb;
 }
 
-static void pvdc_console_define_cursor(PVDCHead *head,
+static void pvdc_console_define_cursor(PVDCConnector *conn,
                                        const PVDCPlaneRegs *r)
 {
-    PVDCState *s = head->dev;
+    PVDCState *s = conn->dev;
     /* Validated: unscaled ARGB8888, at most PVDC_CURSOR_MAX_SIZE. */
     uint32_t w = FIELD_EX32(r->dst_size, XY, X);
     uint32_t h = FIELD_EX32(r->dst_size, XY, Y);
@@ -481,42 +508,43 @@ static void pvdc_console_define_cursor(PVDCHead *head,
                                   MIN(r->alpha, UINT16_MAX));
         }
     }
-    dpy_cursor_define(head->con, cursor);
+    dpy_cursor_define(conn->con, cursor);
     cursor_unref(cursor);
 }
 
-/* Hand the cursor plane @p (-1: none) of @head to the UI. */
-static void pvdc_console_update_cursor(PVDCHead *head, int p)
+/* Hand the cursor plane @p (-1: none) to the UI of @conn. */
+static void pvdc_console_update_cursor(PVDCConnector *conn, int p)
 {
-    PVDCDisplay *d = head->display;
+    PVDCState *s = conn->dev;
+    PVDCDisplay *d = conn->display;
     PVDCPlaneRegs image;
     int x, y;
 
     if (p < 0) {
         if (d->cursor_on) {
-            dpy_mouse_set(head->con, d->cursor_x, d->cursor_y, false);
+            dpy_mouse_set(conn->con, d->cursor_x, d->cursor_y, false);
             d->cursor_on = false;
         }
         return;
     }
 
     /* Only the position changes when the cursor moves. */
-    image = head->dev->planes[p].active;
+    image = s->planes[p].active;
     image.dst_pos = 0;
     if (!d->cursor_on || d->cursor_dirty ||
         memcmp(&image, &d->cursor, sizeof(image))) {
-        pvdc_console_define_cursor(head, &image);
+        pvdc_console_define_cursor(conn, &image);
         d->cursor = image;
         d->cursor_dirty = false;
     }
-    x = (int16_t)FIELD_EX32(head->dev->planes[p].active.dst_pos, XY, X) +
+    x = (int16_t)FIELD_EX32(s->planes[p].active.dst_pos, XY, X) +
         MIN(FIELD_EX32(image.hotspot, XY, X),
             FIELD_EX32(image.dst_size, XY, X) - 1);
-    y = (int16_t)FIELD_EX32(head->dev->planes[p].active.dst_pos, XY, Y) +
+    y = (int16_t)FIELD_EX32(s->planes[p].active.dst_pos, XY, Y) +
         MIN(FIELD_EX32(image.hotspot, XY, Y),
             FIELD_EX32(image.dst_size, XY, Y) - 1);
     if (!d->cursor_on || x != d->cursor_x || y != d->cursor_y) {
-        dpy_mouse_set(head->con, x, y, true);
+        dpy_mouse_set(conn->con, x, y, true);
         d->cursor_x = x;
         d->cursor_y = y;
         d->cursor_on = true;
@@ -525,51 +553,57 @@ static void pvdc_console_update_cursor(PVDCHead *head, int p)
 
 static void pvdc_gfx_update(void *opaque)
 {
-    PVDCHead *head = opaque;
-    PVDCDisplay *d = head->display;
+    PVDCConnector *conn = opaque;
+    PVDCDisplay *d = conn->display;
+    PVDCHead *head = pvdc_connector_head(conn);
     PVDCComposeScene scene;
     QemuRect damage;
     bool changed;
     int cursor;
 
     if (!d->damage_fresh) {
-        pvdc_console_collect_damage(head->dev);
+        pvdc_console_collect_damage(conn->dev);
     }
     d->damage_fresh = false;
     damage = d->damage;
     qemu_rect_init(&d->damage, 0, 0, 0, 0);
 
-    if (!pvdc_head_on(head)) {
-        pvdc_console_show_blank(head);
-        pvdc_console_update_cursor(head, -1);
+    if (!head) {
+        pvdc_console_show_blank(conn);
+        pvdc_console_update_cursor(conn, -1);
     } else {
         cursor = pvdc_host_cursor_plane(head);
         pvdc_console_scene(head, &scene, cursor, NULL);
-        changed = !d->shown_valid || memcmp(&scene, &d->shown, sizeof(scene));
-        if (!pvdc_console_show_direct(head, &scene, changed, &damage)) {
-            pvdc_console_show_composed(head, &scene, changed, &damage);
+        /* Another head took the connector: its picture, whole. */
+        changed = !d->shown_valid || d->shown_head != head->index ||
+                  memcmp(&scene, &d->shown, sizeof(scene));
+        if (!pvdc_console_show_direct(conn, head, &scene, changed, &damage)) {
+            pvdc_console_show_composed(conn, head, &scene, changed, &damage);
         }
         memcpy(&d->shown, &scene, sizeof(scene));   /* padding too */
+        d->shown_head = head->index;
         d->shown_valid = true;
-        pvdc_console_update_cursor(head, cursor);
+        pvdc_console_update_cursor(conn, cursor);
     }
 
     if (d->redraw) {
         d->redraw = false;
-        dpy_gfx_update_full(head->con);
+        dpy_gfx_update_full(conn->con);
     }
 }
 
 static void pvdc_gfx_invalidate(void *opaque)
 {
-    PVDCHead *head = opaque;
+    PVDCConnector *conn = opaque;
 
-    head->display->redraw = true;
+    conn->display->redraw = true;
 }
 
 static void pvdc_ui_info(void *opaque, uint32_t idx, QemuUIInfo *info)
 {
-    pvdc_output_ui_info(opaque, info);
+    PVDCConnector *conn = opaque;
+
+    pvdc_output_ui_info(conn->dev, conn->index, info);
 }
 
 static const GraphicHwOps pvdc_gfx_ops = {
@@ -580,15 +614,24 @@ static const GraphicHwOps pvdc_gfx_ops = {
 
 void pvdc_console_color_changed(PVDCHead *head)
 {
-    if (head->display) {
-        head->display->shown_valid = false;
+    PVDCState *s = head->dev;
+    const PVDCComposeColor *old = head->active_color.pipeline;
+    unsigned int c;
+
+    /* Wherever the head is shown, it left or it stays. */
+    for (c = 0; old && c < s->conf.num_heads; c++) {
+        PVDCDisplay *d = s->connectors[c].display;
+
+        if (d && d->shown_valid && d->shown.color == old) {
+            d->shown_valid = false;
+        }
     }
 }
 
 void pvdc_crc_invalidate(PVDCHead *head)
 {
-    if (head->display) {
-        head->display->crc_captured = false;
+    if (head->capture) {
+        head->capture->crc_captured = false;
     }
 }
 
@@ -658,7 +701,7 @@ static uint64_t pvdc_scene_cost(const PVDCComposeScene *scene)
 static pixman_image_t *pvdc_frame_image(PVDCHead *head,
                                         const PVDCComposeScene *scene)
 {
-    PVDCDisplay *d = head->display;
+    PVDCCapture *d = head->capture;
 
     if (!d->crc_image ||
         pixman_image_get_width(d->crc_image) != scene->width ||
@@ -673,7 +716,7 @@ static pixman_image_t *pvdc_frame_image(PVDCHead *head,
 uint32_t pvdc_crc_read(PVDCHead *head, int64_t now)
 {
     PVDCState *s = head->dev;
-    PVDCDisplay *d = head->display;
+    PVDCCapture *d = head->capture;
     PVDCComposeScene scene;
     pixman_image_t *image;
     uint64_t count;
@@ -770,7 +813,7 @@ static void pvdc_head_compositions(Object *obj, Visitor *v, const char *name,
                                    void *opaque, Error **errp)
 {
     PVDCHead *head = opaque;
-    uint64_t value = head->display ? head->display->compositions : 0;
+    uint64_t value = head->capture ? head->capture->compositions : 0;
 
     visit_type_uint64(v, name, &value, errp);
 }
@@ -808,19 +851,20 @@ void pvdc_console_init(PVDCState *s)
 
     memory_region_set_log(&s->vram, true, DIRTY_MEMORY_VGA);
     for (h = 0; h < s->conf.num_heads; h++) {
-        PVDCHead *head = &s->heads[h];
+        PVDCConnector *conn = &s->connectors[h];
 
-        head->display = g_new0(PVDCDisplay, 1);
-        head->con = graphic_console_init(DEVICE(s), h, &pvdc_gfx_ops, head);
+        s->heads[h].capture = g_new0(PVDCCapture, 1);
+        conn->display = g_new0(PVDCDisplay, 1);
+        conn->con = graphic_console_init(DEVICE(s), h, &pvdc_gfx_ops, conn);
     }
 }
 
 void pvdc_console_unrealize(PVDCState *s)
 {
-    unsigned int h;
+    unsigned int c;
 
-    for (h = 0; h < s->conf.num_heads; h++) {
-        graphic_console_close(s->heads[h].con);
+    for (c = 0; c < s->conf.num_heads; c++) {
+        graphic_console_close(s->connectors[c].con);
     }
     memory_region_set_log(&s->vram, false, DIRTY_MEMORY_VGA);
 }
@@ -832,10 +876,12 @@ void pvdc_console_finalize(PVDCState *s)
     for (h = 0; h < PVDC_MAX_HEADS; h++) {
         PVDCHead *head = &s->heads[h];
 
-        if (head->display) {
-            qemu_pixman_image_unref(head->display->crc_image);
-            g_free(head->display);
-            head->display = NULL;
+        if (head->capture) {
+            qemu_pixman_image_unref(head->capture->crc_image);
+            g_free(head->capture);
+            head->capture = NULL;
         }
+        g_free(s->connectors[h].display);
+        s->connectors[h].display = NULL;
     }
 }

@@ -6,7 +6,8 @@
  *   pvdc-mmio.c    register file: read/write dispatch
  *   pvdc-commit.c  doorbells, validation rules, applying a commit
  *   pvdc-vblank.c  vblank timelines, the timer, interrupts
- *   pvdc-console.c one QEMU console per head, frame CRCs, writeback
+ *   pvdc-console.c one QEMU console per connector, showing the head that
+ *                  drives it; frame CRCs, writeback
  *   pvdc-compose.c composition of the active planes into a picture
  *   pvdc-output.c  connectors: EDID, preferred mode, hotplug
  *
@@ -148,7 +149,8 @@ void pvdc_writeback(PVDCHead *head, int64_t when);
 void pvdc_crc_invalidate(PVDCHead *head);
 /*
  * The active colour pipeline of @head is about to be replaced: the
- * console composes the head again whole, whatever address the new one has.
+ * consoles that show it compose again whole, whatever address the new
+ * one has.
  */
 void pvdc_console_color_changed(PVDCHead *head);
 
@@ -156,9 +158,14 @@ void pvdc_console_color_changed(PVDCHead *head);
 extern const VMStateDescription vmstate_pvdc_output;
 void pvdc_output_instance_init(PVDCState *s);
 bool pvdc_output_realize(PVDCState *s, Error **errp);
-uint32_t pvdc_output_preferred(PVDCHead *head);
-uint32_t pvdc_output_position(PVDCHead *head);
-/* The host display of @head asks for another mode (GraphicHwOps.ui_info). */
-void pvdc_output_ui_info(PVDCHead *head, const QemuUIInfo *info);
+/* PVDC_HEAD_PREFERRED and PVDC_HEAD_SUGGESTED_POS of @connector. */
+uint32_t pvdc_output_preferred(PVDCState *s, unsigned int connector);
+uint32_t pvdc_output_position(PVDCState *s, unsigned int connector);
+/*
+ * The UI window of the console of @connector asks for another mode
+ * (GraphicHwOps.ui_info).
+ */
+void pvdc_output_ui_info(PVDCState *s, unsigned int connector,
+                         const QemuUIInfo *info);
 
 #endif /* HW_DISPLAY_PVDC_INTERNAL_H */

@@ -59,6 +59,8 @@ static uint32_t *pvdc_head_reg(PVDCHeadRegs *r, hwaddr offset)
         return &r->wb_offset;
     case PVDC_HS_WB_PITCH:
         return &r->wb_pitch;
+    case PVDC_HS_CONNECTOR:
+        return &r->connector;
     default:
         return NULL;
     }
@@ -128,7 +130,7 @@ static uint32_t pvdc_features(PVDCState *s)
                         PVDC_FEATURE_CRC | PVDC_FEATURE_HOTPLUG |
                         PVDC_FEATURE_DOORBELL_AMEND | PVDC_FEATURE_CLOCK |
                         PVDC_FEATURE_YCBCR | PVDC_FEATURE_COLOR_MGMT |
-                        PVDC_FEATURE_WRITEBACK;
+                        PVDC_FEATURE_WRITEBACK | PVDC_FEATURE_ROUTING;
 
     if (msi_present(PCI_DEVICE(s))) {
         features |= PVDC_FEATURE_MSI;
@@ -150,6 +152,7 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
         *val = pvdc_features(s);
         return true;
     case PVDC_REG_NUM_HEADS:
+    case PVDC_REG_NUM_CONNECTORS:   /* one connector per head */
         *val = s->conf.num_heads;
         return true;
     case PVDC_REG_NUM_OVERLAYS:
@@ -278,11 +281,12 @@ static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
     case PVDC_HEAD_CONNECTOR:
         *val = PVDC_CONNECTOR_CONNECTED;
         return true;
+    /* Of connector @h, whatever head drives it. */
     case PVDC_HEAD_PREFERRED:
-        *val = pvdc_output_preferred(head);
+        *val = pvdc_output_preferred(s, h);
         return true;
     case PVDC_HEAD_SUGGESTED_POS:
-        *val = pvdc_output_position(head);
+        *val = pvdc_output_position(s, h);
         return true;
     case PVDC_HEAD_CRC_CTRL:
         *val = head->crc_ctrl;

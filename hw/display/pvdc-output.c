@@ -2,15 +2,19 @@
  * pvdc: paravirtual display controller - connectors: EDID, preferred mode,
  * suggested position and hotplug.
  *
- * Every head has a connector that is always connected.  What it tells the
- * guest is set by the host: at start-up by the xres/yres properties (all
- * heads) or the per-head properties below, and at run time by the same
- * per-head properties (qom-set) or by the UI when its window is resized
- * (GraphicHwOps.ui_info).  Any change regenerates the head's EDID and
- * raises PVDC_INT_HOTPLUG on it, for the guest to read the connector again.
+ * There are as many connectors as heads, always connected; connector c
+ * is described in heads[c], whatever head drives it (HS_CONNECTOR).  What
+ * it tells the guest is set by the host: at start-up by the xres/yres
+ * properties (all connectors) or the per-connector properties below, and
+ * at run time by the same properties (qom-set) or by the UI when the
+ * window of console c is resized (GraphicHwOps.ui_info).  Any change
+ * regenerates EDID(c) and raises PVDC_INT_HOTPLUG in the bits of head c,
+ * for the guest to read the connector again.
  *
- * Per-head properties, for head N in 0..PVDC_MAX_HEADS - 1 (setting one of
- * a head the device does not have fails once it is realized):
+ * Per-connector properties, for connector N in 0..PVDC_MAX_HEADS - 1,
+ * named after the head of the same index as they were before routing
+ * (setting one of a connector the device does not have fails once it is
+ * realized):
  *   headN-xres, headN-yres   preferred mode (0: the xres/yres properties)
  *   headN-x, headN-y         suggested position on the host desktop
  *                            (default: right of the heads before it)
@@ -90,28 +94,24 @@ static void pvdc_output_update_edid(PVDCHead *head, const QemuUIInfo *ui)
                        &info);
 }
 
-uint32_t pvdc_output_preferred(PVDCHead *head)
+uint32_t pvdc_output_preferred(PVDCState *s, unsigned int connector)
 {
-    return PVDC_XY(head->pref_width, head->pref_height);
+    return PVDC_XY(s->heads[connector].pref_width,
+                   s->heads[connector].pref_height);
 }
 
-static uint32_t pvdc_output_pos(PVDCState *s, unsigned int head)
+uint32_t pvdc_output_position(PVDCState *s, unsigned int connector)
 {
     uint32_t x = 0;
     unsigned int h;
 
-    if (s->heads[head].pos_set) {
-        return PVDC_XY(s->heads[head].pos_x, s->heads[head].pos_y);
+    if (s->heads[connector].pos_set) {
+        return PVDC_XY(s->heads[connector].pos_x, s->heads[connector].pos_y);
     }
-    for (h = 0; h < head; h++) {
+    for (h = 0; h < connector; h++) {
         x += s->heads[h].pref_width ? s->heads[h].pref_width : s->xres;
     }
     return PVDC_XY(MIN(x, UINT16_MAX), 0);
-}
-
-uint32_t pvdc_output_position(PVDCHead *head)
-{
-    return pvdc_output_pos(head->dev, head->index);
 }
 
 /*
@@ -127,7 +127,7 @@ static void pvdc_output_changed(PVDCHead *head, const QemuUIInfo *ui,
 
     pvdc_output_update_edid(head, ui);
     trace_pvdc_hotplug(head->index, head->pref_width, head->pref_height,
-                       pvdc_output_position(head));
+                       pvdc_output_position(s, head->index));
     for (h = head->index + 1; width_changed && h < s->conf.num_heads; h++) {
         if (!s->heads[h].pos_set) {
             bits |= PVDC_INT(h, PVDC_INT_HOTPLUG);
@@ -140,9 +140,10 @@ static void pvdc_output_changed(PVDCHead *head, const QemuUIInfo *ui,
  * Only the size is taken from the UI: the offsets UIs report are those of
  * their windows, not a layout of the guest's desktop.
  */
-void pvdc_output_ui_info(PVDCHead *head, const QemuUIInfo *info)
+void pvdc_output_ui_info(PVDCState *s, unsigned int connector,
+                         const QemuUIInfo *info)
 {
-    PVDCState *s = head->dev;
+    PVDCHead *head = &s->heads[connector];
     uint32_t width = MIN(info->width, s->conf.max_width);
     uint32_t height = MIN(info->height, s->conf.max_height);
     bool width_changed = width != head->pref_width;
@@ -182,10 +183,10 @@ static void pvdc_output_prop_get(Object *obj, Visitor *v, const char *name,
 
     switch (prop->field) {
     case PVDC_OUTPUT_X:
-        value = FIELD_EX32(pvdc_output_pos(prop->s, prop->head), XY, X);
+        value = FIELD_EX32(pvdc_output_position(prop->s, prop->head), XY, X);
         break;
     case PVDC_OUTPUT_Y:
-        value = FIELD_EX32(pvdc_output_pos(prop->s, prop->head), XY, Y);
+        value = FIELD_EX32(pvdc_output_position(prop->s, prop->head), XY, Y);
         break;
     default:
         value = *pvdc_output_field(head, prop->field);
@@ -235,7 +236,7 @@ static void pvdc_output_prop_set(Object *obj, Visitor *v, const char *name,
         return;
     }
     if (is_pos && !head->pos_set) {
-        uint32_t pos = pvdc_output_pos(s, prop->head);
+        uint32_t pos = pvdc_output_position(s, prop->head);
 
         head->pos_x = FIELD_EX32(pos, XY, X);
         head->pos_y = FIELD_EX32(pos, XY, Y);

@@ -159,6 +159,8 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
     for (h = 0; h < s->conf.num_heads; h++) {
         s->heads[h].dev = s;
         s->heads[h].index = h;
+        s->connectors[h].dev = s;
+        s->connectors[h].index = h;
     }
     if (!pvdc_output_realize(s, errp)) {
         msi_uninit(pci);
@@ -206,6 +208,7 @@ static void pvdc_reset_enter(Object *obj, ResetType type)
         PVDCHead *head = &s->heads[h];
         PVDCHeadRegs regs = {
             .bandwidth = s->conf.bandwidth_total / s->conf.num_heads,
+            .connector = h,
         };
 
         head->shadow = head->armed = head->active = regs;
@@ -428,6 +431,7 @@ static const VMStateDescription vmstate_pvdc_head_regs = {
         VMSTATE_UINT32(wb_format, PVDCHeadRegs),
         VMSTATE_UINT32(wb_offset, PVDCHeadRegs),
         VMSTATE_UINT32(wb_pitch, PVDCHeadRegs),
+        VMSTATE_UINT32(connector, PVDCHeadRegs),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -579,14 +583,14 @@ static const VMStateDescription vmstate_pvdc_head = {
  * Version 2: the device configuration, 64-bit vblank counts; version 3:
  * DONE_FRAME; version 4: PS_CHROMA_OFFSET and PS_CHROMA_PITCH; version 5:
  * the colour registers of the head state (the tables in a subsection);
- * version 6: the writeback registers of the head state.  pvdc has not
- * been released with an earlier version: no compatibility with them is
- * kept.
+ * version 6: the writeback registers of the head state; version 7:
+ * HS_CONNECTOR of the head state.  pvdc has not been released with an
+ * earlier version: no compatibility with them is kept.
  */
 static const VMStateDescription vmstate_pvdc = {
     .name = "pvdc",
-    .version_id = 6,
-    .minimum_version_id = 6,
+    .version_id = 7,
+    .minimum_version_id = 7,
     .pre_load = pvdc_pre_load,
     .pre_save = pvdc_pre_save,
     .post_load = pvdc_post_load,

@@ -1152,23 +1152,30 @@ static void build_two_planes(T *t, TScene *scene)
     add(scene, plane(t, OVERLAY(0), PVDC_FMT_XRGB8888, 1, 20, 16, 30, 20, 1));
 }
 
-/* A disabled head shows a small black picture, composed from nothing. */
-static void test_disabled_head_is_blank(void)
+/* Console @connector shows what no head drives: a black picture. */
+static void assert_screen_blank(T *t, unsigned int connector)
 {
     g_autofree uint32_t *got = NULL;
-    TScene scene = {};
     int w, h;
-    T t;
 
-    start(&t, NULL, false);
-    build_two_planes(&t, &scene);
-    commit_scene(&t, 0, &scene);
-    got = screendump(t.p.qts, 1, &w, &h);
+    got = screendump(t->p.qts, connector, &w, &h);
     g_assert_cmpint(w * h, >, 0);
     g_assert_cmpint(w, !=, MODE_W);
     for (int i = 0; i < w * h; i++) {
         g_assert_cmphex(got[i], ==, 0);
     }
+}
+
+/* A disabled head shows a small black picture, composed from nothing. */
+static void test_disabled_head_is_blank(void)
+{
+    TScene scene = {};
+    T t;
+
+    start(&t, NULL, false);
+    build_two_planes(&t, &scene);
+    commit_scene(&t, 0, &scene);
+    assert_screen_blank(&t, 1);
     g_assert_cmpuint(compositions(&t, 1), ==, 0);
     stop(&t);
 }
@@ -1497,6 +1504,165 @@ static void test_host_cursor_is_not_composed(void)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Connector routing: console c shows the head that drives connector c      */
+/* ------------------------------------------------------------------------ */
+
+/* Disable @head and its planes. */
+static void disable_head(T *t, unsigned int head)
+{
+    for (unsigned int i = 0; i < SLOTS; i++) {
+        wr(&t->p, PVDC_PLANE_SHADOW(plane_index(head, i)) + PVDC_PS_CTRL, 0);
+    }
+    wr(&t->p, PVDC_HEAD_SHADOW(head) + PVDC_HS_CTRL, 0);
+    g_assert_cmphex(commit(&t->p, head), ==, PVDC_RESULT_APPLIED);
+    t->head_on[head] = false;
+}
+
+/* Enable @head showing @scene on @connector. */
+static void commit_routed(T *t, unsigned int head, uint32_t connector,
+                          const TScene *scene)
+{
+    wr(&t->p, PVDC_HEAD_SHADOW(head) + PVDC_HS_CONNECTOR, connector);
+    commit_scene(t, head, scene);
+}
+
+/* Head 1's picture: another background and other framebuffers. */
+static void build_other_two_planes(T *t, TScene *scene)
+{
+    scene->background = 0x224466;
+    add(scene, plane(t, PRIMARY, PVDC_FMT_XRGB8888, 2, MODE_W, 40, 0, 8, 0));
+    add(scene, plane(t, OVERLAY(0), PVDC_FMT_RGB565, 3, 24, 16, 10, 4, 1));
+}
+
+/*
+ * Connector 0 moves from head 0 to head 1, then the heads swap, then
+ * go back: each console shows the head that drives its connector, or
+ * the blank picture once the head left it.
+ */
+static void test_console_shows_the_head_driving_it(void)
+{
+    TScene scene0 = {}, scene1 = {};
+    T t;
+
+    start(&t, NULL, false);
+    build_two_planes(&t, &scene0);
+    build_other_two_planes(&t, &scene1);
+    commit_scene(&t, 0, &scene0);
+    assert_screen_is(&t, 0, &scene0);
+    assert_screen_blank(&t, 1);
+
+    disable_head(&t, 0);
+    commit_routed(&t, 1, 0, &scene1);
+    assert_screen_is(&t, 0, &scene1);
+    assert_screen_blank(&t, 1);
+
+    /* swapped: head 0 on connector 1, head 1 on connector 0 */
+    commit_routed(&t, 0, 1, &scene0);
+    assert_screen_is(&t, 0, &scene1);
+    assert_screen_is(&t, 1, &scene0);
+
+    /* and back, through a disable of both */
+    disable_head(&t, 0);
+    assert_screen_blank(&t, 1);
+    disable_head(&t, 1);
+    assert_screen_blank(&t, 0);
+    commit_routed(&t, 1, 1, &scene1);
+    commit_routed(&t, 0, 0, &scene0);
+    assert_screen_is(&t, 0, &scene0);
+    assert_screen_is(&t, 1, &scene1);
+    stop(&t);
+}
+
+/* The surface of a console has the size of the mode of the head on it. */
+static void test_console_takes_the_size_of_its_head(void)
+{
+    g_autofree uint32_t *got = NULL;
+    TScene scene = {};
+    int w, h;
+    T t;
+
+    start(&t, NULL, false);
+    write_mode_sized(&t.p, 1, MODE_W / 2, MODE_H / 2, MODE_HTOTAL,
+                     MODE_VTOTAL, CLOCK_1MS);
+    wr(&t.p, PVDC_HEAD_SHADOW(1) + PVDC_HS_BACKGROUND, 0x123456);
+    wr(&t.p, PVDC_HEAD_SHADOW(1) + PVDC_HS_CONNECTOR, 0);
+    g_assert_cmphex(commit(&t.p, 1), ==, PVDC_RESULT_APPLIED);
+    got = screendump(t.p.qts, 0, &w, &h);
+    g_assert_cmpint(w, ==, MODE_W / 2);
+    g_assert_cmpint(h, ==, MODE_H / 2);
+    for (int i = 0; i < w * h; i++) {
+        g_assert_cmphex(got[i], ==, 0x123456);
+    }
+    assert_screen_blank(&t, 1);
+
+    disable_head(&t, 1);
+    build_two_planes(&t, &scene);
+    commit_routed(&t, 0, 0, &scene);
+    assert_screen_is(&t, 0, &scene);
+    stop(&t);
+}
+
+/*
+ * A VRAM write under a plane of head 1, which drives connector 0, is
+ * composed again into console 0, once; console 1 stays blank.
+ */
+static void test_vram_write_updates_the_routed_console(void)
+{
+    TScene scene = {};
+    uint32_t pixel = 0x00abcdef;
+    uint64_t n;
+    T t;
+
+    start(&t, NULL, false);
+    build_other_two_planes(&t, &scene);
+    commit_routed(&t, 1, 0, &scene);
+    assert_screen_is(&t, 0, &scene);
+    assert_screen_blank(&t, 1);
+    n = compositions(&t, 1);
+    g_assert_cmpuint(n, ==, 1);
+
+    /* under the overlay at (10, 4) */
+    vram_write(&t, FB_BASE(3) + 5 * scene.planes[1].pitch + 7 * 2, &pixel,
+               2);
+    assert_screen_is(&t, 0, &scene);
+    g_assert_cmpuint(compositions(&t, 1), ==, n + 1);
+    /* the primary's line 30 */
+    vram_write(&t, FB_BASE(2) + 30 * scene.planes[0].pitch + 3 * 4, &pixel,
+               4);
+    assert_screen_is(&t, 0, &scene);
+    g_assert_cmpuint(compositions(&t, 1), ==, n + 2);
+    assert_screen_blank(&t, 1);
+    g_assert_cmpuint(compositions(&t, 0), ==, 0);
+    stop(&t);
+}
+
+/* With host-cursor=on, the cursor of the routed head is the UI's too. */
+static void test_host_cursor_follows_the_route(void)
+{
+    TScene scene = {}, without;
+    uint64_t n;
+    T t;
+
+    start(&t, "host-cursor=on", false);
+    build_cursor(&t, &scene, NULL);
+    commit_routed(&t, 1, 0, &scene);
+    without = scene;
+    without.num_planes--;
+    g_assert_cmpuint(scene.planes[without.num_planes].slot, ==, CURSOR);
+    assert_screen_is(&t, 0, &without);
+    assert_screen_blank(&t, 1);
+    n = compositions(&t, 1);
+
+    /* moving it composes nothing */
+    scene.planes[without.num_planes].dst_x = -5;
+    scene.planes[without.num_planes].dst_y = 40;
+    commit_routed(&t, 1, 0, &scene);
+    assert_screen_is(&t, 0, &without);
+    g_assert_cmpuint(compositions(&t, 1), ==, n);
+    stop(&t);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Connectors                                                               */
 /* ------------------------------------------------------------------------ */
 
@@ -1510,6 +1676,35 @@ static void edid_preferred(T *t, unsigned int head, uint32_t *w, uint32_t *h)
     }
     *w = edid[56] | (edid[58] >> 4) << 8;
     *h = edid[59] | (edid[61] >> 4) << 8;
+}
+
+/*
+ * The monitor on connector 0 changes while head 1 drives it: the hotplug
+ * bit and EDID are connector 0's.
+ */
+static void test_hotplug_belongs_to_the_connector(void)
+{
+    TScene scene = {};
+    uint32_t w, h;
+    T t;
+
+    start(&t, NULL, false);
+    build_other_two_planes(&t, &scene);
+    commit_routed(&t, 1, 0, &scene);
+    (void)rd(&t.p, PVDC_REG_INT_ACK);
+
+    qom_set_uint(t.p.qts, "head0-yres", 720);
+    g_assert_cmphex(rd(&t.p, PVDC_REG_INT_STATUS), ==,
+                    PVDC_INT(0, PVDC_INT_HOTPLUG));
+    g_assert_cmphex(head_ctl(&t.p, 0, PVDC_HEAD_PREFERRED), ==,
+                    PVDC_XY(1024, 720));
+    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_PREFERRED), ==,
+                    PVDC_XY(1024, 768));
+    edid_preferred(&t, 0, &w, &h);
+    g_assert_cmpuint(h, ==, 720);
+    edid_preferred(&t, 1, &w, &h);
+    g_assert_cmpuint(h, ==, 768);
+    stop(&t);
 }
 
 static void test_hotplug_on_property_change(void)
@@ -2409,6 +2604,16 @@ int main(int argc, char **argv)
                    test_tiny_source_fills_the_largest_mode);
     qtest_add_func("/pvdc/compose/cursor/host-cursor-is-not-composed",
                    test_host_cursor_is_not_composed);
+    qtest_add_func("/pvdc/compose/routing/console-shows-the-head-driving-it",
+                   test_console_shows_the_head_driving_it);
+    qtest_add_func("/pvdc/compose/routing/console-takes-the-size-of-its-head",
+                   test_console_takes_the_size_of_its_head);
+    qtest_add_func("/pvdc/compose/routing/vram-write-updates-the-routed-"
+                   "console", test_vram_write_updates_the_routed_console);
+    qtest_add_func("/pvdc/compose/routing/host-cursor-follows-the-route",
+                   test_host_cursor_follows_the_route);
+    qtest_add_func("/pvdc/output/hotplug-belongs-to-the-connector",
+                   test_hotplug_belongs_to_the_connector);
     qtest_add_func("/pvdc/output/migration-keeps-connectors-and-crc",
                    test_migration_keeps_connectors_and_crc);
     qtest_add_func("/pvdc/output/property-change-raises-hotplug",

@@ -20,6 +20,8 @@
  *   host CPU                CRC capture and damage tracking as costly as a
  *                           guest can make them
  *   memory handed to the UI a surface that would run past VRAM
+ *   connectors              HS_CONNECTOR as an index: past the
+ *                           connectors, near 2^32, claimed twice
  *
  * Each case checks three things: the device refuses what it must (with the
  * documented error code), stays responsive (registers read back, a later
@@ -1857,6 +1859,125 @@ static void test_damage_scan_follows_the_lines_shown(void)
     pvdc_test_stop(&t);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Connectors: HS_CONNECTOR is an index the guest writes                    */
+/* ------------------------------------------------------------------------ */
+
+static const uint32_t hostile_connectors[] = {
+    4, 5, 8, 0xff, 0x100, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff,
+};
+
+/* Every console composed, every connector register and EDID read. */
+static void compose_every_connector(PVDCTest *t)
+{
+    for (unsigned int c = 0; c < t->heads; c++) {
+        compose_again(t, c);
+        (void)head_ctl(t, c, PVDC_HEAD_PREFERRED);
+        (void)rd(t, PVDC_EDID(c) + PVDC_EDID_SIZE - 4);
+    }
+}
+
+/*
+ * No two enabled heads drive one connector, and each drives one that is.
+ * Returns how many drive another head's.
+ */
+static unsigned int assert_routes_valid(PVDCTest *t)
+{
+    uint32_t driven = 0;
+    unsigned int routed = 0;
+
+    for (unsigned int h = 0; h < t->heads; h++) {
+        uint32_t c = rd(t, PVDC_HEAD_ACTIVE(h) + PVDC_HS_CONNECTOR);
+
+        if (!(rd(t, PVDC_HEAD_ACTIVE(h) + PVDC_HS_CTRL) &
+              PVDC_HS_CTRL_ENABLE)) {
+            continue;
+        }
+        g_assert_cmpuint(c, <, t->heads);
+        g_assert_false(driven & BIT(c));
+        driven |= BIT(c);
+        routed += c != h;
+    }
+    return routed;
+}
+
+/*
+ * Connectors past the last, near 2^32 or driven already are refused on a
+ * head being enabled, and taken as written on a disabled one; random
+ * routes never leave two heads on a connector, nor a console without a
+ * picture to show.
+ */
+static void test_connector_values_are_refused(void)
+{
+    g_autoptr(GRand) rng = g_rand_new_with_seed(0x15c0);
+    unsigned int routed = 0;
+    Snapshot before;
+    PVDCTest t;
+
+    start_good(&t, "heads=4", &before);
+    for (unsigned int i = 0; i < ARRAY_SIZE(hostile_connectors); i++) {
+        unsigned int h = 1 + i % 3;
+
+        write_mode(&t, h, CLOCK_1MS);
+        wr_head(&t, h, PVDC_HS_CONNECTOR, hostile_connectors[i]);
+        g_assert_cmphex(commit(&t, h), ==, head_result(PVDC_ERR_CONNECTOR));
+        assert_active_is(&t, &before);
+        /* off, the value is only stored */
+        wr_head(&t, h, PVDC_HS_CTRL, 0);
+        g_assert_cmphex(commit(&t, h), ==, PVDC_RESULT_APPLIED);
+        g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(h) + PVDC_HS_CONNECTOR), ==,
+                        hostile_connectors[i]);
+        snapshot_active(&t, &before);
+        compose_every_connector(&t);
+    }
+    /* head 0 drives connector 0 */
+    write_mode(&t, 2, CLOCK_1MS);
+    wr_head(&t, 2, PVDC_HS_CONNECTOR, 0);
+    g_assert_cmphex(commit(&t, 2), ==, head_result(PVDC_ERR_CONNECTOR));
+    wr_head(&t, 2, PVDC_HS_CTRL, 0);
+    g_assert_cmphex(commit(&t, 2), ==, PVDC_RESULT_APPLIED);
+    snapshot_active(&t, &before);
+    assert_still_works(&t, &before);
+
+    /* Heads 1 to 3 at random; head 0 keeps connector 0. */
+    for (unsigned int i = 0; i < 400; i++) {
+        unsigned int h = g_rand_int_range(rng, 1, 4);
+        uint32_t c = g_rand_boolean(rng) ?
+                     g_rand_int_range(rng, 0, t.heads + 1) :
+                     hostile_connectors[g_rand_int_range(
+                         rng, 0, ARRAY_SIZE(hostile_connectors))];
+
+        if (g_rand_int_range(rng, 0, 3)) {
+            write_mode(&t, h, g_rand_boolean(rng) ? CLOCK_1MS : CLOCK_2MS);
+        } else {
+            wr_head(&t, h, PVDC_HS_CTRL, 0);
+        }
+        wr_head(&t, h, PVDC_HS_CONNECTOR, c);
+        wr(&t, PVDC_REG_MULTI_DOORBELL, g_rand_int_range(rng, 1, 8) << 1 &
+           ~rd(&t, PVDC_REG_MULTI_DOORBELL));
+        step_to(&t, t.now + g_rand_int_range(rng, 0, 3 * PERIOD_1MS));
+        routed += assert_routes_valid(&t);
+        if (i % 16 == 0) {
+            compose_every_connector(&t);
+        }
+    }
+    /* the random routes were taken, not only refused */
+    g_test_message("%u steps with heads on other heads' connectors",
+                   routed);
+    g_assert_cmpuint(routed, >, 20);
+    step_to(&t, t.now + 10 * PERIOD_1MS);
+    compose_every_connector(&t);
+    for (unsigned int h = 1; h < t.heads; h++) {
+        wr_head(&t, h, PVDC_HS_CTRL, 0);
+    }
+    wr(&t, PVDC_REG_MULTI_DOORBELL, 0xe);
+    step_to(&t, t.now + 10 * PERIOD_1MS);
+    g_assert_cmphex(rd(&t, PVDC_REG_MULTI_DOORBELL), ==, 0);
+    snapshot_active(&t, &before);
+    assert_still_works(&t, &before);
+    pvdc_test_stop(&t);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1905,6 +2026,8 @@ int main(int argc, char **argv)
                    test_crc_capture_is_bounded_device_wide);
     qtest_add_func("/pvdc/hostile/direct-scanout-stays-inside-vram",
                    test_direct_scanout_stays_inside_vram);
+    qtest_add_func("/pvdc/hostile/connector-values-are-refused",
+                   test_connector_values_are_refused);
     qtest_add_func("/pvdc/hostile/damage-scan-follows-the-lines-shown",
                    test_damage_scan_follows_the_lines_shown);
 

@@ -286,6 +286,43 @@ static void test_writeback_comes_along(void)
     pvdc_test_stop(&dst);
 }
 
+/*
+ * Head 1 drives connector 0, head 0 is off: the destination routes the
+ * same, and its console 0 shows head 1's picture.
+ */
+static void test_routing_comes_along(void)
+{
+    g_autofree uint32_t *pixels = NULL;
+    PVDCTest src, dst;
+    int w, h;
+
+    pvdc_test_start(&src, NULL);
+    qtest_memset(src.qts, src.vram.addr, 0x5a, MODE_PITCH * MODE_H);
+    wr_head(&src, 1, PVDC_HS_CONNECTOR, 0);
+    enable_head(&src, 1, CLOCK_1MS);
+    pvdc_test_migrate(&src, &dst, NULL, NULL);
+    pvdc_test_stop(&src);
+
+    g_assert_cmphex(rd(&dst, PVDC_HEAD_ACTIVE(1) + PVDC_HS_CONNECTOR), ==, 0);
+    g_assert_cmphex(rd(&dst, PVDC_HEAD_SHADOW(1) + PVDC_HS_CONNECTOR), ==, 0);
+    g_assert_cmphex(rd(&dst, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
+    pixels = screendump(dst.qts, 0, &w, &h);
+    g_assert_cmpint(w, ==, MODE_W);
+    g_assert_cmpint(h, ==, MODE_H);
+    for (int i = 0; i < w * h; i++) {
+        g_assert_cmphex(pixels[i], ==, 0x5a5a5a);
+    }
+    g_free(pixels);
+    /* connector 1 is driven by no head */
+    pixels = screendump(dst.qts, 1, &w, &h);
+    g_assert_cmpint(w, !=, MODE_W);
+    /* and the route holds: head 0 cannot take connector 0 */
+    wr_head(&dst, 0, PVDC_HS_CONNECTOR, 0);
+    write_mode(&dst, 0, CLOCK_1MS);
+    g_assert_cmphex(commit(&dst, 0), ==, head_result(PVDC_ERR_CONNECTOR));
+    pvdc_test_stop(&dst);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Loading a stream                                                         */
 /* ------------------------------------------------------------------------ */
@@ -661,6 +698,83 @@ static void put_be(uint8_t *at, size_t size, uint64_t value)
     }
 }
 
+/* The stream field at @path. */
+static const Field *stream_field(Stream *s, const char *path)
+{
+    for (unsigned int i = 0; i < s->fields->len; i++) {
+        const Field *f = &g_array_index(s->fields, Field, i);
+
+        if (!strcmp(f->path, path)) {
+            return f;
+        }
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * A stream whose enabled heads share a connector or drive one that does
+ * not exist is refused, whatever a disabled head says.
+ */
+static void test_hostile_routes_are_refused(void)
+{
+    static const struct {
+        unsigned int head;
+        uint32_t connector;
+        bool loads;
+    } cases[] = {
+        { 2, 0, false },            /* head 1 drives connector 0 */
+        { 2, 3, false },
+        { 2, 0xffffffff, false },
+        { 1, 2, false },            /* head 2 drives connector 2 */
+        { 1, 0x80000000, false },
+        { 2, 1, true },             /* connector 1 is free */
+        { 0, 2, true },             /* head 0 is disabled */
+        { 0, 0xffffffff, true },
+    };
+    Dir d = { g_dir_make_tmp("pvdc-migration-XXXXXX", NULL) };
+    char *state = dir_file(&d, "state");
+    g_autofree char *uri = g_strdup_printf("file:%s", state);
+    g_autofree char *log = dir_file(&d, "stderr");
+    Stream s = {};
+    PVDCTest t;
+
+    pvdc_test_start(&t, SOURCE_PROPS);
+    wr_head(&t, 1, PVDC_HS_CONNECTOR, 0);
+    enable_head(&t, 1, CLOCK_1MS);
+    enable_head(&t, 2, CLOCK_2MS);
+    qtest_qmp_assert_success(t.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(pvdc_migration_wait(t.qts));
+    pvdc_test_stop(&t);
+    stream_load(&s, state);
+    g_assert_true(load_and_run(&d, s.data, s.len));
+
+    for (int i = 0; i < ARRAY_SIZE(cases); i++) {
+        g_autofree char *path =
+            g_strdup_printf("pvdc/heads[%u]/active/connector", cases[i].head);
+        g_autofree uint8_t *data = g_memdup2(s.data, s.len);
+        const Field *f = stream_field(&s, path);
+
+        g_assert_cmpuint(f->size, ==, 4);
+        put_be(data + f->offset, f->size, cases[i].connector);
+        g_assert_cmpint(load_and_run(&d, data, s.len), ==, cases[i].loads);
+        if (!cases[i].loads) {
+            g_autofree char *err = NULL;
+
+            g_assert(g_file_get_contents(log, &err, NULL, NULL));
+            g_assert(strstr(err, "connector"));
+        }
+    }
+    stream_free(&s);
+    unlink(state);
+    g_free(state);
+    state = dir_file(&d, "mutated");
+    unlink(state);
+    unlink(log);
+    rmdir(d.path);
+    g_free(d.path);
+}
+
 /*
  * The fields worth a load of their own: every field of the device's own
  * state (not the PCI core's, not the shadow registers nor the entries of
@@ -843,6 +957,10 @@ int main(int argc, char **argv)
                    test_armed_commit_applies_at_its_vblank);
     qtest_add_func("/pvdc/migration/color-pipeline-comes-along",
                    test_color_pipeline_comes_along);
+    qtest_add_func("/pvdc/migration/routing-comes-along",
+                   test_routing_comes_along);
+    qtest_add_func("/pvdc/migration/hostile-routes-are-refused",
+                   test_hostile_routes_are_refused);
     qtest_add_func("/pvdc/migration/writeback-comes-along",
                    test_writeback_comes_along);
     qtest_add_func("/pvdc/migration/mismatched-configuration-is-refused",

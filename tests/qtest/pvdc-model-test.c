@@ -123,6 +123,31 @@ static void random_plane(Random *r, unsigned int p)
     }
 }
 
+/*
+ * A connector no active-enabled head but @head drives, its own first if
+ * @own; its own if there is none.
+ */
+static uint32_t random_free_connector(Model *m, GRand *rng, unsigned int head,
+                                      bool own)
+{
+    uint32_t free = MAKE_64BIT_MASK(0, m->heads);
+    unsigned int k, skip;
+
+    for (k = 0; k < m->heads; k++) {
+        if (k != head && model_on(m->ha[k]) &&
+            m->ha[k][HS(PVDC_HS_CONNECTOR)] < m->heads) {
+            free &= ~BIT(m->ha[k][HS(PVDC_HS_CONNECTOR)]);
+        }
+    }
+    if (!free || (own && (free & BIT(head)))) {
+        return head;
+    }
+    for (skip = g_rand_int_range(rng, 0, ctpop32(free)); skip; skip--) {
+        free &= free - 1;
+    }
+    return ctz32(free);
+}
+
 /* A mostly valid value for a register, sometimes anything at all. */
 static uint32_t random_value(Random *r, bool head, uint32_t reg,
                              unsigned int index, bool clean)
@@ -211,6 +236,24 @@ static uint32_t random_value(Random *r, bool head, uint32_t reg,
         case PVDC_HS_BANDWIDTH:
             return g_rand_int_range(rng, 0, 4) ? m->bandwidth_total / m->heads :
                    g_rand_int_range(rng, 0, m->bandwidth_total / m->heads);
+        case PVDC_HS_CONNECTOR:
+            /*
+             * Its own or a free one; written alone, also any, or one that
+             * does not exist.
+             */
+            switch (g_rand_int_range(rng, clean ? 2 : 0, 16)) {
+            case 0:
+                return g_rand_boolean(rng) ? m->heads : 0xffffffff;
+            case 1:
+                return g_rand_int_range(rng, 0, m->heads);
+            case 2:
+            case 3:
+            case 4:
+            case 5:
+                return random_free_connector(m, rng, index, false);
+            default:
+                return random_free_connector(m, rng, index, true);
+            }
         default:
             return g_rand_int(rng) & 0xffffff;
         }
@@ -444,17 +487,50 @@ static void model_sync(Random *r)
     model_compare(r);
 }
 
-/* Turn a head off as a driver does: the head and every plane on it. */
-static void random_head_off(Random *r)
+/* Turn head @h off as a driver does: the head and every plane on it. */
+static void random_head_off_regs(Random *r, unsigned int h)
 {
-    unsigned int h = g_rand_int_range(r->rng, 0, r->m.heads);
-
     random_write(r, PVDC_HEAD_SHADOW(h) + PVDC_HS_CTRL, 0);
     for (unsigned int p = 0; p < r->m.planes; p++) {
         if (r->m.ps[p][PS(PVDC_PS_HEAD)] == h) {
             random_write(r, PVDC_PLANE_SHADOW(p) + PVDC_PS_CTRL, 0);
         }
     }
+}
+
+static void random_head_off(Random *r)
+{
+    random_head_off_regs(r, g_rand_int_range(r->rng, 0, r->m.heads));
+}
+
+/*
+ * Move a connector as a driver does: the head driving it lets it go and
+ * a head that is off takes it, in one group; at times the taker alone,
+ * which is refused while the connector is still driven.
+ */
+static void random_route(Random *r)
+{
+    Model *m = &r->m;
+    GRand *rng = r->rng;
+    unsigned int from = g_rand_int_range(rng, 0, m->heads);
+    unsigned int to = (from + g_rand_int_range(rng, 1, m->heads)) % m->heads;
+    uint32_t connector;
+
+    for (int tries = 0; tries < 8 && model_on(m->ha[to]); tries++) {
+        to = (from + g_rand_int_range(rng, 1, m->heads)) % m->heads;
+    }
+    connector = model_on(m->ha[from]) ? m->ha[from][HS(PVDC_HS_CONNECTOR)] :
+                random_free_connector(m, rng, to, false);
+    random_head_off_regs(r, from);
+    random_shadow_is_active(r, to);
+    for (uint32_t reg = PVDC_HS_HTIMING; reg <= PVDC_HS_BANDWIDTH; reg += 4) {
+        random_write(r, PVDC_HEAD_SHADOW(to) + reg,
+                     random_value(r, true, reg, to, true));
+    }
+    random_write(r, PVDC_HEAD_SHADOW(to) + PVDC_HS_CONNECTOR, connector);
+    random_write(r, PVDC_HEAD_SHADOW(to) + PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    random_write(r, PVDC_REG_MULTI_DOORBELL,
+                 g_rand_int_range(rng, 0, 4) ? BIT(from) | BIT(to) : BIT(to));
 }
 
 static void random_head(Random *r)
@@ -527,6 +603,8 @@ static void random_step(Random *r, unsigned int i)
         random_group_move(r);
     } else if (op < 84) {
         random_register(r, op - 28);
+    } else if (op < 85) {
+        random_route(r);
     } else if (r->m.armed) {
         step_next(&r->t);
     } else {
@@ -552,8 +630,10 @@ static void test_random_commits_match_reference_model(void)
         random_step(&r, i);
     }
     g_test_message("%u commits applied, %u rejected, %u amended; %u "
-                   "latches, %u moved a plane to another head", r.m.applied,
-                   r.m.rejected, r.m.amended, r.latches, r.moves);
+                   "latches, %u moved a plane to another head, %u enabled "
+                   "a head on another connector", r.m.applied,
+                   r.m.rejected, r.m.amended, r.latches, r.moves,
+                   r.m.rerouted);
     for (i = 0; i <= PVDC_RESULT_CODE_MASK; i++) {
         if (r.m.errors[i]) {
             g_test_message("  error 0x%02x: %u", i, r.m.errors[i]);
@@ -568,6 +648,9 @@ static void test_random_commits_match_reference_model(void)
     g_assert_cmpuint(r.m.errors[PVDC_ERR_CHROMA], >, steps / 1000);
     /* and the writeback rule */
     g_assert_cmpuint(r.m.errors[PVDC_ERR_WRITEBACK], >, steps / 1000);
+    /* and routing: refused, and applied */
+    g_assert_cmpuint(r.m.errors[PVDC_ERR_CONNECTOR], >, steps / 1000);
+    g_assert_cmpuint(r.m.rerouted, >, steps / 1000);
     g_rand_free(r.rng);
     pvdc_test_stop(&r.t);
 }

@@ -214,10 +214,21 @@ static uint32_t model_check_mode(Model *m, ModelView *v, unsigned int h)
         pixels * 1000000 / clock < PVDC_MIN_FRAME_PERIOD_NS) {
         return head_result(PVDC_ERR_MODE);
     }
+    /* a connector that exists, driven by no other head left enabled */
+    if (a[HS(PVDC_HS_CONNECTOR)] >= m->heads) {
+        return head_result(PVDC_ERR_CONNECTOR);
+    }
+    for (unsigned int k = 0; k < m->heads; k++) {
+        if (k != h && model_on(v->h[k]) &&
+            v->h[k][HS(PVDC_HS_CONNECTOR)] == a[HS(PVDC_HS_CONNECTOR)]) {
+            return head_result(PVDC_ERR_CONNECTOR);
+        }
+    }
     if (model_on(old) &&
-        memcmp(&a[HS(PVDC_HS_HTIMING)], &old[HS(PVDC_HS_HTIMING)],
-               (HS(PVDC_HS_PIXEL_CLOCK) - HS(PVDC_HS_HTIMING) + 1) *
-               sizeof(uint32_t))) {
+        (memcmp(&a[HS(PVDC_HS_HTIMING)], &old[HS(PVDC_HS_HTIMING)],
+                (HS(PVDC_HS_PIXEL_CLOCK) - HS(PVDC_HS_HTIMING) + 1) *
+                sizeof(uint32_t)) ||
+         a[HS(PVDC_HS_CONNECTOR)] != old[HS(PVDC_HS_CONNECTOR)])) {
         return head_result(PVDC_ERR_MODESET_REQUIRED);
     }
     if (model_on(old) &&
@@ -358,6 +369,10 @@ void model_latch(Model *m, uint32_t group, uint32_t result[PVDC_MAX_HEADS])
             continue;
         }
         if (!err) {
+            if (!model_on(m->ha[h]) && model_on(m->harm[h]) &&
+                m->harm[h][HS(PVDC_HS_CONNECTOR)] != h) {
+                m->rerouted++;
+            }
             memcpy(m->ha[h], m->harm[h], sizeof(m->ha[h]));
             result[h] = PVDC_RESULT_APPLIED;
         } else {
@@ -468,6 +483,8 @@ void model_init(Model *m, PVDCTest *t)
     for (unsigned int h = 0; h < m->heads; h++) {
         m->hs[h][HS(PVDC_HS_BANDWIDTH)] = m->bandwidth_total / m->heads;
         m->ha[h][HS(PVDC_HS_BANDWIDTH)] = m->bandwidth_total / m->heads;
+        m->hs[h][HS(PVDC_HS_CONNECTOR)] = h;
+        m->ha[h][HS(PVDC_HS_CONNECTOR)] = h;
     }
     for (unsigned int p = 0; p < m->planes; p++) {
         m->ps[p][PS(PVDC_PS_HEAD)] = m->pa[p][PS(PVDC_PS_HEAD)] =

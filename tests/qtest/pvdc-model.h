@@ -43,6 +43,8 @@ typedef struct Model {
 
     /* outcomes so far, and the armed commits amended */
     unsigned int applied, rejected, amended;
+    /* heads enabled on a connector other than their own */
+    unsigned int rerouted;
     unsigned int errors[PVDC_RESULT_CODE_MASK + 1];
 } Model;
 

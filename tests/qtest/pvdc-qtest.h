@@ -417,8 +417,10 @@ static inline void qom_set_uint(QTestState *qts, const char *prop,
 }
 
 /*
- * Head @head as a QMP screendump shows it, 0x00RRGGBB per pixel, of
+ * Console @head as a QMP screendump shows it, 0x00RRGGBB per pixel, of
  * @width x @height pixels (NULLs: only compose it, through the console).
+ * QMP's "head" is the console index, which is the connector's: the
+ * picture of the head that drives connector @head.
  */
 static inline uint32_t *screendump(QTestState *qts, unsigned int head,
                                    int *width, int *height)

@@ -47,6 +47,9 @@ static void test_pci_identity(void)
                     PVDC_FEATURE_COLOR_MGMT);
     g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_WRITEBACK, ==,
                     PVDC_FEATURE_WRITEBACK);
+    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_ROUTING, ==,
+                    PVDC_FEATURE_ROUTING);
+    g_assert_cmphex(rd(&t, PVDC_REG_VERSION), ==, 1 << 16 | 5);
     g_assert_cmphex(rd(&t, PVDC_REG_LUT_SIZE), ==,
                     PVDC_XY(PVDC_LUT_MAX_SIZE, PVDC_LUT_MAX_SIZE));
     pvdc_test_stop(&t);
@@ -74,6 +77,7 @@ static void test_capabilities_follow_properties(void)
 
         pvdc_test_start(&t, cases[i].props);
         g_assert_cmpuint(rd(&t, PVDC_REG_NUM_HEADS), ==, cases[i].heads);
+        g_assert_cmpuint(rd(&t, PVDC_REG_NUM_CONNECTORS), ==, cases[i].heads);
         g_assert_cmpuint(rd(&t, PVDC_REG_NUM_OVERLAYS), ==, cases[i].overlays);
         g_assert_cmpuint(rd(&t, PVDC_REG_NUM_PLANES), ==,
                          cases[i].heads * (cases[i].overlays + 2));
@@ -199,7 +203,9 @@ static void assert_reset_state(PVDCTest *t)
 
     for (h = 0; h < t->heads; h++) {
         for (r = 0; r < PVDC_HEAD_STATE_REGS; r++) {
-            uint32_t expect = r * 4 == PVDC_HS_BANDWIDTH ? bandwidth : 0;
+            /* head h drives connector h */
+            uint32_t expect = r * 4 == PVDC_HS_BANDWIDTH ? bandwidth :
+                              r * 4 == PVDC_HS_CONNECTOR ? h : 0;
 
             g_assert_cmphex(rd(t, PVDC_HEAD_SHADOW(h) + r * 4), ==, expect);
             g_assert_cmphex(rd(t, PVDC_HEAD_ACTIVE(h) + r * 4), ==, expect);
@@ -625,6 +631,35 @@ static unsigned int break_bandwidth_alloc(PVDCTest *t)
     return 1;
 }
 
+static unsigned int break_connector_range(PVDCTest *t)
+{
+    write_mode(t, 1, CLOCK_1MS);
+    wr_head(t, 1, PVDC_HS_CONNECTOR, t->heads);
+    return 1;
+}
+
+static unsigned int break_connector_all_ones(PVDCTest *t)
+{
+    write_mode(t, 1, CLOCK_1MS);
+    wr_head(t, 1, PVDC_HS_CONNECTOR, 0xffffffff);
+    return 1;
+}
+
+/* Connector 0 is driven by head 0, active and outside the commit. */
+static unsigned int break_connector_taken(PVDCTest *t)
+{
+    write_mode(t, 1, CLOCK_1MS);
+    wr_head(t, 1, PVDC_HS_CONNECTOR, 0);
+    return 1;
+}
+
+static unsigned int break_connector_change(PVDCTest *t)
+{
+    /* connector 1 is free: only the modeset rule stands in the way */
+    wr_head(t, 0, PVDC_HS_CONNECTOR, 1);
+    return 0;
+}
+
 /* Colour tables at 1 MiB (DEGAMMA), 2 MiB (CTM) and 3 MiB (GAMMA). */
 static void write_color_regs(PVDCTest *t, unsigned int head, uint32_t stages,
                              uint32_t sizes)
@@ -1027,7 +1062,15 @@ static const RuleCase rule_cases[] = {
     { "writeback-past-vram", break_wb_bounds, PVDC_ERR_WRITEBACK, no_plane },
     { "writeback-on-a-head-being-enabled", break_wb_on_enable,
       PVDC_ERR_WRITEBACK, no_plane },
+    { "connector-past-num-connectors", break_connector_range,
+      PVDC_ERR_CONNECTOR, no_plane },
+    { "connector-0xffffffff", break_connector_all_ones, PVDC_ERR_CONNECTOR,
+      no_plane },
+    { "connector-driven-by-an-active-head", break_connector_taken,
+      PVDC_ERR_CONNECTOR, no_plane },
     { "timing-change-on-enabled-head", break_modeset_required,
+      PVDC_ERR_MODESET_REQUIRED, no_plane },
+    { "connector-change-on-enabled-head", break_connector_change,
       PVDC_ERR_MODESET_REQUIRED, no_plane },
     { "bandwidth-change-on-enabled-head", break_bandwidth_change,
       PVDC_ERR_BANDWIDTH_CHANGE, no_plane },
@@ -1262,6 +1305,36 @@ static void test_first_broken_rule_is_reported(void)
     overlay = overlay0(&t);
     enable_head(&t, 0, CLOCK_1MS);
     snapshot_active(&t, &before);
+
+    /* MODE, then CONNECTOR, then MODESET_REQUIRED. */
+    wr_head(&t, 0, PVDC_HS_PIXEL_CLOCK, CLOCK_2MS);
+    wr_head(&t, 0, PVDC_HS_CONNECTOR, t.heads);
+    wr_head(&t, 0, PVDC_HS_HSYNC, PVDC_XY(MODE_W - 1, MODE_W + 6));
+    doorbell(&t, 0);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    head_result(PVDC_ERR_MODE));
+    wr_head(&t, 0, PVDC_HS_HSYNC, PVDC_XY(MODE_W, MODE_HTOTAL));
+    doorbell(&t, 0);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    head_result(PVDC_ERR_CONNECTOR));
+    wr_head(&t, 0, PVDC_HS_CONNECTOR, 0);
+    doorbell(&t, 0);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    head_result(PVDC_ERR_MODESET_REQUIRED));
+    /* CONNECTOR before BANDWIDTH_ALLOC and COLOR, on a head being enabled */
+    write_mode(&t, 1, CLOCK_1MS);
+    wr_head(&t, 1, PVDC_HS_CONNECTOR, 0);
+    wr_head(&t, 1, PVDC_HS_BANDWIDTH, 2 * RULE_HEAD_BANDWIDTH);
+    write_color_regs(&t, 1, PVDC_HS_CTRL_GAMMA, PVDC_XY(0, 0));
+    doorbell(&t, 1);
+    g_assert_cmphex(wait_outcome(&t, 1, 2 * SCALE_MS), ==,
+                    head_result(PVDC_ERR_CONNECTOR));
+    wr_head(&t, 1, PVDC_HS_CONNECTOR, 1);
+    doorbell(&t, 1);
+    g_assert_cmphex(wait_outcome(&t, 1, 2 * SCALE_MS), ==,
+                    head_result(PVDC_ERR_BANDWIDTH_ALLOC));
+    wr_head(&t, 1, PVDC_HS_CTRL, 0);
+    wr_head(&t, 0, PVDC_HS_PIXEL_CLOCK, CLOCK_1MS);
 
     /* Head rules come before plane rules. */
     wr_plane(&t, primary, PVDC_PS_FB_PITCH, 4);
@@ -2309,6 +2382,175 @@ static void test_hostile_values_are_refused(void)
     pvdc_test_stop(&t);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Connector routing                                                        */
+/* ------------------------------------------------------------------------ */
+
+/* The shadow state of @head enabled on @connector with its primary plane. */
+static void write_routed_head(PVDCTest *t, unsigned int head,
+                              uint32_t connector)
+{
+    write_mode(t, head, CLOCK_1MS);
+    write_plane(t, plane_of(t, head, PRIMARY), head, 0, 0);
+    wr_head(t, head, PVDC_HS_CONNECTOR, connector);
+}
+
+/* The shadow state of @head disabled, its primary plane too. */
+static void write_disabled_head(PVDCTest *t, unsigned int head)
+{
+    wr_plane(t, plane_of(t, head, PRIMARY), PVDC_PS_CTRL, 0);
+    wr_head(t, head, PVDC_HS_CTRL, 0);
+}
+
+static uint32_t active_connector(PVDCTest *t, unsigned int head)
+{
+    return rd(t, PVDC_HEAD_ACTIVE(head) + PVDC_HS_CONNECTOR);
+}
+
+/* Two members of one group claim a connector: the lower head reports it. */
+static void test_connector_claimed_twice_in_a_group(void)
+{
+    Snapshot before;
+    PVDCTest t;
+
+    pvdc_test_start(&t, RULE_PROPS);
+    snapshot_active(&t, &before);
+    write_routed_head(&t, 0, 1);
+    write_routed_head(&t, 1, 1);
+    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    head_result(PVDC_ERR_CONNECTOR));
+    g_assert_cmphex(wait_outcome(&t, 1, 0), ==,
+                    head_result(PVDC_ERR_GROUP));
+    assert_active_is(&t, &before);
+    pvdc_test_stop(&t);
+}
+
+/* A disabled head takes any HS_CONNECTOR and reads it back. */
+static void test_disabled_head_ignores_its_connector(void)
+{
+    static const uint32_t values[] = { 0xffffffff, 2, 0, 0x80000000 };
+    PVDCTest t;
+
+    pvdc_test_start(&t, RULE_PROPS);
+    enable_head(&t, 0, CLOCK_1MS);
+    for (int i = 0; i < ARRAY_SIZE(values); i++) {
+        /* 0: driven by head 0, but head 1 drives nothing */
+        wr_head(&t, 1, PVDC_HS_CONNECTOR, values[i]);
+        g_assert_cmphex(rd(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_CONNECTOR), ==,
+                        values[i]);
+        g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
+        g_assert_cmphex(active_connector(&t, 1), ==, values[i]);
+        g_assert_cmphex(active_connector(&t, 0), ==, 0);
+    }
+    pvdc_test_stop(&t);
+}
+
+/* One group disables head 0 and gives its connector to head 1. */
+static void test_connector_moves_in_one_group(void)
+{
+    PVDCTest t;
+
+    pvdc_test_start(&t, RULE_PROPS);
+    enable_head(&t, 0, CLOCK_1MS);
+    write_disabled_head(&t, 0);
+    write_routed_head(&t, 1, 0);
+    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(wait_outcome(&t, 1, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
+    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(1) + PVDC_HS_CTRL), ==,
+                    PVDC_HS_CTRL_ENABLE);
+    g_assert_cmphex(active_connector(&t, 1), ==, 0);
+    pvdc_test_stop(&t);
+}
+
+/*
+ * Head 1 armed alone while head 0's disable waits for its vblank latches
+ * first, at once: connector 0 is still driven.  Once head 0 let go, the
+ * same commit applies.
+ */
+static void test_connector_taken_before_it_is_released(void)
+{
+    Snapshot before;
+    PVDCTest t;
+    int64_t t0;
+
+    pvdc_test_start(&t, RULE_PROPS);
+    t0 = enable_head(&t, 0, CLOCK_1MS);
+    write_disabled_head(&t, 0);
+    doorbell(&t, 0);
+    write_routed_head(&t, 1, 0);
+    snapshot_active(&t, &before);
+    g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_CONNECTOR));
+    g_assert_cmpint(now_ns(&t), <, t0 + PERIOD_1MS);
+    assert_active_is(&t, &before);
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(active_connector(&t, 1), ==, 0);
+    pvdc_test_stop(&t);
+}
+
+/*
+ * Two enabled heads swap their connectors by a modeset: not in one
+ * commit that keeps them enabled, but disabled, then enabled swapped.
+ */
+static void test_heads_swap_connectors_through_disable(void)
+{
+    Snapshot before;
+    PVDCTest t;
+
+    pvdc_test_start(&t, RULE_PROPS);
+    enable_head(&t, 0, CLOCK_1MS);
+    enable_head(&t, 1, CLOCK_1MS);
+    snapshot_active(&t, &before);
+    wr_head(&t, 0, PVDC_HS_CONNECTOR, 1);
+    wr_head(&t, 1, PVDC_HS_CONNECTOR, 0);
+    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    head_result(PVDC_ERR_MODESET_REQUIRED));
+    g_assert_cmphex(wait_outcome(&t, 1, 0), ==, head_result(PVDC_ERR_GROUP));
+    assert_active_is(&t, &before);
+
+    write_disabled_head(&t, 0);
+    write_disabled_head(&t, 1);
+    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    PVDC_RESULT_APPLIED);
+    write_routed_head(&t, 0, 1);
+    write_routed_head(&t, 1, 0);
+    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(wait_outcome(&t, 1, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(active_connector(&t, 0), ==, 1);
+    g_assert_cmphex(active_connector(&t, 1), ==, 0);
+    pvdc_test_stop(&t);
+}
+
+/* A reset routes head h to connector h again, in every window. */
+static void test_reset_restores_identity_routing(void)
+{
+    PVDCTest t;
+
+    pvdc_test_start(&t, "heads=3");
+    write_routed_head(&t, 1, 0);
+    g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
+    wr_head(&t, 0, PVDC_HS_CONNECTOR, 2);
+    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    wr_head(&t, 2, PVDC_HS_CONNECTOR, 0xffffffff);
+    g_assert_cmphex(active_connector(&t, 1), ==, 0);
+    g_assert_cmphex(active_connector(&t, 0), ==, 2);
+
+    qtest_system_reset(t.qts);
+    pvdc_test_detach(&t);
+    pvdc_test_attach(&t, t.qts);
+    assert_reset_state(&t);
+    pvdc_test_stop(&t);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -2373,6 +2615,21 @@ int main(int argc, char **argv)
                    test_timings_change_only_through_disable_enable);
     qtest_add_func("/pvdc/modeset/link-up-delay-is-respected",
                    test_link_up_delay_is_respected);
+
+    qtest_add_func("/pvdc/routing/connector-claimed-twice-in-a-group"
+                   "-is-rejected-by-the-lower-head",
+                   test_connector_claimed_twice_in_a_group);
+    qtest_add_func("/pvdc/routing/disabled-head-ignores-its-connector",
+                   test_disabled_head_ignores_its_connector);
+    qtest_add_func("/pvdc/routing/connector-moves-between-heads-in-one-group",
+                   test_connector_moves_in_one_group);
+    qtest_add_func("/pvdc/routing/connector-taken-before-it-is-released"
+                   "-is-rejected",
+                   test_connector_taken_before_it_is_released);
+    qtest_add_func("/pvdc/routing/heads-swap-connectors-through-disable",
+                   test_heads_swap_connectors_through_disable);
+    qtest_add_func("/pvdc/routing/reset-restores-identity-routing",
+                   test_reset_restores_identity_routing);
 
     qtest_add_func("/pvdc/vblank/counter-and-timestamp-are-exact",
                    test_vblank_counter_and_timestamp_are_exact);

@@ -40,6 +40,7 @@ typedef struct PVDCHeadRegs {
     uint32_t wb_format;
     uint32_t wb_offset;
     uint32_t wb_pitch;
+    uint32_t connector;
 } PVDCHeadRegs;
 
 /*
@@ -102,12 +103,11 @@ typedef struct PVDCPlane {
 typedef struct PVDCHead {
     PVDCState *dev;
     unsigned int index;
-    QemuConsole *con;
     /*
-     * What the console shows and the CRC capture, private to
+     * The frames composed for CRC capture and writeback, private to
      * pvdc-console.c; not migrated.  Lives from realize to finalize.
      */
-    struct PVDCDisplay *display;
+    struct PVDCCapture *capture;
 
     PVDCHeadRegs shadow;
     PVDCHeadRegs armed;
@@ -141,8 +141,9 @@ typedef struct PVDCHead {
     uint32_t crc_frame;         /* PVDC_HEAD_CRC_FRAME: low half of a count */
 
     /*
-     * Connector (pvdc-output.c), set by the host: preferred mode and
-     * suggested position, given by properties or by the UI.
+     * Connector @index (pvdc-output.c), whatever head drives it, set by
+     * the host: preferred mode and suggested position, given by
+     * properties or by the UI of the console of that connector.
      */
     uint32_t pref_width;
     uint32_t pref_height;
@@ -167,6 +168,23 @@ typedef struct PVDCHead {
     /* High half of VBLANK_TIME as of the last read of the low half. */
     uint32_t vblank_time_hi;
 } PVDCHead;
+
+/*
+ * Connector @index and the QEMU console that shows it: the picture of the
+ * head whose active state is enabled with HS_CONNECTOR = @index, if any
+ * (pvdc-console.c).  The monitor on it is described in heads[@index]
+ * (pvdc-output.c).
+ */
+typedef struct PVDCConnector {
+    PVDCState *dev;
+    unsigned int index;
+    QemuConsole *con;
+    /*
+     * What the console shows, private to pvdc-console.c; not migrated.
+     * Lives from realize to finalize.
+     */
+    struct PVDCDisplay *display;
+} PVDCConnector;
 
 /*
  * What the guest reads of the device's configuration in the capability
@@ -229,6 +247,8 @@ struct PVDCState {
     uint64_t commits_rejected;
 
     PVDCHead heads[PVDC_MAX_HEADS];
+    /* As many as heads (PVDC_REG_NUM_CONNECTORS). */
+    PVDCConnector connectors[PVDC_MAX_HEADS];
     PVDCPlane planes[PVDC_MAX_PLANES];
     uint8_t edid[PVDC_MAX_HEADS][PVDC_EDID_SIZE];
 };
