@@ -14,7 +14,9 @@
  * What must be ordered between heads is ordered by the device: a commit
  * that moves a plane or a shared resource from one head to another rings
  * one MULTI_DOORBELL over both, and one that takes what an earlier commit
- * releases waits for that commit to latch first (pvdc_global.c).
+ * releases waits for that commit to latch first (pvdc_global.c).  A
+ * connector moves with a modeset of both heads: the one that gives it up
+ * is turned off, and that latched, before any head is enabled.
  *
  * Doorbells are rung with PVDC_DOORBELL_AMEND: an update that comes while
  * a commit waits for its vblank joins it.  That is what lets a cursor move
@@ -698,10 +700,11 @@ static u32 pvdc_commit_disabled_heads(struct drm_atomic_state *state)
 }
 
 /*
- * The device refuses new timings or a new bandwidth allocation on an
- * enabled head: turn off every enabled head this commit modesets, with the
- * planes on them, and wait for that to latch before anything is enabled
- * again.
+ * The device refuses new timings, a new route or a new bandwidth
+ * allocation on an enabled head, and a connector that two enabled heads
+ * drive: turn off every enabled head this commit modesets, with the planes
+ * on them, and wait for that to latch before anything is enabled again.
+ * A connector this commit moves is then free when its new head takes it.
  */
 static void pvdc_commit_disables(struct drm_atomic_state *state, u32 mask)
 {

@@ -124,6 +124,8 @@ static void pvdc_crtc_reset(struct drm_crtc *crtc)
 		crtc->funcs->atomic_destroy_state(crtc, crtc->state);
 
 	state = kzalloc(sizeof(*state), GFP_KERNEL);
+	if (state)
+		state->connector = -1;
 	__drm_atomic_helper_crtc_reset(crtc, state ? &state->base : NULL);
 }
 
@@ -190,8 +192,9 @@ int pvdc_color_init(struct pvdc_device *pvdc)
 		pvdc->features &= ~PVDC_FEATURE_COLOR_MGMT;
 		pvdc->degamma_size = 0;
 		pvdc->gamma_size = 0;
-		/* HS_WB_* come after the colour registers. */
-		if (!(pvdc->features & PVDC_FEATURE_WRITEBACK))
+		/* HS_WB_* and HS_CONNECTOR come after the colour registers. */
+		if (!(pvdc->features & (PVDC_FEATURE_WRITEBACK |
+					PVDC_FEATURE_ROUTING)))
 			pvdc->head_regs = PVDC_REG_INDEX(PVDC_HS_DEGAMMA_LUT);
 		return 0;
 	}
@@ -373,11 +376,22 @@ static int pvdc_crtc_atomic_check(struct drm_crtc *crtc,
 			       crtc->base.id);
 		return -EINVAL;
 	}
+	/*
+	 * A new route is a modeset (connectors_changed), like new timings:
+	 * the device takes HS_CONNECTOR only when it enables the head.
+	 */
 	if (drm_atomic_crtc_needs_modeset(crtc_state)) {
-		if (crtc_state->active)
+		pstate->connector = -1;
+		if (crtc_state->active) {
 			pvdc_crtc_mode_regs(pstate);
-		else
+			pstate->connector =
+				pvdc_output_crtc_connector(crtc, state);
+		} else {
 			pstate->regs[PVDC_REG_INDEX(PVDC_HS_CTRL)] = 0;
+		}
+		if (pstate->connector >= 0)
+			pstate->regs[PVDC_REG_INDEX(PVDC_HS_CONNECTOR)] =
+				pstate->connector;
 	}
 
 	/*
@@ -438,9 +452,11 @@ static int pvdc_crtc_atomic_check(struct drm_crtc *crtc,
 /* ------------------------------------------------------------------------ */
 
 /*
- * The head's registers; the doorbell is rung by the commit tail, with the
- * planes.  Any enabled head this commit modesets was turned off first
- * (pvdc_commit.c), so its shadow HS_CTRL is 0 whatever the old state says.
+ * The head's registers, its timings and HS_CONNECTOR among them; the
+ * doorbell is rung by the commit tail, with the planes.  Any enabled head
+ * this commit modesets was turned off first (pvdc_commit.c), so its shadow
+ * HS_CTRL is 0 whatever the old state says, and a connector it gives up
+ * is free before any head of the commit takes it.
  */
 static void pvdc_crtc_atomic_enable(struct drm_crtc *crtc,
 				    struct drm_atomic_state *state)

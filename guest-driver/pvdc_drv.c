@@ -270,13 +270,23 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 		pvdc->degamma_size = 0;
 		pvdc->gamma_size = 0;
 	}
+	/* Connector c is head control window c's: one per head. */
+	if (pvdc->features & PVDC_FEATURE_ROUTING &&
+	    pvdc_read(pvdc, PVDC_REG_NUM_CONNECTORS) != pvdc->num_heads) {
+		drm_warn(drm, "%u connectors for %u heads: no routing\n",
+			 pvdc_read(pvdc, PVDC_REG_NUM_CONNECTORS),
+			 pvdc->num_heads);
+		pvdc->features &= ~PVDC_FEATURE_ROUTING;
+	}
 	/*
 	 * A device without the colour pipeline has no colour registers, one
-	 * without writeback no HS_WB_*: the head registers the driver writes
-	 * end with the last feature's.
+	 * without writeback no HS_WB_*, one without routing no HS_CONNECTOR:
+	 * the head registers the driver writes end with the last feature's.
 	 */
-	if (pvdc->features & PVDC_FEATURE_WRITEBACK)
+	if (pvdc->features & PVDC_FEATURE_ROUTING)
 		pvdc->head_regs = PVDC_HEAD_STATE_REGS;
+	else if (pvdc->features & PVDC_FEATURE_WRITEBACK)
+		pvdc->head_regs = PVDC_REG_INDEX(PVDC_HS_CONNECTOR);
 	else if (pvdc->features & PVDC_FEATURE_COLOR_MGMT)
 		pvdc->head_regs = PVDC_REG_INDEX(PVDC_HS_WB_FORMAT);
 	else
@@ -531,6 +541,7 @@ static int pvdc_kms_init(struct pvdc_device *pvdc)
 		if (ret)
 			return ret;
 	}
+	pvdc_output_init_routes(pvdc);
 
 	/* VBLANK_COUNT is a full 32-bit hardware counter. */
 	drm->max_vblank_count = U32_MAX;

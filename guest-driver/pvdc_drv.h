@@ -2,12 +2,14 @@
 /*
  * pvdc: DRM driver for the QEMU paravirtual display controller.
  *
- * Every head is a CRTC with one encoder and one connector.  The device keeps
- * three copies of the display state: the driver writes the shadow copy, a
- * doorbell arms it and the device applies it at the head's next vblank, all
- * or nothing, and reports the outcome with an interrupt.  The atomic checks
- * mirror the device's validation rules so that a commit the driver accepts
- * is one the device applies.
+ * Every head is a CRTC and brings a connector, with its encoder, that the
+ * CRTC of the same index drives at reset; on a device with
+ * PVDC_FEATURE_ROUTING any CRTC drives any one connector.  The device
+ * keeps three copies of the display state: the driver writes the shadow
+ * copy, a doorbell arms it and the device applies it at the head's next
+ * vblank, all or nothing, and reports the outcome with an interrupt.  The
+ * atomic checks mirror the device's validation rules so that a commit the
+ * driver accepts is one the device applies.
  *
  * Nothing here waits on a clock: a commit is complete when the device says
  * so (DONE_SEQ reached the ARMED_SEQ of its doorbell), and the heads share
@@ -97,6 +99,10 @@ struct pvdc_head {
 	struct pvdc_device *pvdc;
 	unsigned int index;
 	struct drm_crtc crtc;
+	/*
+	 * Connector @index and its encoder: on this head's CRTC only, or
+	 * with PVDC_FEATURE_ROUTING on any (pvdc_output.c).
+	 */
 	struct drm_encoder encoder;
 	struct drm_connector connector;
 	/* With PVDC_FEATURE_WRITEBACK only (pvdc_writeback.c). */
@@ -173,6 +179,12 @@ struct pvdc_crtc_state {
 	u32 regs[PVDC_HEAD_STATE_REGS];
 	u32 need;			/* KiB the enabled planes read */
 	unsigned int scalers;		/* scaled enabled planes */
+	/*
+	 * The connector the head drives while active, -1 if none: off, or
+	 * only its writeback connector (pvdc_global.c gives HS_CONNECTOR one
+	 * then).  Derived on a modeset, like the timings.
+	 */
+	int connector;
 	/* A commit that rewrites the head after the device refused one. */
 	bool resync;
 };
@@ -194,15 +206,21 @@ struct pvdc_atomic_state {
 	bool takes;
 };
 
+/* In pvdc_global_state.route[]: the head is off. */
+#define PVDC_NO_ROUTE		0xff
+
 /*
  * Resources shared by all heads.  release[] holds, per head, the commit
  * that lowered the head's share and may not have latched yet: a commit
- * that takes a share waits for those (pvdc_global_serialize()).
+ * that takes a share waits for those (pvdc_global_serialize()).  The
+ * connectors are shared like the scalers: route[h] is the connector head
+ * h drives (HS_CONNECTOR), PVDC_NO_ROUTE while it is off.
  */
 struct pvdc_global_state {
 	struct drm_private_state base;
 	u32 bandwidth[PVDC_MAX_HEADS];	/* allocation of each enabled head */
 	u8 scalers[PVDC_MAX_HEADS];	/* scaled planes on each head */
+	u8 route[PVDC_MAX_HEADS];	/* connector of each enabled head */
 	struct drm_crtc_commit *release[PVDC_MAX_HEADS];
 	/* This commit's changes, decided in atomic_check. */
 	u32 lowered;			/* heads whose share goes down */
@@ -371,6 +389,9 @@ void pvdc_plane_write(struct drm_plane *plane, struct drm_atomic_state *state);
 /* pvdc_output.c */
 int pvdc_output_create_properties(struct pvdc_device *pvdc);
 int pvdc_output_init(struct pvdc_device *pvdc, struct pvdc_head *head);
+void pvdc_output_init_routes(struct pvdc_device *pvdc);
+int pvdc_output_crtc_connector(struct drm_crtc *crtc,
+			       struct drm_atomic_state *state);
 void pvdc_hotplug_work(struct work_struct *work);
 
 /* pvdc_writeback.c */

@@ -2,19 +2,23 @@
 /*
  * pvdc: resources shared by all heads.
  *
- * The scaler pool and the device's bandwidth are used by every head, so they
- * are accounted in a drm_private_obj.  A commit that changes a head's share
- * pulls the global state in with pvdc_get_global_state(): the core takes its
- * lock (handling -EDEADLK), so the checks of such commits see each other.
- * Page flips and other changes that keep every share never touch it.
+ * The scaler pool, the device's bandwidth and the connectors are used by
+ * every head, so they are accounted in a drm_private_obj.  A commit that
+ * changes a head's share pulls the global state in with
+ * pvdc_get_global_state(): the core takes its lock (handling -EDEADLK), so
+ * the checks of such commits see each other.  Page flips and other changes
+ * that keep every share never touch it.
  *
- * The device checks the sums at the latch point, against what the other
- * heads scan out then.  So a commit that takes a share another commit gives
- * up must not latch before that commit: the global state keeps, for each
- * head, the drm_crtc_commit that last lowered its share, and a commit that
- * raises a share waits for those to be done before it rings (i915's
- * "serialize", without pulling every CRTC in).  A commit that only gives
- * up, or changes nothing shared, waits for nobody.
+ * The device checks the sums, and that no two enabled heads drive one
+ * connector, at the latch point, against what the other heads scan out
+ * then.  So a commit that takes a share another commit gives up must not
+ * latch before that commit: the global state keeps, for each head, the
+ * drm_crtc_commit that last lowered its share or released its connector,
+ * and a commit that raises a share or takes a connector waits for those to
+ * be done before it rings (i915's "serialize", without pulling every CRTC
+ * in).  A commit that only gives up, or changes nothing shared, waits for
+ * nobody.  Within a commit, the tail turns off every head it modesets
+ * before it enables any (pvdc_commit.c).
  */
 
 #include <linux/slab.h>
@@ -82,6 +86,8 @@ int pvdc_global_init(struct pvdc_device *pvdc)
 	state = kzalloc(sizeof(*state), GFP_KERNEL);
 	if (!state)
 		return -ENOMEM;
+	/* Every head is off after pvdc_sanitize(). */
+	memset(state->route, PVDC_NO_ROUTE, sizeof(state->route));
 
 	drm_atomic_private_obj_init(&pvdc->drm, &pvdc->global, &state->base,
 				    &pvdc_global_funcs);
@@ -125,7 +131,10 @@ bool pvdc_global_in_state(struct drm_atomic_state *state)
 /* Check                                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* Whether the commit changes a head's share of the device. */
+/*
+ * Whether the commit changes a head's share of the device: its route is
+ * one, and changes only with a modeset.
+ */
 static bool pvdc_global_needed(struct drm_atomic_state *state)
 {
 	struct drm_crtc_state *old_state, *new_state;
@@ -224,6 +233,65 @@ static int pvdc_global_allocate_bandwidth(struct drm_atomic_state *state,
 	return 0;
 }
 
+/*
+ * The connector each enabled head drives.  The DRM core keeps a connector
+ * on one CRTC at most, so the heads that drive one of their CRTC's
+ * connectors never share it.  A head that is on with its writeback
+ * connector alone still drives a connector for the device (HS_CONNECTOR
+ * names one of an enabled head): one no other head drives, its own if it
+ * can.  The device refuses a connector driven by two enabled heads
+ * (PVDC_ERR_CONNECTOR): so is a commit that gives a CRTC the connector
+ * such a head kept.
+ */
+static int pvdc_global_route(struct drm_atomic_state *state,
+			     struct pvdc_global_state *global)
+{
+	struct pvdc_device *pvdc = to_pvdc(state->dev);
+	struct drm_crtc_state *crtc_state;
+	struct drm_crtc *crtc;
+	unsigned long used = 0;
+	unsigned int h, c;
+	int i;
+
+	for_each_new_crtc_in_state(state, crtc, crtc_state, i) {
+		int connector = to_pvdc_crtc_state(crtc_state)->connector;
+
+		if (drm_atomic_crtc_needs_modeset(crtc_state))
+			global->route[drm_crtc_index(crtc)] =
+				crtc_state->active && connector >= 0 ?
+				connector : PVDC_NO_ROUTE;
+	}
+	for (h = 0; h < pvdc->num_heads; h++) {
+		c = global->route[h];
+		if (c == PVDC_NO_ROUTE)
+			continue;
+		if (__test_and_set_bit(c, &used)) {
+			drm_dbg_atomic(&pvdc->drm,
+				       "connector %u kept by a writeback-only head\n",
+				       c);
+			return -EINVAL;
+		}
+	}
+
+	for_each_new_crtc_in_state(state, crtc, crtc_state, i) {
+		struct pvdc_crtc_state *pstate = to_pvdc_crtc_state(crtc_state);
+
+		h = drm_crtc_index(crtc);
+		if (!drm_atomic_crtc_needs_modeset(crtc_state) ||
+		    !crtc_state->active || pstate->connector >= 0)
+			continue;
+		c = test_bit(h, &used) ? find_first_zero_bit(&used,
+							     pvdc->num_heads) : h;
+		if (c >= pvdc->num_heads)
+			return -EINVAL;
+		__set_bit(c, &used);
+		global->route[h] = c;
+		pstate->regs[PVDC_REG_INDEX(PVDC_HS_CONNECTOR)] = c;
+	}
+
+	return 0;
+}
+
 /* Which heads give up a share, and whether any head takes one. */
 static void pvdc_global_changes(struct drm_atomic_state *state,
 				struct pvdc_global_state *global)
@@ -241,12 +309,20 @@ static void pvdc_global_changes(struct drm_atomic_state *state,
 		if (global->scalers[h] > old->scalers[h] ||
 		    global->bandwidth[h] > old->bandwidth[h])
 			global->takes = true;
+		/* A connector moves: released by the old head, taken anew. */
+		if (global->route[h] == old->route[h])
+			continue;
+		if (old->route[h] != PVDC_NO_ROUTE)
+			global->lowered |= BIT(h);
+		if (global->route[h] != PVDC_NO_ROUTE)
+			global->takes = true;
 	}
 }
 
 /*
- * The scalers and the bandwidth are shared by all heads; runs once the
- * CRTCs summed up what their planes need.
+ * The scalers, the bandwidth and the connectors are shared by all heads;
+ * runs once the CRTCs summed up what their planes need and found their
+ * connectors.
  */
 int pvdc_global_check(struct drm_atomic_state *state)
 {
@@ -264,6 +340,9 @@ int pvdc_global_check(struct drm_atomic_state *state)
 	if (ret)
 		return ret;
 	ret = pvdc_global_allocate_bandwidth(state, global);
+	if (ret)
+		return ret;
+	ret = pvdc_global_route(state, global);
 	if (ret)
 		return ret;
 	pvdc_global_changes(state, global);

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pvdc: encoders and connectors, one of each per head.
+ * pvdc: connectors and their encoders, as many as heads.
  *
- * The connector reports what the device says about the display at the end
- * of the head's link: connected or not, its EDID, and the preferred size and
- * position a host window gives it.  A HOTPLUG interrupt means any of these
- * may have changed.
+ * Connector c reports what the device says about the display at the end
+ * of its link: connected or not, its EDID, and the preferred size and
+ * position a host window (QEMU console c) gives it.  A HOTPLUG interrupt
+ * means any of these may have changed.  All of it is the connector's,
+ * whatever head drives it.
+ *
+ * Which head drives it is a route: connector c on head c only, or on a
+ * device with PVDC_FEATURE_ROUTING on any head (HS_CONNECTOR, written
+ * with the head's timings when it is enabled).  The DRM core keeps a
+ * connector on one CRTC at most; that a CRTC drives one connector at most
+ * is the encoders' possible_clones, which the core checks.
  */
 
 #include <linux/unaligned.h>
@@ -219,4 +226,66 @@ int pvdc_output_init(struct pvdc_device *pvdc, struct pvdc_head *head)
 				   pvdc->hotplug_mode_update_property, 1);
 
 	return drm_connector_attach_encoder(connector, encoder);
+}
+
+/*
+ * Once every head has its CRTC, its encoder and its writeback connector:
+ * with PVDC_FEATURE_ROUTING, every connector's encoder can go on every
+ * CRTC.  A CRTC drives one connector at most: those encoders are never
+ * clones of each other, so that drm_atomic_helper_check_modeset() refuses
+ * two of them on one CRTC, as the device would.  Each is a clone of the
+ * writeback encoder of every CRTC it can go on, and the other way round.
+ */
+void pvdc_output_init_routes(struct pvdc_device *pvdc)
+{
+	struct drm_crtc *crtc;
+	u32 crtcs = 0;
+	unsigned int c, h;
+
+	drm_for_each_crtc(crtc, &pvdc->drm)
+		crtcs |= drm_crtc_mask(crtc);
+
+	for (c = 0; c < pvdc->num_heads; c++) {
+		struct drm_encoder *encoder = &pvdc->heads[c].encoder;
+
+		if (pvdc->features & PVDC_FEATURE_ROUTING)
+			encoder->possible_crtcs = crtcs;
+		encoder->possible_clones = drm_encoder_mask(encoder);
+	}
+	if (!(pvdc->features & PVDC_FEATURE_WRITEBACK))
+		return;
+
+	for (h = 0; h < pvdc->num_heads; h++) {
+		struct drm_encoder *wb = &pvdc->heads[h].wb.encoder;
+
+		wb->possible_clones = drm_encoder_mask(wb);
+		for (c = 0; c < pvdc->num_heads; c++) {
+			struct drm_encoder *encoder = &pvdc->heads[c].encoder;
+
+			if (!(encoder->possible_crtcs & wb->possible_crtcs))
+				continue;
+			encoder->possible_clones |= drm_encoder_mask(wb);
+			wb->possible_clones |= drm_encoder_mask(encoder);
+		}
+	}
+}
+
+/*
+ * The index of the connector @crtc drives in @state, -1 if none (its
+ * writeback connector is not one).  On a modeset of @crtc, every connector
+ * on it is in @state (drm_atomic_helper_check_modeset()).
+ */
+int pvdc_output_crtc_connector(struct drm_crtc *crtc,
+			       struct drm_atomic_state *state)
+{
+	struct drm_connector_state *conn_state;
+	struct drm_connector *connector;
+	int i;
+
+	for_each_new_connector_in_state(state, connector, conn_state, i)
+		if (conn_state->crtc == crtc &&
+		    connector->connector_type != DRM_MODE_CONNECTOR_WRITEBACK)
+			return connector_to_head(connector)->index;
+
+	return -1;
 }

@@ -312,10 +312,6 @@ int pvdc_writeback_init(struct pvdc_device *pvdc, struct pvdc_head *head)
 		return ret;
 	drm_connector_helper_add(&head->wb.base, &pvdc_writeback_helper_funcs);
 
-	/* The head's output and its writeback, on one CRTC at once. */
-	head->encoder.possible_clones = drm_encoder_mask(&head->encoder) |
-					drm_encoder_mask(&head->wb.encoder);
-	head->wb.encoder.possible_clones = head->encoder.possible_clones;
-
+	/* Its possible_clones: pvdc_output_init_routes(). */
 	return 0;
 }

@@ -13,11 +13,14 @@
  *	largest size of entries, and some of sizes the device refuses;
  *	matrices with coefficients past what it represents); writeback
  *	connectors attached and detached, with random WRITEBACK_FB_IDs and
- *	out-fences (the fences are closed unread).  The kernel may refuse a
- *	request only with the errors of the atomic uAPI; enough of them must
- *	reach the device that the host can check it never refused one (QOM
- *	statistic x-commits-rejected).  At the end every head is off and the
- *	other properties are back to what they were (no colour pipeline).
+ *	out-fences (the fences are closed unread); every connector routed
+ *	to a random CRTC with a mode or off at once (moves and swaps of
+ *	connectors between heads, on a device with routing).  The kernel
+ *	may refuse a request only with the errors of the atomic uAPI;
+ *	enough of them must reach the device that the host can check it
+ *	never refused one (QOM statistic x-commits-rejected).  At the end
+ *	every head is off and the other properties are back to what they
+ *	were (no colour pipeline).
  *
  *   pvdc-stress test-only [-n COUNT] [-s SEED] [DEVICE]
  *	Lights every head, holds a vblank reference on each (so no vblank
@@ -79,6 +82,15 @@ static unsigned long accepted_writeback;
 static __thread bool request_has_writeback;
 static __thread int32_t writeback_fence;
 static unsigned long refused[MAX_ERRNO + 1];
+/*
+ * The connectors that are not writeback ones, by index (connector c is
+ * CRTC c's at reset), and whether any can go on another CRTC; real
+ * commits that put one on a CRTC of another index.
+ */
+static int route_objects[8], num_route_objects;
+static bool routing;
+static unsigned long accepted_moves;
+static __thread bool request_moves;
 
 /* ------------------------------------------------------------------------ */
 /* Discovery                                                                */
@@ -207,8 +219,16 @@ static void discover(void)
 		add_object(pres->planes[i], DRM_MODE_OBJECT_PLANE);
 	for (i = 0; i < res->count_connectors; i++) {
 		drmModeConnector *c = drmModeGetConnector(fd, res->connectors[i]);
+		drmModeEncoder *e = c && c->count_encoders ?
+				    drmModeGetEncoder(fd, c->encoders[0]) : NULL;
 
 		add_object(res->connectors[i], DRM_MODE_OBJECT_CONNECTOR);
+		if (e && c->connector_type != DRM_MODE_CONNECTOR_WRITEBACK &&
+		    num_route_objects < (int)ARRAY_LEN(route_objects)) {
+			route_objects[num_route_objects++] = num_objects - 1;
+			routing |= __builtin_popcount(e->possible_crtcs) > 1;
+		}
+		drmModeFreeEncoder(e);
 		for (k = 0; c && k < c->count_modes && num_blobs < MAX_BLOBS;
 		     k++) {
 			/* The preferred mode and a couple of others. */
@@ -395,11 +415,61 @@ static void whole_writeback(drmModeAtomicReq *req, unsigned int *seed,
 	request_has_writeback = true;
 }
 
+static const struct object *find_object(uint32_t id)
+{
+	int i;
+
+	for (i = 0; i < num_objects; i++)
+		if (objects[i].id == id)
+			return &objects[i];
+	return NULL;
+}
+
+/*
+ * Every connector on a random CRTC of its own or off, every CRTC with a
+ * connector on with a mode, the others off: a whole routing the kernel
+ * can take, where a connector moved alone would leave its CRTC on without
+ * one.  With routing, connectors move and swap between heads.
+ */
+static void whole_routing(drmModeAtomicReq *req, unsigned int *seed)
+{
+	uint32_t used = 0;
+	unsigned int c, k;
+
+	for (c = 0; c < (unsigned int)num_route_objects; c++) {
+		uint32_t crtc = 0;
+
+		k = rnd(seed, num_crtcs);
+		if (rnd(seed, 4) && !(used & 1u << k)) {
+			used |= 1u << k;
+			crtc = crtcs[k];
+			request_moves |= k != c;
+		}
+		set_prop(req, &objects[route_objects[c]], "CRTC_ID", crtc);
+	}
+	for (k = 0; k < num_crtcs; k++) {
+		const struct object *crtc = find_object(crtcs[k]);
+		bool on = used & 1u << k;
+
+		if (!crtc)
+			continue;
+		set_prop(req, crtc, "MODE_ID",
+			 on && num_blobs ? blobs[rnd(seed, num_blobs)] : 0);
+		set_prop(req, crtc, "ACTIVE", on);
+	}
+}
+
 static drmModeAtomicReq *random_request(unsigned int *seed)
 {
 	drmModeAtomicReq *req = drmModeAtomicAlloc();
 	unsigned int count = 1 + rnd(seed, 4), i;
 
+	/* Now and then a new routing, alone or with the rest. */
+	if (num_route_objects && rnd(seed, 10) == 0) {
+		whole_routing(req, seed);
+		if (rnd(seed, 2))
+			return req;
+	}
 	for (i = 0; i < count; i++) {
 		const struct object *o = &objects[rnd(seed, num_objects)];
 		unsigned int props = 1 + rnd(seed, o->count_props);
@@ -465,6 +535,7 @@ static bool send_random(unsigned int *seed, uint32_t flags)
 
 	request_has_color = false;
 	request_has_writeback = false;
+	request_moves = false;
 	writeback_fence = -1;
 	req = random_request(seed);
 	ret = drmModeAtomicCommit(fd, req, flags, NULL);
@@ -484,6 +555,8 @@ static bool send_random(unsigned int *seed, uint32_t flags)
 		if (!(flags & DRM_MODE_ATOMIC_TEST_ONLY) &&
 		    request_has_writeback)
 			accepted_writeback++;
+		if (!(flags & DRM_MODE_ATOMIC_TEST_ONLY) && request_moves)
+			accepted_moves++;
 	} else {
 		refused[err <= MAX_ERRNO ? err : 0]++;
 	}
@@ -617,6 +690,10 @@ static void run_random(unsigned int threads, unsigned int count,
 		kms_result(accepted_writeback >= 1,
 			   "random-requests-write-back # %lu real",
 			   accepted_writeback);
+	if (routing)
+		kms_result(accepted_moves >= 20,
+			   "random-requests-move-connectors-between-heads # %lu real",
+			   accepted_moves);
 	ret = all_off();
 	kms_result(!ret, "all-off-after-random-requests%s%s",
 		   ret ? ": " : "", ret ? strerror(-ret) : "");
