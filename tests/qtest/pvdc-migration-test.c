@@ -770,6 +770,7 @@ static void test_hostile_routes_are_refused(void)
     g_free(state);
     state = dir_file(&d, "mutated");
     unlink(state);
+    g_free(state);
     unlink(log);
     rmdir(d.path);
     g_free(d.path);
