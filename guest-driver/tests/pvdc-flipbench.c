@@ -7,11 +7,12 @@
  *
  * Sets the preferred mode on up to HEADS connected outputs (two dumb
  * buffers each; with -r, every head but the first runs the same size at
- * HZ, its pixel clock lowered to match), then flips every head from its own thread with legacy
- * nonblocking page flips (drmModePageFlip with an event), each thread
- * waiting for its event before the next flip, for SECONDS seconds or
- * FLIPS flips per head (-t 0: set the modes, flip nothing; bench/run.py
- * subtracts that run's MMIO accesses from a run with flips).  Works on any
+ * HZ, its pixel clock lowered to match), then flips every head from its
+ * own thread with legacy nonblocking page flips (drmModePageFlip with an
+ * event), each thread waiting for its event before the next flip, for
+ * SECONDS seconds or FLIPS flips per head (-t 0: set the modes, flip
+ * nothing).  bench/run.py counts MMIO accesses per flip as the difference
+ * between a run of 2N flips and one of N, over N.  Works on any
  * KMS driver (pvdc, bochs, virtio-gpu).  With -c, also times CHECKS
  * atomic TEST_ONLY commits of a primary-plane flip against as many
  * DRM_IOCTL_VERSION calls.  "missed" counts vblanks that passed between
