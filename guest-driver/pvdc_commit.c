@@ -24,10 +24,12 @@
  * without missing its vblank.
  */
 
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 
 #include <drm/drm_atomic.h>
 #include <drm/drm_atomic_helper.h>
+#include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_framebuffer.h>
 #include <drm/drm_gem_vram_helper.h>
@@ -474,6 +476,7 @@ void pvdc_head_latched(struct pvdc_head *head, bool rejected)
 		frame = pvdc_read(pvdc, PVDC_HEAD_CONTROL(head->index) +
 				  PVDC_HEAD_DONE_FRAME);
 		framed = true;
+		head->frame_reads++;
 	}
 	list_for_each_entry_safe(rel, rtmp, &head->releases, link) {
 		if (!pvdc_seq_reached(done, rel->seq))
@@ -551,6 +554,28 @@ void pvdc_commit_quiesce(struct pvdc_device *pvdc)
 		wake_up_all(&head->wq);
 	}
 	schedule_work(&pvdc->release_work);
+}
+
+/*
+ * How often each head's latch prediction was in doubt: that path is taken
+ * only around a vblank or a stopped vCPU, and tests need to know it ran.
+ */
+static int pvdc_latches_show(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct pvdc_device *pvdc = to_pvdc(entry->dev);
+	unsigned int h;
+
+	for (h = 0; h < pvdc->num_heads; h++)
+		seq_printf(m, "head %u: done_frame_reads %llu\n", h,
+			   READ_ONCE(pvdc->heads[h].frame_reads));
+	return 0;
+}
+
+void pvdc_commit_debugfs_init(struct pvdc_device *pvdc)
+{
+	drm_debugfs_add_file(&pvdc->drm, "pvdc_latches", pvdc_latches_show,
+			     NULL);
 }
 
 /* Framebuffers the device no longer reads: unpin, and let go. */

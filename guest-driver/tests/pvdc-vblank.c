@@ -32,6 +32,13 @@
  *              (its DONE_FRAME, read through BAR0 before the next flip),
  *              and that vblank's timestamp.  With the host loaded, the
  *              interrupt handler often runs frames after the latch.
+ *   flips-anytime
+ *              the same, each flip made a random time into the frame
+ *              after the event of the one before: some doorbells ring so
+ *              close to a vblank that the driver cannot tell which vblank
+ *              latches them and reads DONE_FRAME instead; fails unless the
+ *              driver's count of those reads (debugfs pvdc_latches) went
+ *              up, so the test always covers that path.
  *   modes      a mode of 0.9 s per frame is accepted and shows its
  *              vblanks; one of 1.1 s (the DRM core waits 10 s for a flip),
  *              and modes whose htotal * vtotal * vscan does not fit the
@@ -530,13 +537,43 @@ static int flip(unsigned int buf)
 			  DRM_MODE_PAGE_FLIP_EVENT, (void *)1);
 }
 
-static void test_flips(void)
+/*
+ * The driver's DONE_FRAME reads for this head, from debugfs next to the
+ * card's minor; -1 if it cannot be read.
+ */
+static long long frame_reads(void)
+{
+	const char *minor = strrchr(disp.card, 'd');
+	char path[128], line[128];
+	long long n = -1;
+	unsigned int h;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/debug/dri/%s/pvdc_latches",
+		 minor && minor[1] ? minor + 1 : "0");
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		long long v;
+
+		if (sscanf(line, "head %u: done_frame_reads %lld", &h, &v) == 2 &&
+		    h == head->pipe)
+			n = v;
+	}
+	fclose(f);
+	return n;
+}
+
+static void test_flips(bool anytime)
 {
 	drmModeModeInfo fast = mode_of_period(&head->mode,
 					      FLIP_PERIOD_US * 1000ull);
+	const char *name = anytime ? "flips-anytime" : "flips";
 	uint64_t p, now, last_seq = 0, last_ns = 0, late = 0;
 	uint32_t frame, last_frame = 0;
 	unsigned int i, wrong = 0;
+	long long reads = anytime ? frame_reads() : 0;
 
 	if (!bar0)
 		bar0 = kms_bar_map(disp.card, PVDC_MMIO_BAR, NULL);
@@ -544,15 +581,20 @@ static void test_flips(void)
 	    drmCrtcGetSequence(disp.fd, head->crtc_id, &now, NULL) ||
 	    drmCrtcQueueSequence(disp.fd, head->crtc_id, 0, now + (1u << 30),
 				 NULL, 0)) {
-		kms_result(false, "flips: set-up: %s", strerror(errno));
+		kms_result(false, "%s: set-up: %s", name, strerror(errno));
 		light(NULL, 0, NULL);
 		return;
 	}
 	for (i = 0; i < frames; i++) {
 		uint64_t d_ns, want_ns;
 
+		if (anytime) {
+			struct timespec ts = { .tv_nsec = random() % p };
+
+			nanosleep(&ts, NULL);
+		}
 		if (flip(1 - i % 2) || !next_event(3000) || got.data != 1) {
-			kms_result(false, "flips: flip %u: %s", i,
+			kms_result(false, "%s: flip %u: %s", name, i,
 				   got.seen ? "another event" : strerror(errno));
 			break;
 		}
@@ -581,11 +623,22 @@ static void test_flips(void)
 		last_ns = got.time_ns;
 		last_frame = frame;
 	}
-	printf("# flips: %u, %llu events read more than a frame after their vblank\n",
-	       i, (unsigned long long)late);
+	printf("# %s: %u, %llu events read more than a frame after their vblank\n",
+	       name, i, (unsigned long long)late);
 	kms_result(i == frames && !wrong,
-		   "flip-events-carry-the-latch-frame-and-its-time%s",
+		   "%s-events-carry-the-latch-frame-and-its-time%s",
+		   anytime ? "anytime-flip" : "flip",
 		   wrong ? ": some do not" : "");
+	if (anytime) {
+		long long after = frame_reads();
+
+		printf("# flips-anytime: the driver read DONE_FRAME %lld times\n",
+		       after - reads);
+		kms_result(reads >= 0 && after > reads,
+			   "flips-anytime-took-the-done-frame-path%s",
+			   reads < 0 || after < 0 ? ": no debugfs pvdc_latches" :
+			   after == reads ? ": never" : "");
+	}
 	/* Switching off sends the event queued ahead. */
 	dark();
 	next_event(1000);
@@ -694,7 +747,9 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "modeset-cursor"))
 			test_modeset_cursor();
 		else if (!strcmp(argv[i], "flips"))
-			test_flips();
+			test_flips(false);
+		else if (!strcmp(argv[i], "flips-anytime"))
+			test_flips(true);
 		else if (!strcmp(argv[i], "modes"))
 			test_modes();
 		else

@@ -54,6 +54,9 @@ def main():
             # Late interrupt handlers: events keep their latch frame.
             program_cases(tap, vm, "pvdc-vblank flips, host loaded",
                           "pvdc-vblank -n 1000 flips", 300)
+        # Flips rung at any phase: the latch vblank in doubt, read back.
+        program_cases(tap, vm, "pvdc-vblank flips at any phase",
+                      "pvdc-vblank -n 2000 flips-anytime", 300)
         program_cases(tap, vm, "pvdc-vblank",
                       f"pvdc-vblank -l {LINK_UP_MS} waits passed enable "
                       "modeset-cursor modes", 300)
