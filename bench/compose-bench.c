@@ -160,7 +160,7 @@ int main(int argc, char **argv)
     const uint32_t bilinear = PVDC_PS_CTRL_FILTER_BILINEAR;
     bool json = argc > 1 && !strcmp(argv[1], "--json");
     int rounds = argc > 1 + json ? atoi(argv[1 + json]) : 31;
-    Scene scenes[24];
+    Scene scenes[32];
     int n = 0, scaled, damaged, up2, primary_only;
     g_autofree PVDCComposeLutEntry *lut = g_new(PVDCComposeLutEntry,
                                                 PVDC_LUT_MAX_SIZE);
@@ -185,7 +185,15 @@ int main(int argc, char **argv)
     g_autoptr(PVDCComposeColor) identity_color = NULL;
     uint32_t crc = 0;
     uint8_t *copy_src, *copy_dst;
-    pixman_image_t *dst;
+    pixman_image_t *dst, *wb_argb, *wb_abgr;
+    /* operations timed after the scenes in every round, in this order */
+    static const char *const extra[] = {
+        "pvdc_compose_crc32() of a frame",
+        "writeback of a frame: XRGB8888 to ARGB8888",
+        "writeback of a frame: XRGB8888 to ABGR8888",
+        "pvdc_compose_color_new(): DEGAMMA, CTM, GAMMA (4096)",
+        "primary, first composition with that new pipeline",
+    };
     double *ratio, *ms, *per;
 
     vram = g_malloc(VRAM_SIZE);
@@ -198,6 +206,11 @@ int main(int argc, char **argv)
     memset(copy_dst, 2, FRAME_BYTES);
     dst = pixman_image_create_bits(PIXMAN_x8r8g8b8, WIDTH, HEIGHT, NULL,
                                    WIDTH * 4);
+    /* writeback targets as the device writes them: opaque, with alpha */
+    wb_argb = pixman_image_create_bits(PIXMAN_LE_a8r8g8b8, WIDTH, HEIGHT,
+                                       NULL, WIDTH * 4);
+    wb_abgr = pixman_image_create_bits(PIXMAN_LE_a8b8g8r8, WIDTH, HEIGHT,
+                                       NULL, WIDTH * 4);
     /* a 2.2 power curve: a LUT of the largest size */
     for (int i = 0; i < PVDC_LUT_MAX_SIZE; i++) {
         double v = pow(i / (PVDC_LUT_MAX_SIZE - 1.0), 2.2);
@@ -305,7 +318,7 @@ int main(int argc, char **argv)
         } },
     };
 
-    /* upscaling costs what its destination costs, whatever the ratio */
+    /* upscaling costs at most what its destination does, whatever the ratio */
     up2 = n;
     scenes[n++] = (Scene) {
         .name = "XRGB8888 960x540 -> full screen (2x), bilinear",
@@ -388,16 +401,17 @@ int main(int argc, char **argv)
     scenes[n].scene.color = full_color;
     n++;
 
-    ratio = g_new(double, (size_t)(n + 1) * rounds);
-    ms = g_new(double, (size_t)(n + 1) * rounds);
+    ratio = g_new(double, (size_t)(n + ARRAY_SIZE(extra)) * rounds);
+    ms = g_new(double, (size_t)(n + ARRAY_SIZE(extra)) * rounds);
     for (int r = -2; r < rounds; r++) {
-        int64_t t0, t_copy;
+        int64_t t0, t_copy, t[ARRAY_SIZE(extra)];
+        PVDCComposeColor *color;
 
         t0 = now_ns();
         memcpy(copy_dst, copy_src, FRAME_BYTES);
         t_copy = now_ns() - t0;
         for (int i = 0; i < n; i++) {
-            int64_t t;
+            int64_t ti;
 
             t0 = now_ns();
             if (!pvdc_compose(&scenes[i].scene, vram, VRAM_SIZE, dst,
@@ -406,25 +420,48 @@ int main(int argc, char **argv)
                 fprintf(stderr, "scene '%s' rejected\n", scenes[i].name);
                 return 1;
             }
-            t = now_ns() - t0;
+            ti = now_ns() - t0;
             if (r >= 0) {       /* the first rounds only warm up */
-                ratio[i * rounds + r] = (double)t / t_copy;
-                ms[i * rounds + r] = t / 1e6;
+                ratio[i * rounds + r] = (double)ti / t_copy;
+                ms[i * rounds + r] = ti / 1e6;
             }
         }
 
         /* CRC capture: the checksum of the frame just composed */
         t0 = now_ns();
         crc ^= pvdc_compose_crc32(dst);
-        if (r >= 0) {
-            int64_t t = now_ns() - t0;
-
-            ratio[n * rounds + r] = (double)t / t_copy;
-            ms[n * rounds + r] = t / 1e6;
+        t[0] = now_ns() - t0;
+        /* writeback: the composed frame converted into the target */
+        t0 = now_ns();
+        pixman_image_composite32(PIXMAN_OP_SRC, dst, NULL, wb_argb, 0, 0,
+                                 0, 0, 0, 0, WIDTH, HEIGHT);
+        t[1] = now_ns() - t0;
+        t0 = now_ns();
+        pixman_image_composite32(PIXMAN_OP_SRC, dst, NULL, wb_abgr, 0, 0,
+                                 0, 0, 0, 0, WIDTH, HEIGHT);
+        t[2] = now_ns() - t0;
+        /*
+         * A commit that changes the colour pipeline, then the first
+         * composition with it: what the device pays inside the guest's
+         * register write, then at the next refresh.
+         */
+        t0 = now_ns();
+        color = pvdc_compose_color_new(&full_desc);
+        t[3] = now_ns() - t0;
+        scenes[n] = scenes[primary_only];
+        scenes[n].scene.color = color;
+        t0 = now_ns();
+        pvdc_compose(&scenes[n].scene, vram, VRAM_SIZE, dst, NULL);
+        t[4] = now_ns() - t0;
+        pvdc_compose_color_free(color);
+        for (int i = 0; r >= 0 && i < ARRAY_SIZE(extra); i++) {
+            ratio[(n + i) * rounds + r] = (double)t[i] / t_copy;
+            ms[(n + i) * rounds + r] = t[i] / 1e6;
         }
     }
-    scenes[n++] = (Scene) { .name = "pvdc_compose_crc32() of a frame",
-                            .target = "" };
+    for (int i = 0; i < ARRAY_SIZE(extra); i++) {
+        scenes[n++] = (Scene) { .name = extra[i], .target = "" };
+    }
 
     if (json) {
         print_json(scenes, n, rounds, ratio, ms, damaged, scaled, FRAME_BYTES);
@@ -469,6 +506,8 @@ out:
     g_free(ratio);
     g_free(ms);
     pixman_image_unref(dst);
+    pixman_image_unref(wb_argb);
+    pixman_image_unref(wb_abgr);
     g_free(copy_src);
     g_free(copy_dst);
     g_free(vram);

@@ -1808,7 +1808,7 @@ static void random_plane(PVDCComposePlane *p, uint32_t w, uint32_t h)
  * the rectangle pvdc_compose_plane_damage() gives, and redrawing that
  * rectangle alone gives the full new frame; writes outside the ranges of
  * pvdc_compose_plane_vram(), and Y plane writes outside the lines of
- * pvdc_compose_plane_source() (what dirty tracking looks up), change
+ * pvdc_compose_plane_sources() (what dirty tracking looks up), change
  * nothing.
  */
 static void test_plane_damage(void)
@@ -1829,8 +1829,7 @@ static void test_plane_damage(void)
         unsigned int ranges;
         bool hit, inside = false, seen = false, chroma = false;
         bool changed = false;
-        uint64_t src_offset, row_bytes;
-        uint32_t rows;
+        PVDCComposeSpan span[2];
 
         random_plane(p, w, h);
         ranges = pvdc_compose_plane_vram(p, rs, re);
@@ -1852,11 +1851,11 @@ static void test_plane_damage(void)
             inside |= start < re[i] && start + len > rs[i];
         }
         chroma = ranges == 2 && start < re[1] && start + len > rs[1];
-        if (pvdc_compose_plane_source(p, &src_offset, &row_bytes, &rows)) {
-            for (uint32_t y = 0; y < rows; y++) {
-                uint64_t row = src_offset + (uint64_t)y * p->pitch;
+        if (pvdc_compose_plane_sources(p, span)) {
+            for (uint32_t y = 0; y < span[0].rows; y++) {
+                uint64_t row = span[0].offset + (uint64_t)y * span[0].pitch;
 
-                seen |= start < row + row_bytes && start + len > row;
+                seen |= start < row + span[0].row_bytes && start + len > row;
             }
         }
 
@@ -1973,8 +1972,7 @@ static void test_plane_damage(void)
     {
         /* pixels 3..6 of lines 1..2 read macropixels 1..3 of both lines */
         PVDCComposePlane p = plane_new(PVDC_FMT_YUYV, 40, 20, 0, 0);
-        uint64_t offset, row_bytes;
-        uint32_t rows;
+        PVDCComposeSpan span[2];
 
         p.src_x = 3 << 16;
         p.src_y = 1 << 16;
@@ -1982,9 +1980,11 @@ static void test_plane_damage(void)
         p.src_h = 2 << 16;
         p.dst_w = 4;
         p.dst_h = 2;
-        ok(pvdc_compose_plane_source(&p, &offset, &row_bytes, &rows) &&
-           offset == p.offset + p.pitch + 2 * 2 && row_bytes == 6 * 2 &&
-           rows == 2, "YUYV: the source lines are whole macropixels");
+        ok(pvdc_compose_plane_sources(&p, span) == 1 &&
+           span[0].offset == p.offset + p.pitch + 2 * 2 &&
+           span[0].row_bytes == 6 * 2 && span[0].rows == 2 &&
+           span[0].pitch == p.pitch,
+           "YUYV: the source lines are whole macropixels");
     }
     {
         PVDCComposePlane p = plane_new(PVDC_FMT_NV12, 50, 41, 8, 0);
@@ -1995,6 +1995,17 @@ static void test_plane_damage(void)
            rs[1] == p.chroma_offset &&
            re[1] == p.chroma_offset + 20 * p.chroma_pitch + 25 * 2,
            "an NV12 framebuffer occupies its Y plane and its Cb:Cr plane");
+        {
+            PVDCComposeSpan span[2];
+
+            ok(pvdc_compose_plane_sources(&p, span) == 2 &&
+               span[0].offset == p.offset && span[0].row_bytes == 50 &&
+               span[0].rows == 41 && span[0].pitch == p.pitch &&
+               span[1].offset == p.chroma_offset &&
+               span[1].row_bytes == 25 * 2 && span[1].rows == 21 &&
+               span[1].pitch == p.chroma_pitch,
+               "an NV12 plane samples both of its memory planes");
+        }
         p.chroma_pitch = 48;
         ok(!pvdc_compose_plane_vram(&p, rs, re),
            "an invalid one occupies nothing");

@@ -32,6 +32,11 @@
  * of products and a 65536-entry gamma table per channel, which leaves
  * three lookups and two additions per channel and pixel.  A pipeline that
  * changes nothing (no stage, or identity stages) is not applied at all.
+ * The gamma tables of a pipeline with a matrix, 3 x 65536 evaluations of
+ * the LUT and most of the cost of deriving it (about 1 ms), are derived
+ * at the first composition that applies it, not when the device copies
+ * the pipeline in: that happens inside the guest's register write that
+ * arms a commit, and a pipeline may be replaced before it is ever shown.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -54,8 +59,14 @@ struct PVDCComposeColor {
     uint8_t lut[3][256];
     /* with a matrix: coefficient (i, j) times DEGAMMA_j(c), 32 fraction bits */
     int64_t product[3][3][256];
-    /* with a matrix: GAMMA_i and the output conversion, per 16-bit value */
+    /*
+     * with a matrix: GAMMA_i and the output conversion, per 16-bit value,
+     * derived from the copy of the GAMMA_LUT (@gamma_lut, NULL for none)
+     * when first applied
+     */
     PVDCGammaTable *gamma;
+    PVDCComposeLutEntry *gamma_lut;
+    uint32_t gamma_size;
 };
 
 static uint16_t pvdc_lut_channel(const PVDCComposeLutEntry *e, unsigned int i)
@@ -157,20 +168,39 @@ PVDCComposeColor *pvdc_compose_color_new(const PVDCComposeColorDesc *desc)
             }
         }
     }
-    color->gamma = g_new(PVDCGammaTable, 3);
-    for (unsigned int ch = 0; ch < 3; ch++) {
-        for (uint32_t v = 0; v < 65536; v++) {
-            color->gamma[ch][v] = pvdc_color_gamma(desc, ch, v);
-        }
+    if (desc->gamma) {
+        color->gamma_lut = g_memdup2(desc->gamma, sizeof(*desc->gamma) *
+                                                  desc->gamma_size);
+        color->gamma_size = desc->gamma_size;
     }
     color->active = true;
     return color;
+}
+
+/* The gamma tables of a pipeline with a matrix, derived on first use. */
+static void pvdc_color_derive_gamma(PVDCComposeColor *color)
+{
+    PVDCComposeColorDesc desc = {
+        .gamma = color->gamma_lut,
+        .gamma_size = color->gamma_size,
+    };
+
+    if (color->gamma) {
+        return;
+    }
+    color->gamma = g_new(PVDCGammaTable, 3);
+    for (unsigned int ch = 0; ch < 3; ch++) {
+        for (uint32_t v = 0; v < 65536; v++) {
+            color->gamma[ch][v] = pvdc_color_gamma(&desc, ch, v);
+        }
+    }
 }
 
 void pvdc_compose_color_free(PVDCComposeColor *color)
 {
     if (color) {
         g_free(color->gamma);
+        g_free(color->gamma_lut);
         g_free(color);
     }
 }
@@ -224,6 +254,14 @@ void pvdc_compose_color_apply(const PVDCComposeColor *color,
 
     if (!pvdc_compose_color_active(color)) {
         return;
+    }
+    if (color->ctm) {
+        /*
+         * Scenes hold their pipeline const: deriving its tables caches
+         * what it is, the pipeline stays the same.  Compositions all run
+         * under the BQL, one at a time.
+         */
+        pvdc_color_derive_gamma((PVDCComposeColor *)color);
     }
     for (int32_t row = y; row < y + h; row++) {
         uint32_t *p = (uint32_t *)(data + stride * row) + x;

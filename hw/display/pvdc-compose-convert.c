@@ -70,16 +70,6 @@
 #include "qemu/bswap.h"
 #include "pvdc-compose-internal.h"
 
-/*
- * x86-64 hosts convert YCbCr 8 pixels at a time with SSE2, part of their
- * baseline: the same arithmetic, about 3 times as fast.  Defining
- * PVDC_COMPOSE_SCALAR leaves it out (bench/Makefile checks both).
- */
-#if defined(HOST_X86_64) && !defined(PVDC_COMPOSE_SCALAR)
-#define PVDC_COMPOSE_SSE2 1
-#include <emmintrin.h>
-#endif
-
 /* Kr and Kb of each encoding, in units of 1/10000. */
 static const struct {
     int64_t kr;
@@ -121,6 +111,24 @@ static bool pvdc_compose_yuv_bounded(int64_t l_min, int64_t l_max,
            (l_max + t_max) >> 19 < PVDC_YUV_CLAMP_SIZE;
 }
 
+/* The largest shift that keeps every x in [@lo, @hi] in 16 bits. */
+static int pvdc_compose_yuv_shift(int64_t lo, int64_t hi)
+{
+    int s = 0;
+
+    while (lo * (2 << s) >= INT16_MIN && hi * (2 << s) <= INT16_MAX) {
+        s++;
+    }
+    return s;
+}
+
+/* Whether @coeff >> @s fits in 16 bits (its low @s bits always do). */
+static bool pvdc_compose_yuv_split_ok(int64_t coeff, int s)
+{
+    return coeff >> s >= INT16_MIN && coeff >> s <= INT16_MAX &&
+           s < 16;
+}
+
 static void pvdc_compose_yuv_derive(PVDCComposeYuv *c, int64_t kr, int64_t kb,
                                     bool full, unsigned int depth)
 {
@@ -156,6 +164,15 @@ static void pvdc_compose_yuv_derive(PVDCComposeYuv *c, int64_t kr, int64_t kb,
                                     -(c->g_u + c->g_v) * lo) &&
            pvdc_compose_yuv_bounded(luma[0], luma[max], c->b_u * lo,
                                     c->b_u * hi));
+
+    /* the SSE2 split of each coefficient: see pvdc_sse2_coeffs() */
+    c->s_y = pvdc_compose_yuv_shift(-c->y_off, max - c->y_off);
+    c->s_c = pvdc_compose_yuv_shift(lo, hi);
+    assert(pvdc_compose_yuv_split_ok(8 * c->y, c->s_y) &&
+           pvdc_compose_yuv_split_ok(c->r_v, c->s_c) &&
+           pvdc_compose_yuv_split_ok(-c->g_u, c->s_c) &&
+           pvdc_compose_yuv_split_ok(-c->g_v, c->s_c) &&
+           pvdc_compose_yuv_split_ok(c->b_u, c->s_c));
 }
 
 const PVDCComposeYuv *pvdc_compose_yuv(PVDCComposeEncoding encoding,
@@ -231,46 +248,46 @@ static inline uint32_t pvdc_compose_yuv_pixel(const PVDCComposeYuv *k,
 #ifdef PVDC_COMPOSE_SSE2
 /*
  * pmaddwd multiplies pairs of signed 16-bit lanes and adds each pair in
- * 32 bits.  The coefficients need up to 20 bits, so each is split into
- * c >> 8 and c & 0xff, and the two products are recombined exactly:
- * (x * (c >> 8)) << 8 + x * (c & 0xff).  The luma term comes from lane
- * pairs (Y', 0), the chroma terms from (U, V), with Y' = Y - y_off and
- * U, V in eighths relative to their zero; every sum stays below 2^29.
- * packssdw and packuswb then clamp to 0..255.
+ * 32 bits.  The coefficients need up to 20 bits, so each term c * x is
+ * split as (x << s) * (c >> s) + x * (c & (2^s - 1)), one pmaddwd on the
+ * lane pair (x << s, x): s is the largest shift that keeps x << s in 16
+ * bits for every x of the depth (Y' = Y - y_off, and U, V in eighths
+ * relative to their zero), and c >> s then fits too
+ * (pvdc_compose_yuv_derive() checks both).  That makes luma, R and B one
+ * pmaddwd per 4 pixels and G, two terms, two; every sum stays below
+ * 2^29.  packssdw and packuswb then clamp to 0..255.
  */
 typedef struct PVDCComposeYuvSse2 {
-    __m128i y_hi, y_lo;         /* (8 y, 0) */
-    __m128i r_hi, r_lo;         /* (0, r_v) */
-    __m128i g_hi, g_lo;         /* (-g_u, -g_v) */
-    __m128i b_hi, b_lo;         /* (b_u, 0) */
+    __m128i y;                  /* (8 y >> s_y, 8 y & mask) */
+    __m128i r;                  /* (r_v >> s_c, r_v & mask) */
+    __m128i b;                  /* (b_u >> s_c, b_u & mask) */
+    __m128i g_hi;               /* (-g_u >> s_c, -g_v >> s_c) */
+    __m128i g_lo;               /* (-g_u & mask, -g_v & mask) */
     __m128i y_off;              /* in 16-bit lanes */
     __m128i c_off;              /* 8 * c_off, in 16-bit lanes */
+    __m128i s_y, s_c;           /* the shifts, as counts */
 } PVDCComposeYuvSse2;
 
-/* (@a, @b) in every pair of 16-bit lanes, @a and @b split at bit 8 */
-static inline void pvdc_sse2_pair(int32_t a, int32_t b, __m128i *hi,
-                                  __m128i *lo)
+/* (@a, @b) in every pair of 16-bit lanes */
+static inline __m128i pvdc_sse2_pair(int32_t a, int32_t b)
 {
-    *hi = _mm_set1_epi32((uint16_t)(a >> 8) | (uint32_t)(b >> 8) << 16);
-    *lo = _mm_set1_epi32((a & 0xff) | (uint32_t)(b & 0xff) << 16);
+    return _mm_set1_epi32((uint16_t)a | (uint32_t)b << 16);
 }
 
 static inline void pvdc_sse2_coeffs(const PVDCComposeYuv *k,
                                     PVDCComposeYuvSse2 *v)
 {
-    pvdc_sse2_pair(8 * k->y, 0, &v->y_hi, &v->y_lo);
-    pvdc_sse2_pair(0, k->r_v, &v->r_hi, &v->r_lo);
-    pvdc_sse2_pair(-k->g_u, -k->g_v, &v->g_hi, &v->g_lo);
-    pvdc_sse2_pair(k->b_u, 0, &v->b_hi, &v->b_lo);
+    int32_t mc = (1 << k->s_c) - 1;
+
+    v->s_y = _mm_cvtsi32_si128(k->s_y);
+    v->s_c = _mm_cvtsi32_si128(k->s_c);
+    v->y = pvdc_sse2_pair(8 * k->y >> k->s_y, 8 * k->y & ((1 << k->s_y) - 1));
+    v->r = pvdc_sse2_pair(k->r_v >> k->s_c, k->r_v & mc);
+    v->b = pvdc_sse2_pair(k->b_u >> k->s_c, k->b_u & mc);
+    v->g_hi = pvdc_sse2_pair(-k->g_u >> k->s_c, -k->g_v >> k->s_c);
+    v->g_lo = pvdc_sse2_pair(-k->g_u & mc, -k->g_v & mc);
     v->y_off = _mm_set1_epi16(k->y_off);
     v->c_off = _mm_set1_epi16(8 * k->c_off);
-}
-
-/* The pairs of @x times the split coefficients (@hi, @lo). */
-static inline __m128i pvdc_sse2_madd(__m128i x, __m128i hi, __m128i lo)
-{
-    return _mm_add_epi32(_mm_slli_epi32(_mm_madd_epi16(x, hi), 8),
-                         _mm_madd_epi16(x, lo));
 }
 
 /* (@l + @c) >> 19 for 4 pixels, then 8 of them packed to 16 bits */
@@ -282,34 +299,42 @@ static inline __m128i pvdc_sse2_channel(__m128i l0, __m128i c0, __m128i l1,
 }
 
 /*
- * Eight pixels from their Y (16-bit lanes) and their (U, V) in eighths
- * (pixels 0..3 in @uv0, 4..7 in @uv1), as XRGB8888 at @out.
+ * Eight pixels from their Y, U and V (16-bit lanes, U and V in eighths),
+ * as XRGB8888 at @out.
  */
 static inline QEMU_ALWAYS_INLINE
 void pvdc_sse2_yuv8(const PVDCComposeYuvSse2 *k, uint32_t *out, __m128i y,
-                    __m128i uv0, __m128i uv1)
+                    __m128i u, __m128i v)
 {
-    __m128i zero = _mm_setzero_si128(), round = _mm_set1_epi32(1 << 18);
-    __m128i l0, l1, r, g, b, bg, ra;
+    __m128i round = _mm_set1_epi32(1 << 18);
+    __m128i ys, us, vs, l0, l1, r, g, b, br, ga, bg, ra;
 
     y = _mm_sub_epi16(y, k->y_off);
-    uv0 = _mm_sub_epi16(uv0, k->c_off);
-    uv1 = _mm_sub_epi16(uv1, k->c_off);
-    l0 = _mm_add_epi32(pvdc_sse2_madd(_mm_unpacklo_epi16(y, zero), k->y_hi,
-                                      k->y_lo), round);
-    l1 = _mm_add_epi32(pvdc_sse2_madd(_mm_unpackhi_epi16(y, zero), k->y_hi,
-                                      k->y_lo), round);
-    r = pvdc_sse2_channel(l0, pvdc_sse2_madd(uv0, k->r_hi, k->r_lo),
-                          l1, pvdc_sse2_madd(uv1, k->r_hi, k->r_lo));
-    g = pvdc_sse2_channel(l0, pvdc_sse2_madd(uv0, k->g_hi, k->g_lo),
-                          l1, pvdc_sse2_madd(uv1, k->g_hi, k->g_lo));
-    b = pvdc_sse2_channel(l0, pvdc_sse2_madd(uv0, k->b_hi, k->b_lo),
-                          l1, pvdc_sse2_madd(uv1, k->b_hi, k->b_lo));
-    /* B0..B7 G0..G7 and R0..R7 0xff x 8, clamped, then interleaved */
-    bg = _mm_packus_epi16(b, g);
-    ra = _mm_packus_epi16(r, _mm_set1_epi16(0xff));
-    bg = _mm_unpacklo_epi8(bg, _mm_srli_si128(bg, 8));
-    ra = _mm_unpacklo_epi8(ra, _mm_srli_si128(ra, 8));
+    u = _mm_sub_epi16(u, k->c_off);
+    v = _mm_sub_epi16(v, k->c_off);
+    ys = _mm_sll_epi16(y, k->s_y);
+    us = _mm_sll_epi16(u, k->s_c);
+    vs = _mm_sll_epi16(v, k->s_c);
+    l0 = _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi16(ys, y), k->y),
+                       round);
+    l1 = _mm_add_epi32(_mm_madd_epi16(_mm_unpackhi_epi16(ys, y), k->y),
+                       round);
+    r = pvdc_sse2_channel(l0, _mm_madd_epi16(_mm_unpacklo_epi16(vs, v), k->r),
+                          l1, _mm_madd_epi16(_mm_unpackhi_epi16(vs, v),
+                                             k->r));
+    b = pvdc_sse2_channel(l0, _mm_madd_epi16(_mm_unpacklo_epi16(us, u), k->b),
+                          l1, _mm_madd_epi16(_mm_unpackhi_epi16(us, u),
+                                             k->b));
+    g = pvdc_sse2_channel(
+        l0, _mm_add_epi32(_mm_madd_epi16(_mm_unpacklo_epi16(us, vs), k->g_hi),
+                          _mm_madd_epi16(_mm_unpacklo_epi16(u, v), k->g_lo)),
+        l1, _mm_add_epi32(_mm_madd_epi16(_mm_unpackhi_epi16(us, vs), k->g_hi),
+                          _mm_madd_epi16(_mm_unpackhi_epi16(u, v), k->g_lo)));
+    /* B0..B7 R0..R7 and G0..G7 0xff x 8, clamped, then interleaved */
+    br = _mm_packus_epi16(b, r);
+    ga = _mm_packus_epi16(g, _mm_set1_epi16(0xff));
+    bg = _mm_unpacklo_epi8(br, ga);
+    ra = _mm_unpackhi_epi8(br, ga);
     _mm_storeu_si128((__m128i *)out, _mm_unpacklo_epi16(bg, ra));
     _mm_storeu_si128((__m128i *)out + 1, _mm_unpackhi_epi16(bg, ra));
 }
@@ -373,10 +398,14 @@ void pvdc_compose_convert_yuyv(const PVDCComposeReader *rd, uint32_t *out,
             __m128i v = _mm_loadu_si128((const __m128i *)in);
             /* Cb Cr of macropixels 0..3, in eighths */
             __m128i uv = _mm_slli_epi16(_mm_srli_epi16(v, 8), 3);
+            /* each for both pixels of its macropixel */
+            __m128i cb = _mm_shufflehi_epi16(_mm_shufflelo_epi16(uv, 0xa0),
+                                             0xa0);
+            __m128i cr = _mm_shufflehi_epi16(_mm_shufflelo_epi16(uv, 0xf5),
+                                             0xf5);
 
             pvdc_sse2_yuv8(&kv, out, _mm_and_si128(v, _mm_set1_epi16(0xff)),
-                           _mm_unpacklo_epi32(uv, uv),
-                           _mm_unpackhi_epi32(uv, uv));
+                           cb, cr);
         }
     }
 #endif
@@ -492,7 +521,7 @@ void pvdc_compose_convert_nv(const PVDCComposeReader *rd, uint32_t *out,
      */
     if (x + 8 <= end && j + 7 <= last) {
         PVDCComposeYuvSse2 kv;
-        __m128i q, ahead, even, odd;
+        __m128i low = _mm_set1_epi32(0xffff), q, ahead, even, odd;
 
         pvdc_sse2_coeffs(k, &kv);
         q = pvdc_sse2_nv_chroma4(c0, c1, j, wide);
@@ -502,9 +531,12 @@ void pvdc_compose_convert_nv(const PVDCComposeReader *rd, uint32_t *out,
             even = _mm_add_epi16(q, q);
             odd = _mm_add_epi16(q, _mm_or_si128(_mm_srli_si128(q, 4),
                                                 _mm_slli_si128(ahead, 12)));
+            /* (Cb, Cr) pairs, even and odd pixels, to Cb and Cr lanes */
             pvdc_sse2_yuv8(&kv, out, pvdc_sse2_nv_luma8(luma, x, wide),
-                           _mm_unpacklo_epi32(even, odd),
-                           _mm_unpackhi_epi32(even, odd));
+                           _mm_or_si128(_mm_and_si128(even, low),
+                                        _mm_slli_epi32(odd, 16)),
+                           _mm_or_si128(_mm_srli_epi32(even, 16),
+                                        _mm_andnot_si128(low, odd)));
             q = ahead;
         }
     }

@@ -521,6 +521,157 @@ static pixman_image_t *pvdc_compose_image(const PVDCComposeJob *job,
     return img;
 }
 
+#ifdef PVDC_COMPOSE_SSE2
+/*
+ * Bilinear filtering of an opaque plane pixman reads as XRGB8888, as
+ * pixman's scaled bilinear fast path computes it, bit for bit, with less
+ * work for upscales (bench/compose-bench.c: 2x -25%, 96x -60%).  pixman
+ * takes each destination pixel from four source pixels with 7-bit
+ * weights, ((T_l wt + B_l wb) wl + (T_r wt + B_r wb) wr) >> 14, all four
+ * channels alike and exact until that shift.  The sum regroups as
+ * (H_t wt + H_b wb) >> 14 with H = S_l wl + S_r wr, that is
+ * 128 S_l + (S_r - S_l) wr: the horizontal pass of one source line (at
+ * most 255 * 128 per channel, 16 bits), which every destination line
+ * sampling that source line shares.  An upscale thus filters each source
+ * line horizontally once instead of once per destination line.  Sample
+ * positions and the pad repeat follow pixman_transform_point_3d() and
+ * pixman's bilinear main loop: a sample left of the first pixel or right
+ * of the last takes that pixel whole.  (pixman fills from a 1x1 image as
+ * from a solid colour, X byte 0xff included: the caller leaves those to
+ * pixman.)  Returns false, drawing nothing, when out of memory.
+ */
+static bool pvdc_compose_draw_bilinear(const PVDCComposeJob *job,
+                                       const uint8_t *vram,
+                                       pixman_image_t *dst, int32_t x,
+                                       int32_t y, int32_t w, int32_t h)
+{
+    const pixman_transform_t *t = &job->transform;
+    const int64_t ux = t->matrix[0][0], uy = t->matrix[1][1];
+    const uint8_t *src = vram + job->pix_offset;
+    uint32_t pitch = job->plane->pitch;
+    /* destination pixels in groups of 4, the last padded */
+    int32_t cols = ROUND_UP(w, 4), c_lo = INT32_MAX, c_hi = 0;
+    int64_t vx, vy;
+    g_autofree int32_t *xl = g_try_new(int32_t, cols);
+    /* the weight of the right pixel, 4 lanes for each destination pixel */
+    g_autofree __m128i *wr = g_try_new(__m128i, cols / 2);
+    g_autofree __m128i *pd = g_try_new(__m128i, job->img_w);
+    g_autofree uint64_t *lines = g_try_new(uint64_t, 2 * (size_t)cols);
+    uint64_t *hline[2];
+    int64_t tag[2] = { -1, -1 };
+    uint8_t *out = (uint8_t *)pixman_image_get_data(dst);
+    int stride = pixman_image_get_stride(dst);
+
+    if (!xl || !wr || !pd || !lines) {
+        return false;
+    }
+    hline[0] = lines;
+    hline[1] = lines + cols;
+
+    /*
+     * The sample of destination pixel d (from the plane's origin) is
+     * u = ux * (d + 1/2) + matrix[0][2] rounded as pixman does, minus
+     * 1/2 for the pixel centres: its left pixel u >> 16 and the weight
+     * of the right one (u >> 9) & 0x7f.
+     */
+    vx = ux * (x - job->plane->dst_x) + t->matrix[0][2] +
+         ((ux * 0x8000 + 0x8000) >> 16) - 0x8000;
+    for (int32_t i = 0; i < cols; i++, vx += ux) {
+        int64_t left = vx >> 16;
+        int weight = (vx >> 9) & 0x7f;
+
+        if (i >= w || left < 0 || left >= job->img_w - 1) {
+            left = i >= w ? xl[w - 1] : MIN(MAX(left, 0), job->img_w - 1);
+            weight = 0;
+        }
+        xl[i] = left;
+        for (int k = 0; k < 4; k++) {
+            ((uint16_t *)wr)[4 * i + k] = weight;
+        }
+        c_lo = MIN(c_lo, left);
+        c_hi = MAX(c_hi, left);
+    }
+
+    vy = uy * (y - job->plane->dst_y) + t->matrix[1][2] +
+         ((uy * 0x8000 + 0x8000) >> 16) - 0x8000;
+    for (int32_t row = 0; row < h; row++, vy += uy) {
+        int64_t top = vy >> 16;
+        int wb = (vy >> 9) & 0x7f;
+        int64_t src_line[2];
+        const __m128i *hl[2];
+        __m128i weights;
+        uint8_t *o = out + (size_t)stride * (y + row) + x * 4;
+
+        src_line[0] = MIN(MAX(top, 0), job->img_h - 1);
+        src_line[1] = MIN(MAX(top + 1, 0), job->img_h - 1);
+        if (!wb) {
+            src_line[1] = src_line[0];
+        }
+        for (int k = 0; k < 2; k++) {
+            /* lines come in order: reuse either, else replace the older */
+            int slot = tag[0] == src_line[k] ? 0 :
+                       tag[1] == src_line[k] ? 1 :
+                       tag[0] == src_line[!k] ? 1 : 0;
+
+            if (tag[slot] != src_line[k]) {
+                const uint8_t *s = src + (size_t)pitch * src_line[k];
+                __m128i zero = _mm_setzero_si128();
+
+                /* (128 S_c, S_c+1 - S_c) per channel, the last pixel pad */
+                for (int32_t c = c_lo; c <= c_hi; c++) {
+                    __m128i p = _mm_unpacklo_epi8(
+                        _mm_cvtsi32_si128(ldl_he_p(s + c * 4)), zero);
+                    __m128i n = _mm_unpacklo_epi8(
+                        _mm_cvtsi32_si128(ldl_he_p(s + MIN(c + 1,
+                                                 (int32_t)job->img_w - 1) *
+                                                   4)), zero);
+
+                    pd[c] = _mm_unpacklo_epi64(_mm_slli_epi16(p, 7),
+                                               _mm_sub_epi16(n, p));
+                }
+                for (int32_t i = 0; i < cols; i += 2) {
+                    __m128i a = pd[xl[i]], b = pd[xl[i + 1]];
+
+                    _mm_storeu_si128((__m128i *)&hline[slot][i],
+                                     _mm_add_epi16(_mm_unpacklo_epi64(a, b),
+                                                   _mm_mullo_epi16(
+                                                       _mm_unpackhi_epi64(a, b),
+                                                       wr[i / 2])));
+                }
+                tag[slot] = src_line[k];
+            }
+            hl[k] = (const __m128i *)hline[slot];
+        }
+
+        weights = _mm_set1_epi32((128 - wb) | wb << 16);
+        for (int32_t i = 0; i < cols; i += 4) {
+            __m128i p[2], px;
+
+            for (int k = 0; k < 2; k++) {
+                __m128i ht = _mm_loadu_si128(&hl[0][i / 2 + k]);
+                __m128i hb = _mm_loadu_si128(&hl[1][i / 2 + k]);
+
+                p[k] = _mm_packs_epi32(
+                    _mm_srli_epi32(_mm_madd_epi16(_mm_unpacklo_epi16(ht, hb),
+                                                  weights), 14),
+                    _mm_srli_epi32(_mm_madd_epi16(_mm_unpackhi_epi16(ht, hb),
+                                                  weights), 14));
+            }
+            px = _mm_packus_epi16(p[0], p[1]);
+            if (i + 4 <= w) {
+                _mm_storeu_si128((__m128i *)(o + i * 4), px);
+            } else {
+                uint32_t last[4];
+
+                _mm_storeu_si128((__m128i *)last, px);
+                memcpy(o + i * 4, last, (w - i) * 4);
+            }
+        }
+    }
+    return true;
+}
+#endif
+
 /* Draw the part [x, x + w) x [y, y + h) of @job's visible rectangle. */
 static void pvdc_compose_draw(const PVDCComposeJob *job, const uint8_t *vram,
                               pixman_image_t *dst, int32_t x, int32_t y,
@@ -549,6 +700,16 @@ static void pvdc_compose_draw(const PVDCComposeJob *job, const uint8_t *vram,
         pvdc_compose_draw_converted(job, vram, dst, mask, x, y, w, h);
         goto out;
     }
+#ifdef PVDC_COMPOSE_SSE2
+    if (!mask && !job->pixel_alpha && job->transformed &&
+        job->filter == PIXMAN_FILTER_BILINEAR &&
+        job->fmt->color == PIXMAN_x8r8g8b8 &&
+        job->transform.matrix[0][0] > 0 && job->transform.matrix[1][1] > 0 &&
+        (job->img_w > 1 || job->img_h > 1) &&
+        pvdc_compose_draw_bilinear(job, vram, dst, x, y, w, h)) {
+        return;
+    }
+#endif
     color = pvdc_compose_image(job, vram, job->fmt->color);
     if (job->pixel_alpha) {
         alpha = pvdc_compose_image(job, vram, job->fmt->alpha);
@@ -825,42 +986,35 @@ bool pvdc_compose_plane_rect(const PVDCComposePlane *plane, uint32_t width,
     return true;
 }
 
-bool pvdc_compose_plane_source(const PVDCComposePlane *plane,
-                               uint64_t *offset, uint64_t *row_bytes,
-                               uint32_t *rows)
+unsigned int pvdc_compose_plane_sources(const PVDCComposePlane *plane,
+                                        PVDCComposeSpan span[2])
 {
-    PVDCComposeJob job;
-
-    if (!pvdc_compose_prepare(&job, plane, PVDC_COMPOSE_MAX_SIZE,
-                              PVDC_COMPOSE_MAX_SIZE, UINT64_MAX)) {
-        return false;
-    }
-    *offset = plane->offset + (uint64_t)plane->pitch * job.img_y +
-              (uint64_t)job.read_x0 * job.fmt->cpp;
-    *row_bytes = (uint64_t)(job.read_x1 - job.read_x0) * job.fmt->cpp;
-    *rows = job.img_h;
-    return true;
-}
-
-bool pvdc_compose_plane_chroma_source(const PVDCComposePlane *plane,
-                                      uint64_t *offset, uint64_t *row_bytes,
-                                      uint32_t *rows)
-{
-    const PVDCComposeFormat *fmt = pvdc_compose_format(plane->format);
     PVDCComposeJob job;
     const PVDCComposeReader *rd = &job.reader;
 
-    /* Every refresh asks this of every plane: most have no Cb:Cr plane. */
-    if (!fmt || !fmt->chroma_cpp ||
-        !pvdc_compose_prepare(&job, plane, PVDC_COMPOSE_MAX_SIZE,
+    if (!pvdc_compose_prepare(&job, plane, PVDC_COMPOSE_MAX_SIZE,
                               PVDC_COMPOSE_MAX_SIZE, UINT64_MAX)) {
-        return false;
+        return 0;
     }
-    *offset = plane->chroma_offset + (uint64_t)plane->chroma_pitch * rd->cy0 +
-              (uint64_t)rd->cx0 * job.fmt->chroma_cpp;
-    *row_bytes = (uint64_t)(rd->cx1 - rd->cx0) * job.fmt->chroma_cpp;
-    *rows = rd->cy1 - rd->cy0;
-    return true;
+    span[0] = (PVDCComposeSpan) {
+        .offset = plane->offset + (uint64_t)plane->pitch * job.img_y +
+                  (uint64_t)job.read_x0 * job.fmt->cpp,
+        .row_bytes = (uint64_t)(job.read_x1 - job.read_x0) * job.fmt->cpp,
+        .rows = job.img_h,
+        .pitch = plane->pitch,
+    };
+    if (!job.fmt->chroma_cpp) {
+        return 1;
+    }
+    span[1] = (PVDCComposeSpan) {
+        .offset = plane->chroma_offset +
+                  (uint64_t)plane->chroma_pitch * rd->cy0 +
+                  (uint64_t)rd->cx0 * job.fmt->chroma_cpp,
+        .row_bytes = (uint64_t)(rd->cx1 - rd->cx0) * job.fmt->chroma_cpp,
+        .rows = rd->cy1 - rd->cy0,
+        .pitch = plane->chroma_pitch,
+    };
+    return 2;
 }
 
 static int64_t pvdc_compose_div_floor(int64_t n, int64_t d)

@@ -212,26 +212,24 @@ bool pvdc_compose_plane_damage(const PVDCComposePlane *plane, uint32_t width,
                                uint32_t height, uint64_t start, uint64_t len,
                                QemuRect *rect);
 
-/*
- * The framebuffer bytes @plane may sample: @rows lines of @row_bytes
- * bytes, the first at @offset, one pitch apart (the source rectangle
- * rounded out to whole pixels, and to whole 32-bit words for 2-byte
- * pixels).  For NV12 and P010 that is the Y plane only: their Cb:Cr
- * plane is pvdc_compose_plane_chroma_source()'s.  Returns false for an
- * invalid plane.
- */
-bool pvdc_compose_plane_source(const PVDCComposePlane *plane,
-                               uint64_t *offset, uint64_t *row_bytes,
-                               uint32_t *rows);
+/* Lines of bytes in VRAM: @rows of @row_bytes, @pitch apart. */
+typedef struct PVDCComposeSpan {
+    uint64_t offset;        /* the first line */
+    uint64_t row_bytes;
+    uint32_t rows;
+    uint32_t pitch;
+} PVDCComposeSpan;
 
 /*
- * Likewise for the Cb:Cr plane of an NV12 or P010 @plane: the chroma
- * samples its pixels may take, @rows lines one chroma_pitch apart.
- * Returns false for an invalid plane and for one-plane formats.
+ * The framebuffer bytes @plane may sample, one span per memory plane:
+ * @span[0] the source rectangle rounded out to whole pixels (and to
+ * whole 32-bit words for 2-byte pixels), @span[1] for NV12 and P010 the
+ * chroma samples those pixels may take.  Returns the number of spans, 0
+ * for an invalid plane.  Checking the plane once for both matters: dirty
+ * tracking asks it of every plane at every refresh.
  */
-bool pvdc_compose_plane_chroma_source(const PVDCComposePlane *plane,
-                                      uint64_t *offset, uint64_t *row_bytes,
-                                      uint32_t *rows);
+unsigned int pvdc_compose_plane_sources(const PVDCComposePlane *plane,
+                                        PVDCComposeSpan span[2]);
 
 /* Grow @acc to the bounding box of @acc and @rect; empty rects vanish. */
 void pvdc_compose_rect_union(QemuRect *acc, const QemuRect *rect);
@@ -249,9 +247,10 @@ unsigned int pvdc_compose_plane_vram(const PVDCComposePlane *plane,
 
 /*
  * Derive the tables of a colour pipeline.  Returns NULL if a LUT size is
- * out of range.  Deriving takes about as long as composing a 1920x1080
- * frame once, so the device should do it when the pipeline changes, not
- * for every composition.
+ * out of range.  The expensive tables (about as long as composing a
+ * 1920x1080 frame once) are derived at the first composition that applies
+ * the pipeline and kept: the device should create it when the pipeline
+ * changes, not for every composition.
  */
 PVDCComposeColor *pvdc_compose_color_new(const PVDCComposeColorDesc *desc);
 void pvdc_compose_color_free(PVDCComposeColor *color);

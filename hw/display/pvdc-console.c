@@ -293,18 +293,14 @@ static bool pvdc_plane_dirty(PVDCState *s, DirtyBitmapSnapshot *snap,
                              const PVDCComposePlane *plane, uint32_t width,
                              uint32_t height, QemuRect *damage)
 {
-    uint64_t base, row_bytes;
-    uint32_t rows;
+    PVDCComposeSpan span[2];
+    unsigned int n = pvdc_compose_plane_sources(plane, span);
     bool any = false;
 
-    if (pvdc_compose_plane_source(plane, &base, &row_bytes, &rows)) {
-        any |= pvdc_plane_dirty_lines(s, snap, plane, width, height, base,
-                                      row_bytes, rows, plane->pitch, damage);
-    }
-    if (pvdc_compose_plane_chroma_source(plane, &base, &row_bytes, &rows)) {
-        any |= pvdc_plane_dirty_lines(s, snap, plane, width, height, base,
-                                      row_bytes, rows, plane->chroma_pitch,
-                                      damage);
+    for (unsigned int i = 0; i < n; i++) {
+        any |= pvdc_plane_dirty_lines(s, snap, plane, width, height,
+                                      span[i].offset, span[i].row_bytes,
+                                      span[i].rows, span[i].pitch, damage);
     }
     return any;
 }
