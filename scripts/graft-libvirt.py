@@ -68,19 +68,19 @@ def device_limits():
     regs = read("include/hw/display/pvdc-regs.h")
     device = read("hw/display/pvdc.c")
     m = re.search(r"#define PVDC_MAX_HEADS\s+(\d+)", regs)
-    width = re.search(r'DEFINE_PROP_UINT32\("max-width", \w+, [\w.]+, (\d+)\)',
-                      device)
-    vram = re.search(r'DEFINE_PROP_SIZE\("vram-size", \w+, [\w.]+, (\d+) \* MiB\)',
-                     device)
-    if not m or not width or not vram:
-        sys.exit("graft-libvirt: PVDC_MAX_HEADS, max-width or vram-size "
+    width, height = (
+        re.search(rf'DEFINE_PROP_UINT32\("max-{axis}", \w+, [\w.]+, '
+                  r'(\d+)\)', device)
+        for axis in ("width", "height"))
+    if not m or not width or not height:
+        sys.exit("graft-libvirt: PVDC_MAX_HEADS, max-width or max-height "
                  "not found")
     return {
         "PVDC_MAX_HEADS": m.group(1),
         "PVDC_MIN_VRAM_KIB": str(kib(device, "PVDC_MIN_VRAM_SIZE")),
         "PVDC_MAX_VRAM_KIB": str(kib(device, "PVDC_MAX_VRAM_SIZE")),
         "PVDC_DEFAULT_MAX_WIDTH": width.group(1),
-        "PVDC_DEFAULT_VRAM_KIB": str(int(vram.group(1)) * units["MiB"]),
+        "PVDC_DEFAULT_MAX_HEIGHT": height.group(1),
     }
 
 

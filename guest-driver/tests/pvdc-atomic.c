@@ -15,10 +15,14 @@
  * and checks that a nonblocking commit overlapping a pending one on the
  * same head is refused with EBUSY while another head can still flip.
  *
- * Assumes the device defaults: 3 overlays per head, 256x256 cursor,
- * bandwidth-kib = heads * 24300, max size 4096x4096, 64 MiB of VRAM.
- * Usage: pvdc-atomic [-s SCALERS] [-f FLIPS] [DEVICE]; SCALERS defaults to
- * 2, FLIPS to 60.
+ * Assumes the device defaults: 3 overlays per head, 256x256 cursor, max
+ * size at least 4096x1600, VRAM for it.  The bandwidth cases need the
+ * device's allocation of each head, HEAD_KIB (bandwidth-kib / heads): a
+ * primary and two 1920x1080 XRGB8888 overlays must fit in it, a third
+ * overlay not.
+ * Usage: pvdc-atomic [-s SCALERS] [-f FLIPS] [-b HEAD_KIB] [DEVICE];
+ * SCALERS defaults to 2, FLIPS to 60; without HEAD_KIB the bandwidth
+ * cases are skipped.
  */
 #include <poll.h>
 #include <time.h>
@@ -401,20 +405,27 @@ static drmModeAtomicReq *big_overlays_request(struct kms_buffer *big,
 	return req;
 }
 
-static void test_bandwidth(void)
+static void test_bandwidth(unsigned int head_kib)
 {
+	uint64_t primary = (uint64_t)heads[0].mode.hdisplay *
+			   heads[0].mode.vdisplay * 4;
+	uint64_t big_bytes = (uint64_t)BIG_W * BIG_H * 4;
 	struct kms_buffer big;
 	drmModeAtomicReq *req;
 	int ret;
 
 	/*
-	 * 24300 KiB per head: primary + 2 overlays of 8100 KiB fit, + 3 do
-	 * not, unless the heads are enabled again and split the device's
+	 * head_kib per head: primary + 2 big overlays fit, + 3 do not,
+	 * unless the heads are enabled again and split the device's
 	 * bandwidth by what they need.
 	 */
+	if (!head_kib) {
+		printf("ok bandwidth # skip no -b HEAD_KIB\n");
+		return;
+	}
 	if (num_heads < 2 || num_overlays() < 3 ||
-	    (uint64_t)heads[0].mode.hdisplay * heads[0].mode.vdisplay * 4 >
-	    (24300u - 2 * 8100u) * 1024u) {
+	    primary + 2 * big_bytes > head_kib * 1024ull ||
+	    primary + 3 * big_bytes <= head_kib * 1024ull) {
 		printf("ok bandwidth # skip topology\n");
 		return;
 	}
@@ -455,8 +466,8 @@ static void test_bandwidth(void)
 	kms_buffer_destroy(fd, &big);
 
 	/* Two 4096x1600 overlays: more than two heads have in all. */
-	if (num_heads != 2) {
-		printf("ok bandwidth-over-device-total # skip not 2 heads\n");
+	if (num_heads != 2 || 2ull * 4096 * 1600 * 4 <= 2ull * head_kib * 1024) {
+		printf("ok bandwidth-over-device-total # skip topology\n");
 		return;
 	}
 	if (kms_buffer_create(fd, &big, 4096, 1600, DRM_FORMAT_XRGB8888)) {
@@ -759,13 +770,15 @@ static void test_busy(void)
 int main(int argc, char **argv)
 {
 	const char *path = "/dev/dri/card0";
-	int scalers = 2, flips = 60, opt;
+	int scalers = 2, flips = 60, head_kib = 0, opt;
 
-	while ((opt = getopt(argc, argv, "s:f:")) != -1) {
+	while ((opt = getopt(argc, argv, "s:f:b:")) != -1) {
 		if (opt == 's')
 			scalers = atoi(optarg);
 		else if (opt == 'f')
 			flips = atoi(optarg);
+		else if (opt == 'b')
+			head_kib = atoi(optarg);
 		else
 			return 2;
 	}
@@ -785,7 +798,7 @@ int main(int argc, char **argv)
 	test_modeset();
 	test_mode_change();
 	test_scalers(scalers);
-	test_bandwidth();
+	test_bandwidth(head_kib);
 	test_plane_move();
 	test_cursor();
 	test_flips(flips);

@@ -660,7 +660,7 @@ static void test_bandwidth_format(uint32_t format, const char *name)
 		h++;
 	while (h && need_kib(format, BW_WIDTH, h) > left)
 		h--;
-	if (!h || h + 1 > 4096) {
+	if (!h || h + 1 > PVDC_Y(kms_reg(bar0, PVDC_REG_MAX_SIZE))) {
 		printf("ok %s-bandwidth # skip %u KiB left\n", name,
 		       (unsigned int)left);
 		return;

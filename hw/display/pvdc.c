@@ -22,7 +22,27 @@
 #include "pvdc-internal.h"
 
 #define PVDC_MIN_VRAM_SIZE      (16 * MiB)
-#define PVDC_MAX_VRAM_SIZE      (1 * GiB)
+/*
+ * Plane, writeback and colour table offsets are 32-bit registers: with at
+ * most 2 GiB, an offset plus a size stays below 2^32 even in a guest's
+ * 32-bit arithmetic.
+ */
+#define PVDC_MAX_VRAM_SIZE      (2 * GiB)
+
+/*
+ * What the defaults promise every head: a full-screen primary and a
+ * full-screen overlay at max-width x max-height, 32 bits a pixel, and the
+ * largest cursor.  In VRAM each of them is double-buffered.
+ */
+#define PVDC_DEFAULT_FULL_PLANES        2
+#define PVDC_DEFAULT_BUFFERS            2
+#define PVDC_DEFAULT_CPP                4
+/*
+ * A guest allocates each buffer in whole pages (up to 64 KiB on some
+ * architectures), keeps its colour tables in VRAM and scans a console
+ * framebuffer out of it too: the automatic size leaves room for these.
+ */
+#define PVDC_GUEST_PAGE_MAX             (64 * KiB)
 
 static uint32_t pvdc_planes_per_head(PVDCState *s)
 {
@@ -77,11 +97,12 @@ static bool pvdc_check_properties(PVDCState *s, Error **errp)
                    PVDC_MAX_SCALERS);
         return false;
     }
-    if (s->conf.vram_size < PVDC_MIN_VRAM_SIZE ||
-        s->conf.vram_size > PVDC_MAX_VRAM_SIZE ||
-        !is_power_of_2(s->conf.vram_size)) {
-        error_setg(errp, "pvdc: vram-size must be a power of two between "
-                   "%" PRIu64 " MiB and %" PRIu64 " MiB",
+    /* 0: derived from the other properties at realize */
+    if (s->vram_size &&
+        (s->vram_size < PVDC_MIN_VRAM_SIZE ||
+         s->vram_size > PVDC_MAX_VRAM_SIZE || !is_power_of_2(s->vram_size))) {
+        error_setg(errp, "pvdc: vram-size must be 0 (automatic) or a power "
+                   "of two between %" PRIu64 " MiB and %" PRIu64 " MiB",
                    PVDC_MIN_VRAM_SIZE / MiB, PVDC_MAX_VRAM_SIZE / MiB);
         return false;
     }
@@ -102,6 +123,59 @@ static bool pvdc_check_properties(PVDCState *s, Error **errp)
         return false;
     }
     return true;
+}
+
+/* KiB per frame a plane of @width x @height costs (pvdc_check_sums()). */
+static uint64_t pvdc_plane_kib(uint32_t width, uint32_t height)
+{
+    return DIV_ROUND_UP((uint64_t)width * height * PVDC_DEFAULT_CPP, KiB);
+}
+
+/* Bytes a guest allocates for one buffer of @width x @height. */
+static uint64_t pvdc_buffer_bytes(uint32_t width, uint32_t height)
+{
+    uint64_t pitch = ROUND_UP((uint64_t)width * PVDC_DEFAULT_CPP,
+                              PVDC_PITCH_ALIGNMENT);
+
+    return ROUND_UP(pitch * height, PVDC_GUEST_PAGE_MAX);
+}
+
+static uint32_t pvdc_default_bandwidth_total(PVDCState *s)
+{
+    uint64_t per_head =
+        PVDC_DEFAULT_FULL_PLANES * pvdc_plane_kib(s->conf.max_width,
+                                                  s->conf.max_height) +
+        pvdc_plane_kib(PVDC_CURSOR_MAX_SIZE, PVDC_CURSOR_MAX_SIZE);
+
+    /* at most 8 * (2 * 2^20 + 2^8) KiB: fits */
+    return s->conf.num_heads * per_head;
+}
+
+static uint64_t pvdc_default_vram_size(PVDCState *s)
+{
+    uint64_t colour = PVDC_LUT_MAX_SIZE * PVDC_LUT_ENTRY_SIZE * 2 +
+                      PVDC_CTM_SIZE;
+    uint64_t fb = pvdc_buffer_bytes(s->conf.max_width, s->conf.max_height);
+    uint64_t per_head =
+        PVDC_DEFAULT_BUFFERS *
+        (PVDC_DEFAULT_FULL_PLANES * fb +
+         pvdc_buffer_bytes(PVDC_CURSOR_MAX_SIZE, PVDC_CURSOR_MAX_SIZE)) +
+        ROUND_UP(colour, PVDC_GUEST_PAGE_MAX);
+    /* and one console framebuffer for the whole device */
+    uint64_t need = s->conf.num_heads * per_head + fb;
+
+    if (need > PVDC_MAX_VRAM_SIZE) {
+        /*
+         * Only raised max-width/max-height get here: say that the
+         * defaults no longer hold what the user guide promises.
+         */
+        warn_report("pvdc: %u heads of %ux%u need %" PRIu64 " MiB of VRAM, "
+                    "more than the largest vram-size, %" PRIu64 " MiB",
+                    s->conf.num_heads, s->conf.max_width, s->conf.max_height,
+                    DIV_ROUND_UP(need, MiB), PVDC_MAX_VRAM_SIZE / MiB);
+        return PVDC_MAX_VRAM_SIZE;
+    }
+    return MAX(pow2ceil(need), PVDC_MIN_VRAM_SIZE);
 }
 
 static void pvdc_write_config(PCIDevice *pci, uint32_t addr, uint32_t val,
@@ -132,7 +206,9 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
         s->yres = MIN(PVDC_DEFAULT_YRES, s->conf.max_height);
     }
     s->conf.bandwidth_total = s->bandwidth_kib ? s->bandwidth_kib :
-                         s->conf.num_heads * PVDC_DEFAULT_BANDWIDTH_PER_HEAD;
+                              pvdc_default_bandwidth_total(s);
+    s->conf.vram_size = s->vram_size ? s->vram_size :
+                        pvdc_default_vram_size(s);
 
     pci_config_set_interrupt_pin(pci->config, 1);
     /* Without MSI on this machine the device still works with INTx. */
@@ -153,7 +229,12 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
         msi_uninit(pci);
         return;
     }
+    /*
+     * 64-bit: the firmware may place it above 4 GiB, where the 512 MiB to
+     * 2 GiB the defaults give fit whatever the 32-bit PCI hole leaves.
+     */
     pci_register_bar(pci, PVDC_VRAM_BAR, PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64 |
                      PCI_BASE_ADDRESS_MEM_PREFETCH, &s->vram);
 
     for (h = 0; h < s->conf.num_heads; h++) {
@@ -617,10 +698,12 @@ static const Property pvdc_properties[] = {
     DEFINE_PROP_UINT32("heads", PVDCState, conf.num_heads, 2),
     DEFINE_PROP_UINT32("overlays", PVDCState, conf.num_overlays, 3),
     DEFINE_PROP_UINT32("scalers", PVDCState, conf.num_scalers, 2),
-    DEFINE_PROP_SIZE("vram-size", PVDCState, conf.vram_size, 64 * MiB),
+    /* 0: pvdc_default_vram_size() */
+    DEFINE_PROP_SIZE("vram-size", PVDCState, vram_size, 0),
+    /* 4096x2160: the largest mode the EDID lists is then the maximum */
     DEFINE_PROP_UINT32("max-width", PVDCState, conf.max_width, 4096),
-    DEFINE_PROP_UINT32("max-height", PVDCState, conf.max_height, 4096),
-    /* 0: PVDC_DEFAULT_BANDWIDTH_PER_HEAD for each head */
+    DEFINE_PROP_UINT32("max-height", PVDCState, conf.max_height, 2160),
+    /* 0: pvdc_default_bandwidth_total() */
     DEFINE_PROP_UINT32("bandwidth-kib", PVDCState, bandwidth_kib, 0),
     DEFINE_PROP_UINT32("x-link-up-delay-ms", PVDCState, link_up_delay_ms, 0),
     /* 0: PVDC_DEFAULT_XRES x PVDC_DEFAULT_YRES, within the maximum */
@@ -685,14 +768,15 @@ static void pvdc_class_init(ObjectClass *klass, void *data)
     object_class_property_set_description(klass, "scalers",
         "scaled planes the device can show at once, all heads, 0 to 16");
     object_class_property_set_description(klass, "vram-size",
-        "video memory (BAR 2), a power of two from 16 MiB to 1 GiB");
+        "video memory (BAR 2), a power of two from 16 MiB to 2 GiB "
+        "(0: four full-screen framebuffers per head)");
     object_class_property_set_description(klass, "max-width",
         "largest mode and framebuffer width, pixels, 1 to 16384");
     object_class_property_set_description(klass, "max-height",
         "largest mode and framebuffer height, pixels, 1 to 16384");
     object_class_property_set_description(klass, "bandwidth-kib",
         "memory bandwidth of all heads, KiB per frame "
-        "(0: three 1920x1080 XRGB8888 planes per head)");
+        "(0: two full-screen XRGB8888 planes and a cursor per head)");
     object_class_property_set_description(klass, "x-link-up-delay-ms",
         "time a disabled head takes to show a mode, ms, up to 60000");
     object_class_property_set_description(klass, "xres",

@@ -17,10 +17,14 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pvdc_harness import (GuestError, GuestVM, Tap,  # noqa: E402
                           never_rejected)
-from test_kms import program_cases  # noqa: E402
+from test_kms import HEAD_KIB, program_cases  # noqa: E402
 
 LINK_UP_MS = 2500
-DEVICE = f"pvdc,id=pvdc0,heads=2,scalers=1,x-link-up-delay-ms={LINK_UP_MS}"
+# pvdc-cursor's legacy case fills a head's allocation with two 4096x1024
+# overlays: it needs an allocation smaller than both (the default is
+# larger).
+DEVICE = (f"pvdc,id=pvdc0,heads=2,scalers=1,bandwidth-kib={2 * HEAD_KIB},"
+          f"x-link-up-delay-ms={LINK_UP_MS}")
 
 
 class HostLoad:

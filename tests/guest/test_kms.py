@@ -23,8 +23,11 @@ HEADS = 2
 # One scaler for both heads and a link-up delay: commits that move the
 # scaler between heads, and enables that take a while, meet the stress run.
 SCALERS = 1
+# pvdc-atomic's bandwidth cases: three 1920x1080 XRGB8888 planes a head,
+# so that a primary and two such overlays fit and a third does not.
+HEAD_KIB = 3 * 1920 * 1080 * 4 // 1024
 DEVICE = (f"pvdc,id=pvdc0,heads={HEADS},scalers={SCALERS},"
-          "x-link-up-delay-ms=30")
+          f"bandwidth-kib={HEADS * HEAD_KIB},x-link-up-delay-ms=30")
 # kms_buffer_fill() in guest-driver/tests/pvdc-kms-util.h: eight vertical
 # bars, XRGB, shifted by a phase that depends on how many flips happened.
 BARS = [0xffffff, 0xffff00, 0x00ffff, 0x00ff00,
@@ -417,7 +420,8 @@ def real_clients(tap, vm):
 
 def suite(tap, vm):
     modeset_scene(tap, vm)
-    program_cases(tap, vm, "pvdc-atomic", f"pvdc-atomic -s {SCALERS}")
+    program_cases(tap, vm, "pvdc-atomic",
+                  f"pvdc-atomic -s {SCALERS} -b {HEAD_KIB}")
     program_cases(tap, vm, "pvdc-crc", "pvdc-crc")
 
     def demo_uses_every_feature():

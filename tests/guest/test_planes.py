@@ -10,17 +10,31 @@ refused by ADDFB2 or a TEST_ONLY commit without a register write (it reads
 the device's shadow registers through BAR 0); each of its result lines is
 a case here.  The host checks that the device refused none of the commits
 the driver accepted meanwhile (x-commits-rejected).
+
+A second guest, on a four-head pvdc with the default VRAM and bandwidth,
+runs guest-driver/tests/pvdc-budget: four dumb buffers of the largest mode
+per head, a full-screen primary and overlay on every head, and a flip of
+all of them (issue 14: what the defaults must hold).
 """
 
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import (KERNEL_LOG_CASE, never_rejected,  # noqa: E402
-                          run_suite)
+from pvdc_harness import (KERNEL_LOG_CASE, GuestError,  # noqa: E402
+                          GuestVM, guest_kernel, never_rejected, run_suite)
 from test_kms import program_cases  # noqa: E402
 
-DEVICE = "pvdc,id=pvdc0,heads=2"
+# pvdc-planes' bandwidth cases fill what a head has left after its primary
+# with one NV12 or P010 overlay of at most max-height (2160) lines.
+DEVICE = "pvdc,id=pvdc0,heads=2,bandwidth-kib=24000"
+# Every size left to the device: what its defaults give four heads.
+BUDGET_DEVICE = "pvdc,id=pvdc0,heads=4"
+# The largest mode the EDID lists with the default max-width/max-height.
+LARGEST_MODE = "4096x2160"
+# GEM VRAM buffers live in guest RAM until pinned for scanout: room for
+# pvdc-budget's sixteen (540 MiB) besides what the kernel needs.
+BUDGET_EXTRA_MEMORY_MIB = 1024
 
 
 def planes(tap, vm):
@@ -30,10 +44,40 @@ def planes(tap, vm):
                                          "pvdc-planes", 300))
 
 
+def default_budget(tap):
+    """pvdc-budget on a guest of its own, booted on BUDGET_DEVICE."""
+    memory = int(guest_kernel().memory) + BUDGET_EXTRA_MEMORY_MIB
+    vm = GuestVM(devices=["-device", BUDGET_DEVICE], memory=str(memory))
+    try:
+        vm.start()
+    except GuestError as e:
+        vm.stop()
+        tap.fail("a guest boots on a four-head pvdc with default sizes", e)
+        return
+    try:
+        out = program_cases(tap, vm, "pvdc-budget", "pvdc-budget", 300)
+
+        def largest_mode():
+            modes = [l.split()[-1] for l in out.splitlines()
+                     if l.startswith("# head ")]
+            if len(modes) != 4 or set(modes) != {LARGEST_MODE}:
+                raise AssertionError(f"largest modes {modes}, not four "
+                                     f"{LARGEST_MODE}:\n{out[-2000:]}")
+        tap.case(f"pvdc-budget: every head's largest mode is {LARGEST_MODE}",
+                 largest_mode)
+        tap.case(f"{KERNEL_LOG_CASE} (four heads)", vm.check_kernel_log)
+    except GuestError as e:
+        tap.fail("the four-head guest stays responsive", e)
+    finally:
+        vm.stop()
+
+
 def main():
     def body(tap, vm):
         planes(tap, vm)
         tap.case(KERNEL_LOG_CASE, vm.check_kernel_log)
+        vm.stop()
+        default_budget(tap)
     return run_suite(body, device=DEVICE, append="iomem=relaxed")
 
 

@@ -480,14 +480,29 @@ def invalid_values_refused(dom):
         ({"heads": "0"}, "supports 1 to 8 heads, not 0"),
         ({"vram": "8192"}, "unsupported configuration: value for 'vram' of "
                            "video type 'pvdc' must be between 16384 and "
-                           "1048576 KiB, not 8192"),
-        ({"vram": "2097152"}, "must be between 16384 and 1048576 KiB, "
-                              "not 2097152"),
+                           "2097152 KiB, not 8192"),
+        ({"vram": "4194304"}, "must be between 16384 and 2097152 KiB, "
+                              "not 4194304"),
         ({"heads": "two"}, "cannot parse video heads 'two'"),
         ({"ram": "65536"}, "ram attribute only supported for video type qxl"),
     ]
     for model, message in cases:
         refused(dom, message, model=model)
+
+
+def explicit_vram_becomes_vram_size(dom):
+    """<model vram='...'/> is passed on; without it QEMU sizes the VRAM."""
+    for vram, want in (("131072", 128 << 20), (None, None)):
+        p = dom.daemon.virsh(["domxml-to-native", "qemu-argv",
+                              dom.write_xml(model={"vram": vram})])
+        m = re.search(r"-device '?(\{[^']*\"driver\":\"pvdc\"[^']*\})",
+                      p.stdout)
+        if not m:
+            raise AssertionError(f"no -device pvdc in:\n{p.stdout}")
+        got = json.loads(m.group(1)).get("vram-size")
+        if got != want:
+            raise AssertionError(f"vram={vram}: vram-size is {got}, wants "
+                                 f"{want}")
 
 
 def stock_qemu_refused(dom):
@@ -532,8 +547,8 @@ def dumpxml_gives_the_xml_back(dom):
     element_equal(written, ET.fromstring(first), "domain")
     video = ET.fromstring(first).find("devices/video")
     model = video.find("model")
-    if model.attrib != {"type": "pvdc", "heads": "2", "vram": "65536",
-                        "primary": "yes"}:
+    # No vram: libvirt leaves the size to QEMU instead of inventing one.
+    if model.attrib != {"type": "pvdc", "heads": "2", "primary": "yes"}:
         raise AssertionError(f"<model> is {model.attrib}")
     addr = video.find("address")
     if addr is None or addr.get("type") != "pci":
@@ -563,8 +578,8 @@ def pvdc_on_the_assigned_address(dom):
     if len(pvdc) != 1:
         raise AssertionError(f"QEMU's -device list: {devices}")
     dev = pvdc[0]
-    want = {"heads": HEADS, "vram-size": 64 << 20, "xres": 1024,
-            "yres": 768}
+    # vram-size None: not passed, QEMU derives it
+    want = {"heads": HEADS, "vram-size": None, "xres": 1024, "yres": 768}
     got = {k: dev.get(k) for k in want}
     if got != want:
         raise AssertionError(f"-device pvdc has {got}, wants {want}")
@@ -686,6 +701,8 @@ def main():
          invalid_values_refused, bad),
         ("a pvdc domain on Debian's QEMU is refused at define time",
          stock_qemu_refused, bad),
+        ("an explicit vram becomes vram-size, none leaves it to QEMU",
+         explicit_vram_becomes_vram_size, bad),
     ]
     running_cases = [
         ("QEMU runs -device pvdc at the PCI address libvirt assigned",

@@ -1137,7 +1137,7 @@ static void test_offscreen_rectangles_are_clipped(void)
     g_autofree uint8_t *data = NULL;
     g_autofree uint32_t *px = g_new(uint32_t, MODE_W * MODE_H);
 
-    start_good(&t, "vram-size=16M", &before);
+    start_good(&t, "vram-size=16M,max-height=4096", &before);
     primary = plane_of(&t, 0, PRIMARY);
     fb = t.vram_size - MODE_PITCH * MODE_H;
     data = fill_vram(&t, fb, MODE_PITCH * MODE_H, 11);
@@ -1236,8 +1236,10 @@ static void test_cursor_size_overflow_is_refused(void)
 
     /* host-cursor: the UI gets the cursor image, copied out of VRAM. */
     for (int host = 0; host < 2; host++) {
-        pvdc_test_start(&t, host ? "vram-size=16M,host-cursor=on"
-                                 : "vram-size=16M");
+        /* max-height: a 4096x4096 destination is a cursor error */
+        pvdc_test_start(&t, host ? "vram-size=16M,max-height=4096,"
+                                   "host-cursor=on"
+                                 : "vram-size=16M,max-height=4096");
         cursor = cursor_of(&t, 0);
         enable_head0(&t);
         wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,

@@ -363,7 +363,7 @@ static void test_mismatched_configuration_is_refused(void)
         { "heads=3,overlays=1,vram-size=32M",
           "pvdc.vram: 0x1000000 != 0x2000000" },
         { SOURCE_PROPS ",max-width=2048", "max-width=4096" },
-        { SOURCE_PROPS ",max-height=4000", "max-height=4096" },
+        { SOURCE_PROPS ",max-height=4000", "max-height=2160" },
         { SOURCE_PROPS ",bandwidth-kib=1000", "bandwidth" },
     };
     Dir d = { g_dir_make_tmp("pvdc-migration-XXXXXX", NULL) };

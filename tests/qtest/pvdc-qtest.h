@@ -17,6 +17,7 @@
 
 #include "qemu/units.h"
 #include "qemu/timer.h"
+#include "hw/pci/pci_regs.h"
 #include "libqtest.h"
 #include "libqos/pci.h"
 #include "libqos/pci-pc.h"
@@ -92,18 +93,46 @@ static inline uint32_t head_ctl(PVDCTest *t, unsigned int head, uint32_t reg)
     return rd(t, PVDC_HEAD_CONTROL(head) + reg);
 }
 
+/*
+ * libqos places BARs in the 512 MiB below 4 GiB, BAR 0 first.  VRAM that
+ * does not fit there (512 MiB, the default of two heads) goes to the
+ * 512 MiB below them, between q35's MMCONFIG and the libqos window.  More
+ * goes above 4 GiB, as its 64-bit BAR allows: there only qtest_memread()
+ * and qtest_memwrite() reach it, libqos' PC bus takes 32-bit addresses.
+ */
+#define PVDC_TEST_VRAM_LOW      0xc0000000ULL
+#define PVDC_TEST_VRAM_LOW_MAX  (512 * MiB)
+#define PVDC_TEST_VRAM_HIGH     (64 * GiB)
+
+static inline QPCIBar pvdc_test_map_vram(PVDCTest *t)
+{
+    QPCIBus *bus = t->dev->bus;
+    int reg = PCI_BASE_ADDRESS_0 + PVDC_VRAM_BAR * 4;
+    QPCIBar bar = {};
+
+    if (QEMU_ALIGN_UP(bus->mmio_alloc_ptr, t->vram_size) + t->vram_size <=
+        bus->mmio_limit) {
+        return qpci_iomap(t->dev, PVDC_VRAM_BAR, NULL);
+    }
+    bar.addr = t->vram_size <= PVDC_TEST_VRAM_LOW_MAX ? PVDC_TEST_VRAM_LOW
+                                                     : PVDC_TEST_VRAM_HIGH;
+    qpci_config_writel(t->dev, reg, (uint32_t)bar.addr);
+    qpci_config_writel(t->dev, reg + 4, bar.addr >> 32);
+    return bar;
+}
+
 static inline void pvdc_test_map(PVDCTest *t)
 {
     uint32_t max;
 
     qpci_device_enable(t->dev);
     t->mmio = qpci_iomap(t->dev, PVDC_MMIO_BAR, NULL);
-    t->vram = qpci_iomap(t->dev, PVDC_VRAM_BAR, NULL);
+    t->vram_size = rd(t, PVDC_REG_VRAM_SIZE_LO) |
+                   (uint64_t)rd(t, PVDC_REG_VRAM_SIZE_HI) << 32;
+    t->vram = pvdc_test_map_vram(t);
     t->heads = rd(t, PVDC_REG_NUM_HEADS);
     t->overlays = rd(t, PVDC_REG_NUM_OVERLAYS);
     t->planes = rd(t, PVDC_REG_NUM_PLANES);
-    t->vram_size = rd(t, PVDC_REG_VRAM_SIZE_LO) |
-                   (uint64_t)rd(t, PVDC_REG_VRAM_SIZE_HI) << 32;
     max = rd(t, PVDC_REG_MAX_SIZE);
     t->max_w = PVDC_X(max);
     t->max_h = PVDC_Y(max);

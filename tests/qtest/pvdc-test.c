@@ -55,6 +55,14 @@ static void test_pci_identity(void)
     pvdc_test_stop(&t);
 }
 
+/*
+ * KiB per frame a head needs for a full-screen XRGB8888 primary and
+ * overlay at 4096x2160 (34560 KiB each) and a 256x256 ARGB8888 cursor.
+ */
+#define HEAD_KIB_4K             (2 * 34560 + 256)
+/* The same at 1920x1080: 8100 KiB a plane */
+#define HEAD_KIB_1080P          (2 * 8100 + 256)
+
 static void test_capabilities_follow_properties(void)
 {
     static const struct {
@@ -62,14 +70,14 @@ static void test_capabilities_follow_properties(void)
         uint32_t heads, overlays, scalers, max_w, max_h, bandwidth;
         uint64_t vram;
     } cases[] = {
-        { NULL, 2, 3, 2, 4096, 4096, 2 * 24300, 64 * MiB },
-        { "heads=1,overlays=0,scalers=0,vram-size=16M", 1, 0, 0, 4096, 4096,
-          24300, 16 * MiB },
+        { NULL, 2, 3, 2, 4096, 2160, 2 * HEAD_KIB_4K, 512 * MiB },
+        { "heads=1,overlays=0,scalers=0,vram-size=16M", 1, 0, 0, 4096, 2160,
+          HEAD_KIB_4K, 16 * MiB },
         { "heads=8,overlays=8,scalers=4,vram-size=256M,max-width=16384,"
           "max-height=2000,bandwidth-kib=1000", 8, 8, 4, 16384, 2000, 1000,
           256 * MiB },
-        { "heads=3,overlays=1,scalers=16,vram-size=128M", 3, 1, 16, 4096, 4096,
-          3 * 24300, 128 * MiB },
+        { "heads=3,overlays=1,scalers=16,vram-size=128M", 3, 1, 16, 4096, 2160,
+          3 * HEAD_KIB_4K, 128 * MiB },
     };
 
     for (int i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -85,6 +93,44 @@ static void test_capabilities_follow_properties(void)
         g_assert_cmpuint(t.vram_size, ==, cases[i].vram);
         g_assert_cmphex(rd(&t, PVDC_REG_MAX_SIZE), ==,
                         PVDC_XY(cases[i].max_w, cases[i].max_h));
+        g_assert_cmpuint(rd(&t, PVDC_REG_BANDWIDTH_TOTAL), ==,
+                         cases[i].bandwidth);
+        pvdc_test_stop(&t);
+    }
+}
+
+/*
+ * vram-size and bandwidth-kib left at 0 give every head a double-buffered
+ * full-screen primary and overlay at max-width x max-height (the VRAM a
+ * power of two, capped at 2 GiB); set explicitly, they win.
+ */
+static void test_defaults_follow_heads_and_largest_mode(void)
+{
+    static const struct {
+        const char *props;
+        uint32_t bandwidth;
+        uint64_t vram;
+    } cases[] = {
+        { "heads=1", HEAD_KIB_4K, 256 * MiB },
+        { "heads=2", 2 * HEAD_KIB_4K, 512 * MiB },
+        { "heads=4", 4 * HEAD_KIB_4K, 1 * GiB },
+        { "heads=8", 8 * HEAD_KIB_4K, 2 * GiB },
+        { "heads=1,max-width=1920,max-height=1080", HEAD_KIB_1080P, 64 * MiB },
+        { "heads=2,max-width=1920,max-height=1080", 2 * HEAD_KIB_1080P,
+          128 * MiB },
+        /* never below 16 MiB */
+        { "heads=1,max-width=64,max-height=64", 2 * 16 + 256, 16 * MiB },
+        /* 8 x 4 x 135 MiB: more than the largest VRAM */
+        { "heads=8,max-width=8192,max-height=4320",
+          8 * (2 * 8192 * 4320 * 4 / KiB + 256), 2 * GiB },
+        { "heads=8,vram-size=32M,bandwidth-kib=1000", 1000, 32 * MiB },
+    };
+
+    for (int i = 0; i < ARRAY_SIZE(cases); i++) {
+        PVDCTest t;
+
+        pvdc_test_start(&t, cases[i].props);
+        g_assert_cmpuint(t.vram_size, ==, cases[i].vram);
         g_assert_cmpuint(rd(&t, PVDC_REG_BANDWIDTH_TOTAL), ==,
                          cases[i].bandwidth);
         pvdc_test_stop(&t);
@@ -165,7 +211,8 @@ static const InvalidProp invalid_props[] = {
     { "scalers", "17" },
     { "vram-size", "8M" },
     { "vram-size", "48M" },
-    { "vram-size", "2G" },
+    { "vram-size", "4G" },
+    { "vram-size", "24M" },
     { "max-width", "0" },
     { "max-height", "16385" },
     { "xres", "5000" },
@@ -314,7 +361,7 @@ static void test_edid_stays_valid_after_repeated_changes(void)
     static const uint32_t widths[] = { 800, 4000, 640, 1920, 1024 };
     PVDCTest t;
 
-    pvdc_test_start(&t, "xres=800,yres=600");
+    pvdc_test_start(&t, "xres=800,yres=600,max-height=4096");
     assert_edid_valid(&t, 0);
     assert_edid_valid(&t, 1);
     for (int i = 0; i < ARRAY_SIZE(widths); i++) {
@@ -341,7 +388,133 @@ static void test_vram_bar_is_memory(void)
     pvdc_test_start(&t, NULL);
     qpci_io_writel(t.dev, t.vram, 0x1000, 0xdeadbeef);
     g_assert_cmphex(qpci_io_readl(t.dev, t.vram, 0x1000), ==, 0xdeadbeef);
+    qpci_io_writel(t.dev, t.vram, t.vram_size - 4, 0xfeedface);
+    g_assert_cmphex(qpci_io_readl(t.dev, t.vram, t.vram_size - 4), ==,
+                    0xfeedface);
     pvdc_test_stop(&t);
+}
+
+/*
+ * VRAM is a 64-bit prefetchable BAR (BAR 2 and 3), so the firmware may
+ * place the 512 MiB to 2 GiB the defaults give above 4 GiB: the harness
+ * puts the 1 GiB of four heads there.
+ */
+static void test_vram_bar_is_64_bit_prefetchable(void)
+{
+    PVDCTest t;
+
+    pvdc_test_start(&t, "heads=4");
+    g_assert_cmphex(qpci_config_readl(t.dev, PCI_BASE_ADDRESS_0 +
+                                      PVDC_VRAM_BAR * 4) &
+                    ~PCI_BASE_ADDRESS_MEM_MASK, ==,
+                    PCI_BASE_ADDRESS_SPACE_MEMORY |
+                    PCI_BASE_ADDRESS_MEM_TYPE_64 |
+                    PCI_BASE_ADDRESS_MEM_PREFETCH);
+    g_assert_cmphex(t.vram.addr, >=, 4 * GiB);
+    qtest_writel(t.qts, t.vram.addr + t.vram_size - 4, 0xfeedface);
+    g_assert_cmphex(qtest_readl(t.qts, t.vram.addr + t.vram_size - 4), ==,
+                    0xfeedface);
+    pvdc_test_stop(&t);
+}
+
+/*
+ * Show on every head a full-screen XRGB8888 primary and overlay at the
+ * largest mode and the largest cursor, from buffer @buffer (0 or 1) of
+ * each: four framebuffers and two cursor images a head, all different.
+ * The first refusal, or APPLIED.
+ */
+static uint32_t show_full_screen_planes(PVDCTest *t, unsigned int buffer)
+{
+    uint32_t pitch = ROUND_UP(t->max_w * MODE_CPP, 64);
+    uint64_t fb_size = (uint64_t)pitch * t->max_h;
+    uint32_t cursor_max = rd(t, PVDC_REG_CURSOR_MAX);
+    uint32_t cursor_w = PVDC_X(cursor_max), cursor_h = PVDC_Y(cursor_max);
+    uint64_t cursor_size = (uint64_t)cursor_w * MODE_CPP * cursor_h;
+    /* 60 Hz */
+    uint32_t htotal = t->max_w + 160, vtotal = t->max_h + 90;
+    uint32_t clock_khz = (uint64_t)htotal * vtotal * 60 / 1000;
+
+    for (unsigned int h = 0; h < t->heads; h++) {
+        unsigned int cursor = cursor_of(t, h);
+        uint64_t cursor_offset = t->heads * 4 * fb_size +
+                                 (h * 2 + buffer) * cursor_size;
+        uint32_t result;
+
+        write_fb(t, cursor, PVDC_FMT_ARGB8888, cursor_offset,
+                 cursor_w * MODE_CPP, cursor_w, cursor_h);
+        wr_plane(t, cursor, PVDC_PS_HEAD, h);
+        wr_plane(t, cursor, PVDC_PS_ZPOS, 2);
+        wr_plane(t, cursor, PVDC_PS_ALPHA, 0xffff);
+        wr_plane(t, cursor, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+
+        if (!buffer) {
+            write_mode_sized(t, h, t->max_w, t->max_h, htotal, vtotal,
+                             clock_khz);
+        }
+        for (unsigned int z = 0; z < 2; z++) {
+            unsigned int plane = plane_of(t, h, PRIMARY + z);
+            uint64_t offset = ((h * 2 + z) * 2 + buffer) * fb_size;
+
+            /* PS_FB_OFFSET is 32 bits */
+            g_assert_cmpuint(offset + fb_size, <=, 4 * GiB);
+            wr_plane(t, plane, PVDC_PS_HEAD, h);
+            write_fb(t, plane, PVDC_FMT_XRGB8888, offset, pitch, t->max_w,
+                     t->max_h);
+            wr_plane(t, plane, PVDC_PS_ZPOS, z);
+            wr_plane(t, plane, PVDC_PS_ALPHA, 0xffff);
+            wr_plane(t, plane, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+        }
+        doorbell(t, h);
+        result = wait_outcome(t, h, NANOSECONDS_PER_SECOND);
+        if (result != PVDC_RESULT_APPLIED) {
+            return result;
+        }
+    }
+    return PVDC_RESULT_APPLIED;
+}
+
+/*
+ * Issue 14: with default properties every head shows a full-screen primary
+ * and overlay at the largest mode, double-buffered, and the largest cursor.
+ * The old defaults (24300 KiB a head, 64 MiB) refused it, and one KiB a
+ * head less refuses it: the budget is exactly what these planes cost.
+ */
+static void test_defaults_show_two_full_screen_planes_per_head(void)
+{
+    static const struct {
+        uint32_t heads;
+        const char *props;
+        uint32_t head_kib;      /* bandwidth-kib / heads, 0: default */
+        uint32_t code;
+    } cases[] = {
+        { 2, "", 0, PVDC_RESULT_APPLIED },
+        { 4, "", 0, PVDC_RESULT_APPLIED },
+        { 2, "", 24300, PVDC_ERR_BANDWIDTH },
+        { 2, "", HEAD_KIB_4K - 1, PVDC_ERR_BANDWIDTH },
+        { 4, ",vram-size=64M", 0, PVDC_ERR_FB_BOUNDS },
+    };
+
+    for (int i = 0; i < ARRAY_SIZE(cases); i++) {
+        g_autofree char *props =
+            g_strdup_printf("heads=%u,bandwidth-kib=%u%s", cases[i].heads,
+                            cases[i].heads * cases[i].head_kib,
+                            cases[i].props);
+        PVDCTest t;
+
+        pvdc_test_start(&t, props);
+        g_assert_cmphex(show_full_screen_planes(&t, 0) &
+                        PVDC_RESULT_CODE_MASK, ==, cases[i].code);
+        if (cases[i].code == PVDC_RESULT_APPLIED) {
+            /* and flip every plane to its second buffer */
+            g_assert_cmphex(show_full_screen_planes(&t, 1), ==,
+                            PVDC_RESULT_APPLIED);
+            /* the last buffer: the second cursor image of the last head */
+            g_assert_cmpuint(t.heads * (4 * (uint64_t)t.max_w * t.max_h +
+                                        2 * 256 * 256) * MODE_CPP, <=,
+                             t.vram_size);
+        }
+        pvdc_test_stop(&t);
+    }
 }
 
 /*
@@ -2558,6 +2731,10 @@ int main(int argc, char **argv)
     qtest_add_func("/pvdc/pci/identity", test_pci_identity);
     qtest_add_func("/pvdc/caps/follow-properties",
                    test_capabilities_follow_properties);
+    qtest_add_func("/pvdc/caps/defaults-follow-heads-and-largest-mode",
+                   test_defaults_follow_heads_and_largest_mode);
+    qtest_add_func("/pvdc/caps/defaults-show-two-full-screen-planes-per-head",
+                   test_defaults_show_two_full_screen_planes_per_head);
     qtest_add_func("/pvdc/caps/fixed-limits-match-the-design",
                    test_fixed_capabilities_match_the_design);
     qtest_add_func("/pvdc/properties/invalid-values-fail-realize",
@@ -2575,6 +2752,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvdc/edid/stays-valid-after-repeated-changes",
                    test_edid_stays_valid_after_repeated_changes);
     qtest_add_func("/pvdc/vram/bar-is-memory", test_vram_bar_is_memory);
+    qtest_add_func("/pvdc/vram/bar-is-64-bit-prefetchable",
+                   test_vram_bar_is_64_bit_prefetchable);
     qtest_add_func("/pvdc/access/8-byte-access-is-two-32-bit-accesses",
                    test_8_byte_access_is_two_32_bit_accesses);
 

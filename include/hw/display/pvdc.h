@@ -188,9 +188,9 @@ typedef struct PVDCConnector {
 
 /*
  * What the guest reads of the device's configuration in the capability
- * registers: the properties (and the bandwidth total derived from them at
- * realize).  The migration stream carries it, and a destination configured
- * differently refuses the stream.
+ * registers: the properties (and the VRAM size and bandwidth total derived
+ * from them at realize when left at 0).  The migration stream carries it,
+ * and a destination configured differently refuses the stream.
  */
 typedef struct PVDCConfig {
     uint32_t num_heads;
@@ -214,7 +214,8 @@ struct PVDCState {
 
     /* properties */
     PVDCConfig conf;
-    uint32_t bandwidth_kib;
+    uint64_t vram_size;         /* 0: conf.vram_size derived */
+    uint32_t bandwidth_kib;     /* 0: conf.bandwidth_total derived */
     uint32_t link_up_delay_ms;
     uint32_t xres;
     uint32_t yres;
