@@ -58,6 +58,7 @@ int pvdc_set_crc_source(struct drm_crtc *crtc, const char *source)
 			return ret;
 	}
 
+	WRITE_ONCE(head->crc_sent, false);
 	if (drm_dev_enter(crtc->dev, &idx)) {
 		pvdc_write(pvdc, PVDC_HEAD_CONTROL(head->index) +
 			   PVDC_HEAD_CRC_CTRL,
@@ -81,6 +82,17 @@ void pvdc_crc_vblank(struct pvdc_head *head)
 	u32 frame = pvdc_read(pvdc, base + PVDC_HEAD_CRC_FRAME);
 	u32 now = pvdc_read(pvdc, base + PVDC_HEAD_VBLANK_COUNT);
 	u64 count = drm_crtc_vblank_count(&head->crtc);
+
+	/*
+	 * A vCPU held up after INT_ACK until the next vblank reads that
+	 * frame's CRC, then takes the next vblank's interrupt inside the same
+	 * frame; a capture over the device's budget returns the last CRC
+	 * again.  Either way the frame was reported already.
+	 */
+	if (READ_ONCE(head->crc_sent) && frame == head->crc_frame)
+		return;
+	WRITE_ONCE(head->crc_sent, true);
+	head->crc_frame = frame;
 
 	/* The device numbers frames with its counter, DRM with its own. */
 	drm_crtc_add_crc_entry(&head->crtc, true, count - (now - frame), &crc);

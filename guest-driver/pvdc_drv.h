@@ -145,6 +145,9 @@ struct pvdc_head {
 
 	/* Set by the CRC debugfs interface, read in the vblank interrupt. */
 	bool crc_enabled;
+	/* CRC_FRAME of the last CRC handed to the core, if crc_sent. */
+	bool crc_sent;
+	u32 crc_frame;
 
 	/*
 	 * The head's colour tables in the VRAM reserved at probe (pvdc_crtc.c):
