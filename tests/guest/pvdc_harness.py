@@ -27,7 +27,7 @@ import zlib
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
-from pvdc_paths import BUILD, qemu_python  # noqa: E402
+from pvdc_paths import BUILD, ROOT, qemu_python  # noqa: E402
 from pvdc_tap import Tap  # noqa: E402
 
 sys.path.insert(0, qemu_python())
@@ -42,9 +42,10 @@ else:
     QEMU_QMP_MISSING = None
 
 __all__ = ["BOOT_TIMEOUT", "BUILD", "BackoffCounter", "GuestError", "GuestVM",
-           "KERNELS", "KERNEL_LOG_CASE", "Picture", "STEP_TIMEOUT", "Tap",
-           "artefact", "kernel_log_reports", "modeset_head",
-           "parse_kms_state", "read_picture", "read_ppm", "run_suite"]
+           "KERNELS", "KERNEL_LOG_CASE", "MmioReads", "Picture",
+           "STEP_TIMEOUT", "Tap", "artefact", "kernel_log_reports",
+           "modeset_head", "parse_kms_state", "read_picture", "read_ppm",
+           "register_constants", "run_suite"]
 
 BOOT_TIMEOUT = float(os.environ.get("PVDC_BOOT_TIMEOUT", "120"))
 STEP_TIMEOUT = float(os.environ.get("PVDC_STEP_TIMEOUT", "60"))
@@ -231,6 +232,8 @@ class GuestVM:
         self.next_id = 1
         self.kernel_version = None
         self.tmp = tempfile.mkdtemp(prefix="pvdc-guest-")
+        # QEMU's log and trace output (MmioReads), apart from the console.
+        self.qemu_log = os.path.join(self.tmp, "qemu.log")
 
     # -- life cycle -------------------------------------------------------
 
@@ -246,6 +249,7 @@ class GuestVM:
                            "loglevel=4 " + self.append,
                 "-serial", "stdio", "-monitor", "none",
                 "-qmp", f"unix:{self.tmp}/qmp.sock,server=on,wait=off",
+                "-D", self.qemu_log,
                 ] + self.devices + self.extra_args
 
     def start(self):
@@ -548,6 +552,76 @@ class BackoffCounter:
                           f"{t}/events/pvdc/{name}/trigger && "
                           f"echo '-:pvdc/{name}' >> {t}/kprobe_events")
         return counts["backoff"], counts["atomic"]
+
+
+def register_constants():
+    """{name: value} of every plain numeric PVDC_ macro of the register
+    header, the one place the numbers are written."""
+    with open(os.path.join(ROOT, "include/hw/display/pvdc-regs.h")) as f:
+        text = f.read()
+    return {k: int(v, 0) for k, v in re.findall(
+        r"^#define\s+(PVDC_\w+)\s+(0x[0-9a-fA-F]+|\d+)u?\b", text, re.M)}
+
+
+class MmioReads:
+    """The guest's reads of a PCI device's BAR (by the region's QEMU name)
+    between start() and stop(), as QEMU's memory_region_ops_read trace
+    event sees them: (vCPU, offset in the BAR, value, size), in the order
+    each vCPU made them.  The event is switched through QMP and written to
+    the VM's QEMU log (GuestVM.qemu_log), never to the console the harness
+    reads."""
+
+    EVENT = "memory_region_ops_read"
+    LINE = re.compile(r"memory_region_ops_read cpu (-?\d+) mr \S+ "
+                      r"addr (0x[0-9a-f]+) value (0x[0-9a-f]+) size (\d+) "
+                      r"name '([^']*)'")
+
+    def __init__(self, vm, region, qdev_id, bar):
+        self.vm = vm
+        self.region = region
+        self.qdev_id = qdev_id
+        self.bar = bar
+        self.base = None
+        self.offset = 0
+
+    def bar_address(self):
+        """Where the guest placed the BAR (the trace gives addresses)."""
+        for bus in self.vm.qmp.command("query-pci"):
+            for dev in bus["devices"]:
+                if dev.get("qdev_id") != self.qdev_id:
+                    continue
+                for region in dev["regions"]:
+                    if region["bar"] == self.bar:
+                        return region["address"]
+        raise GuestError(f"no BAR {self.bar} of {self.qdev_id} in query-pci")
+
+    def start(self):
+        self.base = self.bar_address()
+        if os.path.exists(self.vm.qemu_log):
+            self.offset = os.path.getsize(self.vm.qemu_log)
+        self.vm.qmp.command("trace-event-set-state", name=self.EVENT,
+                            enable=True)
+
+    def stop(self):
+        """The reads since start(); reads by QEMU itself (the monitor's
+        xp, for one) are left out."""
+        self.vm.qmp.command("trace-event-set-state", name=self.EVENT,
+                            enable=False)
+        reads = []
+        # QEMU flushes its log after each trace record.
+        with open(self.vm.qemu_log, errors="replace") as f:
+            f.seek(self.offset)
+            for line in f:
+                m = self.LINE.search(line)
+                if m and m.group(5) == self.region and \
+                        int(m.group(1)) >= 0:
+                    reads.append((int(m.group(1)),
+                                  int(m.group(2), 16) - self.base,
+                                  int(m.group(3), 16), int(m.group(4))))
+        if self.bar_address() != self.base:
+            raise GuestError(f"BAR {self.bar} of {self.qdev_id} moved while "
+                             "traced")
+        return reads
 
 
 def kernel_log_context(log, first, before=5, most=150):

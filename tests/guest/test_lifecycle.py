@@ -8,7 +8,7 @@ INTx (pci=nomsi: a shared, level-triggered line is what an unbind must not
 leave asserted) and iomem=relaxed, so that pvdc-poke can read and write the
 device's registers without being a DRM client.  The host watches the
 device through QMP: its statistics, screendumps, the SUSPEND and WAKEUP
-events.
+events, and every register read of the driver (QEMU's trace).
 """
 
 import os
@@ -16,7 +16,8 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import GuestError, run_suite  # noqa: E402
+from pvdc_harness import (GuestError, MmioReads,  # noqa: E402
+                          register_constants, run_suite)
 
 HEADS = 2
 DEVICE = f"pvdc,id=pvdc0,heads={HEADS}"
@@ -166,7 +167,77 @@ def suspend_resume(tap, vm):
     tap.case("suspend to RAM and resume restore every head's pixels", check)
 
 
-def body(tap, vm):
+def vblank_read_errors(reads, heads):
+    """Where READS, the driver's register reads, break the spec's way of
+    reading a head's vblank (docs/specs/pvdc.rst, VBLANK_TIME): VBLANK_COUNT,
+    VBLANK_TIME_LO, _HI, VBLANK_COUNT again, and LO, HI and the count again
+    as long as the count moved.  Another reader's LO read between one
+    reader's LO and HI latches HI again, so only the count read after HI
+    says whether LO and HI belong to one vblank; the qtest
+    /pvdc/vblank/time-never-tears-between-two-readers shows that this way
+    survives any order of two readers.  The driver reads a triple with
+    interrupts off: a vCPU's reads of one triple follow each other with no
+    other read of the device between them.  Returns (errors, triples)."""
+    regs = register_constants()
+    names = {}
+    for h in range(heads):
+        base = regs["PVDC_HEAD_CONTROL_BASE"] + h * regs["PVDC_HEAD_STRIDE"]
+        for reg, name in (("PVDC_HEAD_VBLANK_COUNT", "COUNT"),
+                          ("PVDC_HEAD_VBLANK_TIME_LO", "LO"),
+                          ("PVDC_HEAD_VBLANK_TIME_HI", "HI")):
+            names[base + regs[reg]] = (h, name)
+    # Per vCPU: the triple it is in the middle of, as (head, the read it
+    # must make next, the count it read last), or None.
+    inside = {}
+    errors, triples = [], 0
+    for i, (cpu, addr, value, _) in enumerate(reads):
+        head, name = names.get(addr, (None, None))
+        where = f"read {i} (vCPU {cpu}, offset {addr:#x}, value {value:#x})"
+        expect = inside.pop(cpu, None)
+        if expect and expect[1] == "LO?":
+            # The count was read alone (CRC capture does), unless LO
+            # follows at once.
+            expect = (expect[0], "LO", expect[2]) \
+                if (head, name) == (expect[0], "LO") else None
+        if expect:
+            if (head, name) != expect[:2]:
+                errors.append(f"{where}: expected {expect[1]} of head "
+                              f"{expect[0]}")
+            elif name == "LO":
+                inside[cpu] = (head, "HI", expect[2])
+            elif name == "HI":
+                inside[cpu] = (head, "COUNT", expect[2])
+            elif value == expect[2]:
+                triples += 1
+            else:
+                inside[cpu] = (head, "LO", value)
+        elif name == "COUNT":
+            inside[cpu] = (head, "LO?", value)
+        elif name is not None:
+            errors.append(f"{where}: {name} of head {head} without "
+                          "VBLANK_COUNT before it")
+    return errors, triples
+
+
+def vblank_reads_never_tear(tap, vm, body):
+    """Run BODY with QEMU tracing the driver's reads: every read of a
+    vblank time, at probe and resume (process context) and when an enable
+    or disable latches (the interrupt handler), follows the spec's way."""
+    trace = MmioReads(vm, "pvdc.mmio", "pvdc0", 0)
+    trace.start()
+    body()
+
+    def check():
+        errors, triples = vblank_read_errors(trace.stop(), HEADS)
+        print(f"# {triples} reads of VBLANK_COUNT and VBLANK_TIME")
+        if errors or not triples:
+            raise AssertionError("\n".join(errors[:20]) or
+                                 "the driver never read a vblank time")
+    tap.case("the driver reads every vblank time with the count before "
+             "and after it", check)
+
+
+def cases(tap, vm):
     probe_sanitizes(tap, vm)
     unbind_with_flips_in_flight(tap, vm)
     if "mem" in vm.run("cat /sys/power/state")[1].split():
@@ -176,6 +247,10 @@ def body(tap, vm):
                  f"the {vm.kernel.name} kernel has no suspend to RAM")
     # Last: it leaves the one warning the kernel log may have.
     refused_commit_resyncs(tap, vm)
+
+
+def body(tap, vm):
+    vblank_reads_never_tear(tap, vm, lambda: cases(tap, vm))
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import GuestError, Tap  # noqa: E402
+from pvdc_harness import GuestError, Tap, register_constants  # noqa: E402
 from pvdc_paths import ROOT  # noqa: E402
 from stock_guest import (DESKTOP_LOG, DESKTOP_UNIT, WAYLAND_ENV,  # noqa: E402
                          StockGuest)
@@ -210,8 +210,7 @@ def regs_header():
     """The definitions of the one register header this needs."""
     with open(os.path.join(ROOT, "include/hw/display/pvdc-regs.h")) as f:
         text = f.read()
-    consts = {k: int(v, 0) for k, v in re.findall(
-        r"^#define\s+(PVDC_\w+)\s+(0x[0-9a-fA-F]+|\d+)u?\b", text, re.M)}
+    consts = register_constants()
     base, stride = re.search(
         r"^#define\s+PVDC_REG_PLANE_CAPS\(p\)\s+\((0x[0-9a-fA-F]+) \+ "
         r"\(p\) \* (\d+)\)", text, re.M).groups()

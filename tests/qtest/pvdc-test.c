@@ -1925,6 +1925,142 @@ static void test_vblank_counter_and_timestamp_are_exact(void)
 }
 
 /*
+ * A reader of the vblank triple as the spec says to read it from more than
+ * one context: VBLANK_COUNT, then LO and HI, then VBLANK_COUNT again, and
+ * LO and HI again if the count moved.  Without @recheck, LO and HI once.
+ */
+typedef struct VblankReader {
+    bool recheck;
+    unsigned int step;          /* the next access */
+    unsigned int retries;
+    bool done;
+    uint32_t count, lo, hi;
+} VblankReader;
+
+static void vblank_reader_step(PVDCTest *t, VblankReader *r)
+{
+    uint32_t again;
+
+    g_assert_false(r->done);
+    switch (r->step++) {
+    case 0:
+        r->count = head_ctl(t, 0, PVDC_HEAD_VBLANK_COUNT);
+        break;
+    case 1:
+        r->lo = head_ctl(t, 0, PVDC_HEAD_VBLANK_TIME_LO);
+        break;
+    case 2:
+        r->hi = head_ctl(t, 0, PVDC_HEAD_VBLANK_TIME_HI);
+        r->done = !r->recheck;
+        break;
+    default:
+        again = r->count;
+        r->count = head_ctl(t, 0, PVDC_HEAD_VBLANK_COUNT);
+        r->done = r->count == again;
+        if (!r->done) {
+            r->retries++;
+            r->step = 1;
+        }
+        break;
+    }
+}
+
+/*
+ * Two readers, @first accesses each, interleaved as the bits of @order say
+ * (set: reader 0), with the clock moved onto @vblank, the first vblank with
+ * a new VBLANK_TIME_HI, before access number @when; then each reader
+ * finishes alone.  Returns how many read a time that is no vblank's time.
+ */
+static unsigned int vblank_readers_run(PVDCTest *t, bool recheck,
+                                       unsigned int first, unsigned int order,
+                                       unsigned int when, int64_t t0,
+                                       uint64_t period, int64_t vblank,
+                                       unsigned int *retries)
+{
+    VblankReader r[2] = { { .recheck = recheck }, { .recheck = recheck } };
+    unsigned int torn = 0;
+
+    for (unsigned int i = 0; i <= 2 * first; i++) {
+        if (i == when) {
+            step_to(t, vblank);
+        }
+        if (i < 2 * first) {
+            vblank_reader_step(t, &r[!(order & BIT(i))]);
+        }
+    }
+    for (unsigned int i = 0; i < 2; i++) {
+        uint64_t time;
+
+        /* No vblank follows @vblank here: one more round at most. */
+        for (unsigned int n = 0; !r[i].done && n < 8; n++) {
+            vblank_reader_step(t, &r[i]);
+        }
+        g_assert_true(r[i].done);
+        g_assert_cmpuint(r[i].retries, <=, 1);
+        *retries += r[i].retries;
+
+        time = (uint64_t)r[i].hi << 32 | r[i].lo;
+        if (recheck) {
+            g_assert_cmpuint(time, ==, t0 + (uint64_t)r[i].count * period);
+        }
+        torn += time != vblank && time != vblank - period;
+    }
+    return torn;
+}
+
+/*
+ * An interrupt handler and a thread of the guest read VBLANK_COUNT and
+ * VBLANK_TIME with no lock between them.  Each read of LO latches HI for
+ * every reader, so a vblank that carries VBLANK_TIME over a 2^32 ns
+ * boundary between one reader's LO and HI, with the other's LO between
+ * them, tears the first reader's pair.  Read as the spec says, with
+ * VBLANK_COUNT before and after, every order of the two readers' accesses
+ * and every place of that vblank among them gives both the count and the
+ * time of one vblank; read without the second VBLANK_COUNT, some tear.
+ */
+static void test_vblank_time_never_tears_between_two_readers(void)
+{
+    const uint64_t period = period_ns(CLOCK_2MS);
+    unsigned int cases = 0, retries = 0, torn = 0;
+    int64_t t0, boundary = 0;
+    PVDCTest t;
+
+    pvdc_test_start(&t, NULL);
+    t0 = enable_head(&t, 0, CLOCK_2MS);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 0);
+
+    for (int recheck = 1; recheck >= 0; recheck--) {
+        unsigned int first = recheck ? 4 : 3;
+
+        for (unsigned int order = 0; order < BIT(2 * first); order++) {
+            if (ctpop32(order) != first) {
+                continue;
+            }
+            for (unsigned int when = 0; when <= 2 * first; when++) {
+                int64_t vblank;
+
+                boundary += 1LL << 32;
+                vblank = t0 + DIV_ROUND_UP(boundary - t0, period) * period;
+                g_assert_cmpuint(extract64(vblank - period, 32, 32), !=,
+                                 extract64(vblank, 32, 32));
+                step_to(&t, vblank - 1);
+
+                torn += vblank_readers_run(&t, recheck, first, order, when,
+                                           t0, period, vblank, &retries);
+                cases++;
+            }
+        }
+    }
+    /* Every order of C(8, 4) and C(6, 3), every place of the vblank. */
+    g_assert_cmpuint(cases, ==, 70 * 9 + 20 * 7);
+    /* The vblank did fall between readers' two counts... */
+    g_assert_cmpuint(retries, >, 0);
+    /* ... and does tear a pair that is read without them. */
+    g_assert_cmpuint(torn, >, 0);
+    pvdc_test_stop(&t);
+}
+
+/*
  * DONE_FRAME tells which vblank the commit of DONE_SEQ latched at, long
  * after it did: what a driver that handles the interrupt late needs to
  * stamp its event with the right frame.
@@ -2812,6 +2948,8 @@ int main(int argc, char **argv)
 
     qtest_add_func("/pvdc/vblank/counter-and-timestamp-are-exact",
                    test_vblank_counter_and_timestamp_are_exact);
+    qtest_add_func("/pvdc/vblank/time-never-tears-between-two-readers",
+                   test_vblank_time_never_tears_between_two_readers);
     qtest_add_func("/pvdc/vblank/done-frame-is-the-latch-frame",
                    test_vblank_done_frame_is_the_latch_frame);
     qtest_add_func("/pvdc/vblank/no-timer-callbacks-while-idle",
