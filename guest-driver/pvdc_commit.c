@@ -557,8 +557,10 @@ void pvdc_commit_quiesce(struct pvdc_device *pvdc)
 }
 
 /*
- * How often each head's latch prediction was in doubt: that path is taken
- * only around a vblank or a stopped vCPU, and tests need to know it ran.
+ * How often each head took the paths that run only when a vblank comes at
+ * the wrong moment (or a vCPU stops there): its latch prediction in doubt,
+ * a vblank between the reads of its vblank time.  Tests need to know they
+ * ran.
  */
 static int pvdc_latches_show(struct seq_file *m, void *data)
 {
@@ -567,8 +569,9 @@ static int pvdc_latches_show(struct seq_file *m, void *data)
 	unsigned int h;
 
 	for (h = 0; h < pvdc->num_heads; h++)
-		seq_printf(m, "head %u: done_frame_reads %llu\n", h,
-			   READ_ONCE(pvdc->heads[h].frame_reads));
+		seq_printf(m, "head %u: done_frame_reads %llu vblank_rereads %llu\n",
+			   h, READ_ONCE(pvdc->heads[h].frame_reads),
+			   READ_ONCE(pvdc->heads[h].vblank_rereads));
 	return 0;
 }
 

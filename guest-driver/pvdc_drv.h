@@ -142,6 +142,11 @@ struct pvdc_head {
 	 * predict (debugfs pvdc_latches).  Under pvdc->irq_lock.
 	 */
 	u64 frame_reads;
+	/*
+	 * VBLANK_TIME reads begun again because VBLANK_COUNT moved (debugfs
+	 * pvdc_latches).  Under pvdc->reg64_lock.
+	 */
+	u64 vblank_rereads;
 
 	/* Set by the CRC debugfs interface, read in the vblank interrupt. */
 	bool crc_enabled;

@@ -289,13 +289,17 @@ static void pvdc_head_read_vblank(struct pvdc_head *head, u32 *count,
 
 	spin_lock_irqsave(&pvdc->reg64_lock, flags);
 	*count = pvdc_read(pvdc, base + PVDC_HEAD_VBLANK_COUNT);
-	do {
+	for (;;) {
 		/* Reading LO latches HI. */
 		lo = pvdc_read(pvdc, base + PVDC_HEAD_VBLANK_TIME_LO);
 		hi = pvdc_read(pvdc, base + PVDC_HEAD_VBLANK_TIME_HI);
 		again = *count;
 		*count = pvdc_read(pvdc, base + PVDC_HEAD_VBLANK_COUNT);
-	} while (*count != again);
+		if (*count == again)
+			break;
+		/* A vblank in between: LO and HI may be of two vblanks. */
+		head->vblank_rereads++;
+	}
 	spin_unlock_irqrestore(&pvdc->reg64_lock, flags);
 
 	*time = (u64)hi << 32 | lo;

@@ -43,6 +43,13 @@
  *              vblanks; one of 1.1 s (the DRM core waits 10 s for a flip),
  *              and modes whose htotal * vtotal * vscan does not fit the
  *              core's arithmetic, are refused.
+ *   fast-enables
+ *              a mode of the device's shortest frame
+ *              (PVDC_MIN_FRAME_PERIOD_NS) enabled, a vblank waited for,
+ *              and disabled, until a vblank came while the interrupt
+ *              handler read the vblank time of an enable and it read again
+ *              (debugfs pvdc_latches), at most FRAMES times: fails if that
+ *              never happened.  guest-lifecycle traces how it read.
  *
  * Prints "ok NAME" / "not ok NAME: why" per check, and "# ..." figures.
  */
@@ -538,14 +545,14 @@ static int flip(unsigned int buf)
 }
 
 /*
- * The driver's DONE_FRAME reads for this head, from debugfs next to the
- * card's minor; -1 if it cannot be read.
+ * Counter @name of this head in the driver's debugfs pvdc_latches, next to
+ * the card's minor; -1 if it cannot be read.
  */
-static long long frame_reads(void)
+static long long latch_counter(const char *name)
 {
 	const char *minor = strrchr(disp.card, 'd');
-	char path[128], line[128];
-	long long n = -1;
+	char path[128], line[128], *field;
+	long long n = -1, v;
 	unsigned int h;
 	FILE *f;
 
@@ -555,10 +562,9 @@ static long long frame_reads(void)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		long long v;
-
-		if (sscanf(line, "head %u: done_frame_reads %lld", &h, &v) == 2 &&
-		    h == head->pipe)
+		field = strstr(line, name);
+		if (sscanf(line, "head %u:", &h) == 1 && h == head->pipe &&
+		    field && sscanf(field + strlen(name), " %lld", &v) == 1)
 			n = v;
 	}
 	fclose(f);
@@ -573,7 +579,7 @@ static void test_flips(bool anytime)
 	uint64_t p, now, last_seq = 0, last_ns = 0, late = 0;
 	uint32_t frame, last_frame = 0;
 	unsigned int i, wrong = 0;
-	long long reads = anytime ? frame_reads() : 0;
+	long long reads = anytime ? latch_counter("done_frame_reads") : 0;
 
 	if (!bar0)
 		bar0 = kms_bar_map(disp.card, PVDC_MMIO_BAR, NULL);
@@ -630,7 +636,7 @@ static void test_flips(bool anytime)
 		   anytime ? "anytime-flip" : "flip",
 		   wrong ? ": some do not" : "");
 	if (anytime) {
-		long long after = frame_reads();
+		long long after = latch_counter("done_frame_reads");
 
 		printf("# flips-anytime: the driver read DONE_FRAME %lld times\n",
 		       after - reads);
@@ -695,6 +701,51 @@ static void test_modes(void)
 	light(NULL, 0, NULL);
 }
 
+/* 64x48 in an 80x50 frame, at the shortest frame the device takes. */
+static drmModeModeInfo shortest_frame_mode(void)
+{
+	drmModeModeInfo m = { 0 };
+
+	m.hdisplay = 64;
+	m.hsync_start = 64;
+	m.hsync_end = 72;
+	m.htotal = 80;
+	m.vdisplay = 48;
+	m.vsync_start = 48;
+	m.vsync_end = 49;
+	m.vtotal = 50;
+	m.type = DRM_MODE_TYPE_USERDEF;
+	snprintf(m.name, sizeof(m.name), "64x48@fastest");
+	return mode_of_period(&m, PVDC_MIN_FRAME_PERIOD_NS);
+}
+
+static void test_fast_enables(void)
+{
+	drmModeModeInfo fast = shortest_frame_mode();
+	long long before = latch_counter("vblank_rereads"), now = before;
+	unsigned int i;
+	uint32_t seq;
+	uint64_t t;
+	int ret = 0;
+
+	for (i = 0; i < frames && !ret && now == before && before >= 0; i++) {
+		ret = light(&fast, 0, NULL);
+		if (!ret)
+			ret = wait_vblank(DRM_VBLANK_RELATIVE, 1, &seq, &t);
+		if (!ret)
+			ret = dark();
+		now = latch_counter("vblank_rereads");
+	}
+	printf("# fast-enables: %u enables of a %llu ns frame, %lld re-reads\n",
+	       i, (unsigned long long)kms_mode_period_ns(&fast), now - before);
+	kms_result(!ret && before >= 0 && now > before,
+		   "fast-enables-met-a-vblank-inside-a-read%s%s",
+		   ret ? ": " : before < 0 || now < 0 ?
+		   ": no debugfs pvdc_latches" : now == before ? ": never" : "",
+		   ret ? strerror(-ret) : "");
+	light(NULL, 0, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	const char *card = "/dev/dri/card0";
@@ -752,6 +803,8 @@ int main(int argc, char **argv)
 			test_flips(true);
 		else if (!strcmp(argv[i], "modes"))
 			test_modes();
+		else if (!strcmp(argv[i], "fast-enables"))
+			test_fast_enables();
 		else
 			kms_result(false, "unknown test %s", argv[i]);
 	}
