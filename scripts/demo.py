@@ -13,7 +13,6 @@ PNG to a folder, refreshed every few seconds.  Ctrl-C stops the VM cleanly.
 import argparse
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -37,15 +36,15 @@ def qemu_has_gtk(qemu):
     return "gtk" in out.split()
 
 
-def free_vnc_display(start=0):
-    for n in range(start, start + 100):
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", 5900 + n))
-            except OSError:
-                continue
-            return n
-    sys.exit("demo: no free VNC port on 127.0.0.1")
+def vnc_where(vm, heads):
+    """Where QEMU serves each head's VNC display, which it chose itself."""
+    servers = {s.get("id"): s for s in vm.qmp.command("query-vnc-servers")}
+    where = []
+    for head in range(heads):
+        server = servers.get(f"vnc{head}", {}).get("server") or [{}]
+        where.append(f"head {head}: vnc://127.0.0.1:"
+                     f"{server[0].get('service', '?')}")
+    return ", ".join(where)
 
 
 def start_demo_program(vm):
@@ -93,14 +92,13 @@ def main():
         where = "a GTK window per head"
     else:
         vm.display = ["-display", "none"]
-        first = free_vnc_display()
-        ports = []
+        # QEMU binds the first free port from 5900 on (to=): two demos
+        # started together never pick the same port, as a probe for a
+        # free port followed by QEMU's bind could.
         for head in range(args.heads):
-            n = free_vnc_display(first + head)
-            vm.extra_args += ["-vnc", f"127.0.0.1:{n},id=vnc{head},"
+            vm.extra_args += ["-vnc", f"127.0.0.1:0,to=99,id=vnc{head},"
                               f"display=pvdc0,head={head}"]
-            ports.append(f"head {head}: vnc://127.0.0.1:{5900 + n}")
-        where = ", ".join(ports)
+        where = None
 
     stop = False
 
@@ -125,7 +123,8 @@ def main():
         print(f"demo: guest {vm.kernel_version} running "
               f"{program or 'the console only'} on {args.heads} heads",
               flush=True)
-        print(f"demo: look at {where}", flush=True)
+        print(f"demo: look at {where or vnc_where(vm, args.heads)}",
+              flush=True)
         print(f"demo: screenshots every {args.interval:.0f} s in "
               f"{args.out}/head<N>.png; Ctrl-C stops the VM", flush=True)
         t0 = time.monotonic()
