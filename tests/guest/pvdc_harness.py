@@ -14,6 +14,7 @@ reported.
 """
 
 import asyncio
+import functools
 import os
 import re
 import shutil
@@ -45,7 +46,7 @@ __all__ = ["BOOT_TIMEOUT", "BUILD", "BackoffCounter", "GuestError", "GuestVM",
            "KERNELS", "KERNEL_LOG_CASE", "MmioReads", "Picture",
            "STEP_TIMEOUT", "Tap", "artefact", "kernel_log_reports",
            "modeset_head", "parse_kms_state", "read_picture", "read_ppm",
-           "register_constants", "run_suite"]
+           "register_arrays", "register_constants", "run_suite"]
 
 BOOT_TIMEOUT = float(os.environ.get("PVDC_BOOT_TIMEOUT", "120"))
 STEP_TIMEOUT = float(os.environ.get("PVDC_STEP_TIMEOUT", "60"))
@@ -241,12 +242,16 @@ class GuestVM:
     def slowdown(self):
         return self.kernel.slowdown
 
+    def boot_args(self):
+        """What the guest boots: kernel, initrd, command line, disks."""
+        return ["-kernel", self.kernel.image, "-initrd", self.initramfs,
+                "-append", "console=ttyS0 panic=-1 oops=panic "
+                           "loglevel=4 " + self.append]
+
     def command_line(self):
         return [self.qemu, "-M", "q35", "-m", self.memory, "-nodefaults",
                 "-no-reboot", "-vga", "none", *self.display,
-                "-kernel", self.kernel.image, "-initrd", self.initramfs,
-                "-append", "console=ttyS0 panic=-1 oops=panic "
-                           "loglevel=4 " + self.append,
+                *self.boot_args(),
                 "-serial", "stdio", "-monitor", "none",
                 "-qmp", f"unix:{self.tmp}/qmp.sock,server=on,wait=off",
                 "-D", self.qemu_log,
@@ -554,13 +559,29 @@ class BackoffCounter:
         return counts["backoff"], counts["atomic"]
 
 
+@functools.cache
+def _register_header():
+    """The register header, the one place the numbers are written."""
+    with open(os.path.join(ROOT, "include/hw/display/pvdc-regs.h")) as f:
+        return f.read()
+
+
 def register_constants():
     """{name: value} of every plain numeric PVDC_ macro of the register
-    header, the one place the numbers are written."""
-    with open(os.path.join(ROOT, "include/hw/display/pvdc-regs.h")) as f:
-        text = f.read()
+    header."""
     return {k: int(v, 0) for k, v in re.findall(
-        r"^#define\s+(PVDC_\w+)\s+(0x[0-9a-fA-F]+|\d+)u?\b", text, re.M)}
+        r"^#define\s+(PVDC_\w+)\s+(0x[0-9a-fA-F]+|\d+)u?\b",
+        _register_header(), re.M)}
+
+
+def register_arrays():
+    """{name: (base, stride)} of every register array the header defines
+    with literal numbers, as `#define PVDC_REG_X(i) (0x0400 + (i) * 4)`."""
+    return {k: (int(base, 0), int(stride, 0)) for k, _, base, stride in
+            re.findall(r"^#define\s+(PVDC_\w+)\((\w+)\)\s+"
+                       r"\((0x[0-9a-fA-F]+|\d+) \+ \(\2\) \* "
+                       r"(0x[0-9a-fA-F]+|\d+)\)",
+                       _register_header(), re.M)}
 
 
 class MmioReads:

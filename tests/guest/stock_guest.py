@@ -44,10 +44,8 @@ class StockGuest(GuestVM):
         self.image = image or descriptor()
         self.heads = heads
 
-    def command_line(self):
-        return [self.qemu, "-M", "q35", "-m", self.memory, "-nodefaults",
-                "-no-reboot", "-vga", "none", *self.display,
-                "-kernel", self.image["kernel"],
+    def boot_args(self):
+        return ["-kernel", self.image["kernel"],
                 "-initrd", self.image["initrd"],
                 # The console on the screen (tty0) is /dev/console, where
                 # systemd reports the boot; the serial line carries the
@@ -57,10 +55,7 @@ class StockGuest(GuestVM):
                 # The cached image is never written.
                 "-drive", f"if=none,id=disk,format=raw,snapshot=on,"
                           f"file={self.image['disk']}",
-                "-device", "ide-hd,drive=disk,bus=ide.0",
-                "-serial", "stdio", "-monitor", "none",
-                "-qmp", f"unix:{self.tmp}/qmp.sock,server=on,wait=off",
-                ] + self.devices + self.extra_args
+                "-device", "ide-hd,drive=disk,bus=ide.0"]
 
     def wait_for_desktop(self, timeout=120):
         """Wait until Weston has enabled an output on every head; return

@@ -31,8 +31,8 @@ import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import GuestError, Tap, register_constants  # noqa: E402
-from pvdc_paths import ROOT  # noqa: E402
+from pvdc_harness import (GuestError, Tap,  # noqa: E402
+                          register_arrays, register_constants)
 from stock_guest import (DESKTOP_LOG, DESKTOP_UNIT, WAYLAND_ENV,  # noqa: E402
                          StockGuest)
 
@@ -206,21 +206,12 @@ def kernel_planes(vm):
     return dict(re.findall(r"^plane\[(\d+)\]: (\S+)", state, re.M))
 
 
-def regs_header():
-    """The definitions of the one register header this needs."""
-    with open(os.path.join(ROOT, "include/hw/display/pvdc-regs.h")) as f:
-        text = f.read()
-    consts = register_constants()
-    base, stride = re.search(
-        r"^#define\s+PVDC_REG_PLANE_CAPS\(p\)\s+\((0x[0-9a-fA-F]+) \+ "
-        r"\(p\) \* (\d+)\)", text, re.M).groups()
-    return consts, int(base, 0), int(stride)
-
-
 def plane_types(vm, planes):
     """{plane id: PVDC_PLANE_TYPE_*} read from the device's PLANE_CAPS
     registers through the monitor (the host never opens the DRM device)."""
-    consts, caps_base, caps_stride = regs_header()
+    consts = register_constants()
+    caps_base, caps_stride = \
+        register_arrays()["PVDC_REG_PLANE_CAPS"]
     bar0 = int(vm.check(f"head -n1 {pvdc_sysfs(vm)}/resource").split()[0],
                16)
     types = {}
