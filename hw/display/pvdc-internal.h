@@ -62,6 +62,18 @@ static inline bool pvdc_alive(PVDCState *s)
     return DEVICE(s)->realized;
 }
 
+/* The subsections of vmstate_pvdc. */
+typedef enum PVDCSubsection {
+    PVDC_SUBSECTION_OUTPUT,
+    PVDC_SUBSECTION_COLORS,
+} PVDCSubsection;
+
+/*
+ * The pre_load of subsection @which: a stream brings each at most once
+ * (QEMU's loader would load a repeated one again over the first).
+ */
+int pvdc_subsection_pre_load(PVDCState *s, PVDCSubsection which);
+
 /* pvdc-mmio.c */
 extern const MemoryRegionOps pvdc_mmio_ops;
 

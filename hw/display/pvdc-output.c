@@ -331,6 +331,11 @@ static bool pvdc_output_needed(void *opaque)
     return false;
 }
 
+static int pvdc_output_pre_load(void *opaque)
+{
+    return pvdc_subsection_pre_load(opaque, PVDC_SUBSECTION_OUTPUT);
+}
+
 static int pvdc_output_post_load(void *opaque, int version_id)
 {
     PVDCState *s = opaque;
@@ -371,6 +376,7 @@ const VMStateDescription vmstate_pvdc_output = {
     .version_id = 1,
     .minimum_version_id = 1,
     .needed = pvdc_output_needed,
+    .pre_load = pvdc_output_pre_load,
     .post_load = pvdc_output_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_STRUCT_ARRAY(heads, PVDCState, PVDC_MAX_HEADS, 1,

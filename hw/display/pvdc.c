@@ -374,6 +374,7 @@ static int pvdc_pre_load(void *opaque)
     PVDCState *s = opaque;
     unsigned int h;
 
+    s->subsections_loaded = 0;
     for (h = 0; h < PVDC_MAX_HEADS; h++) {
         if (s->heads[h].active_color.pipeline) {
             pvdc_console_color_changed(&s->heads[h]);
@@ -382,6 +383,21 @@ static int pvdc_pre_load(void *opaque)
         pvdc_color_clear(&s->heads[h].active_color);
     }
     return 0;
+}
+
+int pvdc_subsection_pre_load(PVDCState *s, PVDCSubsection which)
+{
+    if (s->subsections_loaded & BIT(which)) {
+        error_report("pvdc: the stream repeats a subsection (%u)", which);
+        return -EINVAL;
+    }
+    s->subsections_loaded |= BIT(which);
+    return 0;
+}
+
+static int pvdc_colors_pre_load(void *opaque)
+{
+    return pvdc_subsection_pre_load(opaque, PVDC_SUBSECTION_COLORS);
 }
 
 static int pvdc_pre_save(void *opaque)
@@ -608,6 +624,7 @@ static const VMStateDescription vmstate_pvdc_colors = {
     .version_id = 1,
     .minimum_version_id = 1,
     .needed = pvdc_color_needed,
+    .pre_load = pvdc_colors_pre_load,
     .fields = (const VMStateField[]) {
         VMSTATE_STRUCT_ARRAY(heads, PVDCState, PVDC_MAX_HEADS, 1,
                              vmstate_pvdc_head_color, PVDCHead),

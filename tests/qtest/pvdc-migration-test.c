@@ -286,6 +286,116 @@ static void test_writeback_comes_along(void)
     pvdc_test_stop(&dst);
 }
 
+/* The status of the migration of @qts and its dirty-bitmap syncs. */
+static char *migration_status(QTestState *qts, int64_t *syncs)
+{
+    QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-migrate' }");
+    QDict *ret = qdict_get_qdict(rsp, "return");
+    QDict *ram = qdict_get_qdict(ret, "ram");
+    char *status = g_strdup(qdict_get_try_str(ret, "status"));
+
+    *syncs = ram ? qdict_get_try_int(ram, "dirty-sync-count", 0) : 0;
+    qobject_unref(rsp);
+    return status;
+}
+
+#define WB_SLOTS        16
+#define WB_SLOT_SIZE    (MODE_PITCH * MODE_H)
+#define WB_SLOTS_AT     (1 * MiB)
+
+/*
+ * Writebacks made while a precopy migration runs all reach the
+ * destination: the device marks the pages it writes dirty, and the passes
+ * that follow send them again.  The guest writes its frame back every
+ * vblank, into one of 16 slots in turn, each frame a colour of its own,
+ * while a slow migration (16 MiB/s, with 48 MiB of VRAM to send) makes
+ * passes over the dirty pages; it stops before the device state goes
+ * (pause-before-switchover: the source runs nothing after that, as a
+ * stopped VM's vCPUs cannot).  Then each slot of the destination holds
+ * the last frame written into it on the source.
+ */
+static void test_writebacks_during_precopy_arrive(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("pvdc-migrate-XXXXXX", NULL);
+    g_autofree char *sock = g_strdup_printf("%s/migrate", dir);
+    g_autofree char *uri = g_strdup_printf("unix:%s", sock);
+    g_autofree char *args = g_strdup_printf("-incoming %s", uri);
+    g_autofree uint8_t *src_slot = g_malloc(WB_SLOT_SIZE);
+    g_autofree uint8_t *dst_slot = g_malloc(WB_SLOT_SIZE);
+    uint32_t last[WB_SLOTS] = { 0 };
+    unsigned int frames = 0, during = 0;
+    int64_t syncs = 0;
+    PVDCTest src, dst;
+    QTestState *qts;
+
+    pvdc_test_start(&src, "heads=1,vram-size=64M");
+    enable_head(&src, 0, CLOCK_1MS);
+    /* the background alone: each frame's colour is its own */
+    wr_plane(&src, plane_of(&src, 0, PRIMARY), PVDC_PS_CTRL, 0);
+    write_wb_regs(&src, 0, PVDC_FMT_XRGB8888, WB_SLOTS_AT, MODE_PITCH);
+    qtest_memset(src.qts, src.vram.addr + 16 * MiB, 0x5a, 48 * MiB);
+
+    qts = pvdc_test_spawn("heads=1,vram-size=64M", args);
+    qtest_qmp_assert_success(src.qts, "{ 'execute': "
+                             "'migrate-set-capabilities', 'arguments': { "
+                             "'capabilities': [ { 'capability': "
+                             "'pause-before-switchover', 'state': true } ] "
+                             "} }");
+    qtest_qmp_assert_success(src.qts, "{ 'execute': "
+                             "'migrate-set-parameters', 'arguments': { "
+                             "'max-bandwidth': %d } }", (int)(16 * MiB));
+    qtest_qmp_assert_success(src.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    for (;;) {
+        g_autofree char *status = migration_status(src.qts, &syncs);
+        unsigned int slot = frames % WB_SLOTS;
+        uint32_t colour = 0x010203 * (frames + 1) & 0xffffff;
+
+        if (!strcmp(status, "pre-switchover")) {
+            break;
+        }
+        g_assert_cmpstr(status, !=, "failed");
+        during += !strcmp(status, "active");
+        wr_head(&src, 0, PVDC_HS_WB_OFFSET, WB_SLOTS_AT + slot * WB_SLOT_SIZE);
+        wr_head(&src, 0, PVDC_HS_BACKGROUND, colour);
+        wr_head(&src, 0, PVDC_HS_CTRL,
+                PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
+        doorbell(&src, 0);
+        step_to_next_vblank(&src, 0);
+        g_assert_cmphex(head_ctl(&src, 0, PVDC_HEAD_RESULT), ==,
+                        PVDC_RESULT_APPLIED);
+        last[slot] = colour;
+        frames++;
+    }
+    g_test_message("%u writebacks, %u while the migration was active, %"
+                   PRId64 " dirty-bitmap syncs", frames, during, syncs);
+    /* several passes, each slot written during them */
+    g_assert_cmpint(syncs, >=, 2);
+    g_assert_cmpuint(during, >=, 2 * WB_SLOTS);
+
+    qtest_qmp_assert_success(src.qts, "{ 'execute': 'migrate-continue', "
+                             "'arguments': { 'state': 'pre-switchover' } }");
+    g_assert_true(pvdc_migration_wait(src.qts));
+    qtest_qmp_eventwait(qts, "RESUME");
+    pvdc_test_attach(&dst, qts);
+    for (unsigned int i = 0; i < WB_SLOTS; i++) {
+        uint64_t at = WB_SLOTS_AT + i * WB_SLOT_SIZE;
+
+        qtest_memread(src.qts, src.vram.addr + at, src_slot, WB_SLOT_SIZE);
+        qtest_memread(dst.qts, dst.vram.addr + at, dst_slot, WB_SLOT_SIZE);
+        /* written opaque, first pixel to last */
+        g_assert_cmphex((uint32_t)ldl_le_p(src_slot), ==,
+                        0xff000000 | last[i]);
+        g_assert_cmphex((uint32_t)ldl_le_p(src_slot + WB_SLOT_SIZE - 4), ==,
+                        0xff000000 | last[i]);
+        g_assert(memcmp(src_slot, dst_slot, WB_SLOT_SIZE) == 0);
+    }
+    pvdc_test_stop(&src);
+    pvdc_test_stop(&dst);
+    unlink(sock);
+    rmdir(dir);
+}
+
 /*
  * Head 1 drives connector 0, head 0 is off: the destination routes the
  * same, and its console 0 shows head 1's picture.
@@ -412,12 +522,19 @@ typedef struct Field {
     size_t size;
 } Field;
 
+/* A subsection of the pvdc section, its header included. */
+typedef struct Subsection {
+    char *name;             /* e.g. pvdc/colors */
+    size_t start, end;      /* in the stream */
+} Subsection;
+
 typedef struct Stream {
     uint8_t *data;
     size_t len;
     /* the pvdc section: its fields and subsections, without the footer */
     size_t start, end;
     GArray *fields;         /* of Field */
+    GArray *subsections;    /* of Subsection */
 } Stream;
 
 /* Walk the fields of @desc (a vmsd's description) from *@pos. */
@@ -471,11 +588,15 @@ static void walk_vmsd(Stream *s, QDict *desc, const char *prefix, size_t *pos)
         g_autofree char *path = g_strdup_printf("%s/%s", prefix,
                                                 last ? last + 1 : name);
 
+        Subsection found = { g_strdup(name), *pos };
+
         g_assert_cmpuint(s->data[*pos], ==, VM_SUBSECTION);
         g_assert_cmpuint(s->data[*pos + 1], ==, len);
         g_assert(memcmp(s->data + *pos + 2, name, len) == 0);
         *pos += 2 + len + 4;
         walk_vmsd(s, sub, path, pos);
+        found.end = *pos;
+        g_array_append_val(s->subsections, found);
     }
 }
 
@@ -506,6 +627,7 @@ static void stream_load(Stream *s, const char *path)
 
     g_assert(g_file_get_contents(path, (char **)&s->data, &s->len, &err));
     s->fields = g_array_new(false, false, sizeof(Field));
+    s->subsections = g_array_new(false, false, sizeof(Subsection));
 
     /* The JSON description closes the stream: find it from the end. */
     for (pos = s->len - 5; pos > 0 && !json; pos--) {
@@ -545,6 +667,10 @@ static void stream_free(Stream *s)
         g_free(g_array_index(s->fields, Field, i).path);
     }
     g_array_free(s->fields, true);
+    for (unsigned int i = 0; i < s->subsections->len; i++) {
+        g_free(g_array_index(s->subsections, Subsection, i).name);
+    }
+    g_array_free(s->subsections, true);
     g_free(s->data);
 }
 
@@ -877,6 +1003,41 @@ static void test_field_mutations_load_only_valid_states(void)
 }
 
 /*
+ * QEMU's loader takes a subsection as often as a stream repeats it.  A
+ * source never sends one twice, so a stream that does is refused: loaded,
+ * the second copy would replace what the first allocated.
+ */
+static void test_repeated_subsections_are_refused(void)
+{
+    Dir d = { g_dir_make_tmp("pvdc-migration-XXXXXX", NULL) };
+    g_autofree char *state = dir_file(&d, "state");
+    Stream s = {};
+
+    save_busy_source(state);
+    stream_load(&s, state);
+    /* every subsection the device has is in the busy source's stream */
+    g_assert_cmpuint(s.subsections->len, >=, 2);
+    for (unsigned int i = 0; i < s.subsections->len; i++) {
+        const Subsection *sub = &g_array_index(s.subsections, Subsection, i);
+        size_t len = sub->end - sub->start;
+        g_autofree uint8_t *data = g_malloc(s.len + len);
+
+        /* the subsection, then itself again, then the rest */
+        memcpy(data, s.data, sub->end);
+        memcpy(data + sub->end, s.data + sub->start, len);
+        memcpy(data + sub->end + len, s.data + sub->end, s.len - sub->end);
+        g_test_message("%s (%zu bytes) twice", sub->name, len);
+        g_assert_false(load_and_run(&d, data, s.len + len));
+    }
+    /* and the stream as it was still loads */
+    g_assert_true(load_and_run(&d, s.data, s.len));
+    stream_free(&s);
+    unlink(state);
+    rmdir(d.path);
+    g_free(d.path);
+}
+
+/*
  * Each mutation starts a QEMU of its own: 1000 by default,
  * PVDC_MIGRATION_MUTATIONS to choose (meson.build runs fewer on each
  * build).  The mutations are drawn from the test's random seed, printed
@@ -965,10 +1126,14 @@ int main(int argc, char **argv)
                    test_hostile_routes_are_refused);
     qtest_add_func("/pvdc/migration/writeback-comes-along",
                    test_writeback_comes_along);
+    qtest_add_func("/pvdc/migration/writebacks-during-precopy-arrive",
+                   test_writebacks_during_precopy_arrive);
     qtest_add_func("/pvdc/migration/mismatched-configuration-is-refused",
                    test_mismatched_configuration_is_refused);
     qtest_add_func("/pvdc/migration/field-mutations-load-only-valid-states",
                    test_field_mutations_load_only_valid_states);
+    qtest_add_func("/pvdc/migration/repeated-subsections-are-refused",
+                   test_repeated_subsections_are_refused);
     qtest_add_func("/pvdc/migration/random-mutations-load-only-valid-states",
                    test_random_mutations_load_only_valid_states);
 

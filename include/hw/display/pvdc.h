@@ -226,6 +226,11 @@ struct PVDCState {
 
     /* the source's conf, filled by the load of a migration stream */
     PVDCConfig migrated_conf;
+    /*
+     * The subsections of vmstate_pvdc the stream being loaded brought so
+     * far (bits of PVDCSubsection); not migrated.
+     */
+    uint32_t subsections_loaded;
 
     uint32_t int_status;
     uint32_t int_enable;
