@@ -1020,18 +1020,30 @@ static bool pvdc_color_matches(PVDCState *s, const PVDCHeadRegs *r,
            c->has_ctm == has_ctm;
 }
 
-/* Take the shadow state of head @h and of the planes bound to it. */
+/*
+ * Take the shadow state of head @h and of the planes bound to it.  A
+ * group's commit carries each plane once: an amend takes such a plane
+ * from the other members of its group, as the guest rebound it last.
+ */
 static void pvdc_snapshot_head(PVDCState *s, unsigned int h)
 {
     PVDCHead *head = &s->heads[h];
-    unsigned int p;
+    unsigned int k, p;
 
     head->armed = head->shadow;
     pvdc_color_arm(s, head);
     for (p = 0; p < s->num_planes; p++) {
         head->plane_armed[p] = s->planes[p].shadow.head == h;
-        if (head->plane_armed[p]) {
-            head->armed_planes[p] = s->planes[p].shadow;
+        if (!head->plane_armed[p]) {
+            continue;
+        }
+        head->armed_planes[p] = s->planes[p].shadow;
+        for (k = 0; head->is_armed && k < s->conf.num_heads; k++) {
+            if (k != h && (head->group & BIT(k)) &&
+                s->heads[k].plane_armed[p]) {
+                s->heads[k].plane_armed[p] = false;
+                trace_pvdc_plane_moved_in_group(p, k, h);
+            }
         }
     }
     head->armed_seq++;
@@ -1121,11 +1133,20 @@ static bool pvdc_armed_valid(PVDCState *s, unsigned int h, Error **errp)
         }
     }
     for (p = 0; p < PVDC_MAX_PLANES; p++) {
-        if (head->plane_armed[p] &&
-            (p >= s->num_planes || head->armed_planes[p].head != h)) {
+        if (!head->plane_armed[p]) {
+            continue;
+        }
+        if (p >= s->num_planes || head->armed_planes[p].head != h) {
             error_setg(errp, "pvdc: head %u: armed commit carries plane %u "
                        "bound to head %u", h, p, head->armed_planes[p].head);
             return false;
+        }
+        for (k = 0; k < h; k++) {
+            if ((head->group & BIT(k)) && s->heads[k].plane_armed[p]) {
+                error_setg(errp, "pvdc: heads %u and %u of one group both "
+                           "carry plane %u", k, h, p);
+                return false;
+            }
         }
     }
     return true;

@@ -416,13 +416,22 @@ uint32_t model_check_active(Model *m, const Snapshot *active,
     return model_check(m, &v, failed);
 }
 
-/* Head @h takes its shadow state and that of the planes bound to it. */
+/*
+ * Head @h takes its shadow state and that of the planes bound to it; when
+ * it amends, such a plane leaves the other members of its group.
+ */
 static void model_snapshot(Model *m, unsigned int h)
 {
     memcpy(m->harm[h], m->hs[h], sizeof(m->harm[h]));
     for (unsigned int p = 0; p < m->planes; p++) {
         m->carried[h][p] = m->ps[p][PS(PVDC_PS_HEAD)] == h;
         memcpy(m->parm[h][p], m->ps[p], sizeof(m->parm[h][p]));
+        for (unsigned int k = 0; k < m->heads; k++) {
+            if (m->carried[h][p] && k != h && (m->armed & BIT(h)) &&
+                (m->group[h] & BIT(k))) {
+                m->carried[k][p] = false;
+            }
+        }
     }
     m->seq[h]++;
 }

@@ -2546,6 +2546,62 @@ static void test_amend_joins_the_armed_commit(void)
     pvdc_test_stop(&t);
 }
 
+/*
+ * A group's commit carries each plane once.  Rebound to another member of
+ * the group and amended there, a plane leaves the commit of the member
+ * that carried it: the group shows it where the amending head's commit
+ * says, whichever member carried it first.
+ */
+static void test_amend_moves_a_plane_within_its_group(void)
+{
+    static const unsigned int orders[][2] = { { 1, 0 }, { 0, 1 } };
+
+    for (int i = 0; i < ARRAY_SIZE(orders); i++) {
+        unsigned int from = orders[i][0], to = orders[i][1];
+        unsigned int ov;
+        PVDCTest t;
+
+        pvdc_test_start(&t, RULE_PROPS);
+        ov = overlay0(&t);
+        enable_head(&t, 0, CLOCK_1MS);
+        enable_head(&t, 1, CLOCK_1MS);
+        (void)rd(&t, PVDC_REG_INT_ACK);
+
+        /* The overlay on @from, in a commit of both heads... */
+        write_plane(&t, ov, from, 0, 1);
+        shrink_plane(&t, ov);
+        wr_plane(&t, ov, PVDC_PS_DST_POS, PVDC_XY(3, 5));
+        wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+        /* ...rebound to @to and amended there before the latch. */
+        wr_plane(&t, ov, PVDC_PS_HEAD, to);
+        wr_plane(&t, ov, PVDC_PS_DST_POS, PVDC_XY(20, 30));
+        amend(&t, to);
+        g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                        PVDC_RESULT_APPLIED);
+        g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_RESULT), ==,
+                        PVDC_RESULT_APPLIED);
+        g_assert_cmpuint(rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_HEAD), ==,
+                         to);
+        g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_DST_POS), ==,
+                        PVDC_XY(20, 30));
+
+        /* Shown on @to now, it moves back the same way. */
+        wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+        wr_plane(&t, ov, PVDC_PS_HEAD, from);
+        wr_plane(&t, ov, PVDC_PS_DST_POS, PVDC_XY(7, 9));
+        amend(&t, from);
+        g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                        PVDC_RESULT_APPLIED);
+        g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_RESULT), ==,
+                        PVDC_RESULT_APPLIED);
+        g_assert_cmpuint(rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_HEAD), ==,
+                         from);
+        g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_DST_POS), ==,
+                        PVDC_XY(7, 9));
+        pvdc_test_stop(&t);
+    }
+}
+
 static void test_clock_reads_the_virtual_clock(void)
 {
     const int64_t later = 5 * NANOSECONDS_PER_SECOND + 123;
@@ -2968,6 +3024,8 @@ int main(int argc, char **argv)
                    test_doorbell_overrun_keeps_the_armed_commit);
     qtest_add_func("/pvdc/doorbell/amend-joins-the-armed-commit",
                    test_amend_joins_the_armed_commit);
+    qtest_add_func("/pvdc/doorbell/amend-moves-a-plane-within-its-group",
+                   test_amend_moves_a_plane_within_its_group);
     qtest_add_func("/pvdc/clock/reads-the-virtual-clock",
                    test_clock_reads_the_virtual_clock);
     qtest_add_func("/pvdc/reset/during-an-armed-commit-cancels-it",
