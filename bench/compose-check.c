@@ -1460,6 +1460,96 @@ static void test_color(void)
 /* ------------------------------------------------------------------ */
 
 /* Compose with a damage rectangle over an older frame. */
+/*
+ * A GAMMA_LUT of @n entries of kind @kind: a power curve, a falling line,
+ * a rising curve with plateaus (many equal entries), or random (rising
+ * and falling at every entry).
+ */
+static PVDCComposeLutEntry *lut_kind(uint32_t n, int kind)
+{
+    PVDCComposeLutEntry *lut = lut_new(n, false, false);
+
+    for (uint32_t i = 0; i < n && kind < 3; i++) {
+        double x = (double)i / (n - 1);
+        uint16_t v = kind == 0 ? lround(pow(x, 2.2) * 0xffff) :
+                     kind == 1 ? lround((1 - x) * 0xffff) :
+                     lround(floor(x * 7) / 7 * 0xffff);
+
+        lut[i].red = v;
+        lut[i].green = kind == 0 ? 0xffff - v : v;
+        lut[i].blue = v / 2;
+    }
+    return lut;
+}
+
+/*
+ * The gamma tables of a pipeline with a matrix map every 16-bit value.
+ * With no DEGAMMA_LUT the input channel c is 257 * c, and with a = 256 /
+ * 257 and b = 1 / 257 the rows (a, b, 0), (b, a, 0), (0, b, a) on the
+ * pixel (r, g, r) hand each channel's GAMMA_LUT every value 0..65535
+ * once over the 256 x 256 pixels (256 * r + g, r + 256 * g, 256 * r + g):
+ * the picture holds each table whole, compared with the model value by
+ * value.
+ */
+static void test_color_gamma_tables(void)
+{
+    static const uint32_t sizes[] = { 2, 3, 17, 256, 257, 1024, 4096 };
+    static const char *const kinds[] = {
+        "power curve", "falling line", "plateaus", "random",
+    };
+    const uint64_t a = ctm_value(256.0 / 257), b = ctm_value(1.0 / 257);
+    const uint64_t ctm[9] = { a, b, 0, b, a, 0, 0, b, a };
+    PVDCComposeScene s = { .width = 256, .height = 256, .num_planes = 1 };
+    pixman_image_t *img = frame_new(256, 256);
+    uint32_t *in = g_new(uint32_t, 256 * 256), *want = g_new(uint32_t,
+                                                              256 * 256);
+
+    s.planes[0] = plane_new(PVDC_FMT_XRGB8888, 256, 256, 0, 0);
+    for (uint32_t y = 0; y < 256; y++) {
+        for (uint32_t x = 0; x < 256; x++) {
+            in[y * 256 + x] = x << 16 | y << 8 | x;
+            stl_le_p(vram + s.planes[0].offset + (uint64_t)s.planes[0].pitch *
+                     y + x * 4, in[y * 256 + x]);
+        }
+    }
+    for (int k = -1; k < (int)ARRAY_SIZE(kinds); k++) {
+        for (size_t i = 0; i < (k < 0 ? 1 : ARRAY_SIZE(sizes)); i++) {
+            g_autofree PVDCComposeLutEntry *ga =
+                k < 0 ? NULL : lut_kind(sizes[i], k);
+            PVDCComposeColorDesc desc = {
+                .ctm = ctm, .gamma = ga, .gamma_size = ga ? sizes[i] : 0,
+            };
+            g_autoptr(PVDCComposeColor) c = pvdc_compose_color_new(&desc);
+            const uint32_t *out = pixman_image_get_data(img);
+            uint64_t evaluations;
+            unsigned int wrong = 0;
+
+            ref_color(&desc, in, want, 256 * 256);
+            s.color = c;
+            g_assert(pvdc_compose(&s, vram, VRAM_SIZE, img, NULL));
+            s.color = NULL;
+            for (int j = 0; j < 256 * 256; j++) {
+                wrong += (out[j] & 0xffffff) != want[j];
+            }
+            evaluations = pvdc_compose_color_evaluations(c);
+            ok(!wrong && evaluations > 0 && evaluations <= 3 * 65536,
+               "GAMMA_LUT after a matrix, %s of %u entries: every 16-bit "
+               "value as the model (%u differ), %" PRIu64 " evaluations",
+               k < 0 ? "none" : kinds[k], k < 0 ? 0 : sizes[i], wrong,
+               evaluations);
+            /* a monotone curve costs a staircase of 256 steps a channel */
+            if (k >= 0 && k < 3 && sizes[i] >= 256) {
+                ok(evaluations < 3 * 65536 / 4, "%s of %u entries: %"
+                   PRIu64 " evaluations, not one per value", kinds[k],
+                   sizes[i], evaluations);
+            }
+        }
+    }
+    pixman_image_unref(img);
+    g_free(in);
+    g_free(want);
+}
+
 static void test_damage(void)
 {
     PVDCComposeScene s = {
@@ -2142,6 +2232,7 @@ int main(int argc, char **argv)
     test_zpos_and_clipping();
     test_yuv();
     test_color();
+    test_color_gamma_tables();
     test_damage();
     test_rejects();
     test_direct();

@@ -32,11 +32,14 @@
  * of products and a 65536-entry gamma table per channel, which leaves
  * three lookups and two additions per channel and pixel.  A pipeline that
  * changes nothing (no stage, or identity stages) is not applied at all.
- * The gamma tables of a pipeline with a matrix, 3 x 65536 evaluations of
- * the LUT and most of the cost of deriving it (about 1 ms), are derived
- * at the first composition that applies it, not when the device copies
- * the pipeline in: that happens inside the guest's register write that
- * arms a commit, and a pipeline may be replaced before it is ever shown.
+ * The gamma tables of a pipeline with a matrix, most of the cost of
+ * deriving it, are derived at the first composition that applies it, not
+ * when the device copies the pipeline in: that happens inside the guest's
+ * register write that arms a commit, and a pipeline may be replaced
+ * before it is ever shown.  They map 65536 values to 256, so they are
+ * filled a step of the staircase at a time (see pvdc_gamma_fill()), not
+ * by evaluating the LUT 3 x 65536 times; how many evaluations that took
+ * is counted, for the device to charge them to whoever asked.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -44,6 +47,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "qemu/host-utils.h"
 #include "pvdc-compose-internal.h"
 
 /* CTM coefficients as Q14.32: the largest magnitude, 2^13. */
@@ -67,6 +71,8 @@ struct PVDCComposeColor {
     PVDCGammaTable *gamma;
     PVDCComposeLutEntry *gamma_lut;
     uint32_t gamma_size;
+    /* LUT evaluations spent on @gamma */
+    uint64_t gamma_evaluations;
 };
 
 static uint16_t pvdc_lut_channel(const PVDCComposeLutEntry *e, unsigned int i)
@@ -177,23 +183,149 @@ PVDCComposeColor *pvdc_compose_color_new(const PVDCComposeColorDesc *desc)
     return color;
 }
 
+/*
+ * pvdc_color_gamma() of the 16-bit value @v for channel @ch of @lut (@size
+ * entries, NULL for none), with the divisions by 65535 written out as
+ * constants: every sum below stays under 65535 * 65535 + 32767 < 2^32.
+ */
+static uint8_t pvdc_gamma_at(const PVDCComposeLutEntry *lut, uint32_t size,
+                             unsigned int ch, uint32_t v)
+{
+    uint32_t pos, i, r, a, b;
+
+    if (!lut) {
+        return pvdc_color_out8(v);
+    }
+    pos = v * (size - 1);
+    i = pos / 65535;
+    r = pos % 65535;
+    a = pvdc_lut_channel(&lut[i], ch);
+    b = r ? pvdc_lut_channel(&lut[i + 1], ch) : a;
+    return pvdc_color_out8((a * (65535 - r) + b * r + 32767) / 65535);
+}
+
+/* The first 16-bit value whose position in @size entries is >= entry @k. */
+static uint32_t pvdc_gamma_entry_start(uint32_t k, uint32_t size)
+{
+    return (k * 65535 + size - 2) / (size - 1);
+}
+
+/*
+ * Over a stretch of entries [@first, @last] that never rise or never fall,
+ * the interpolation, its rounding and the output conversion never turn
+ * back either: the table there is a staircase of at most 256 steps.
+ */
+static uint32_t pvdc_gamma_monotone_end(const PVDCComposeLutEntry *lut,
+                                        uint32_t size, unsigned int ch,
+                                        uint32_t first)
+{
+    int dir = 0;
+    uint32_t k;
+
+    for (k = first + 1; k < size; k++) {
+        int step = (pvdc_lut_channel(&lut[k], ch) >
+                    pvdc_lut_channel(&lut[k - 1], ch)) -
+                   (pvdc_lut_channel(&lut[k], ch) <
+                    pvdc_lut_channel(&lut[k - 1], ch));
+
+        if (step && dir && step != dir) {
+            break;
+        }
+        dir = dir ? dir : step;
+    }
+    return k - 1;
+}
+
+/*
+ * Fill @t[@lo..@hi], where the table is monotone, one step at a time: the
+ * end of each step is found by bisection, unless the steps left (at most
+ * the distance between the values at both ends) would take more
+ * bisecting than evaluating every value left.  So a stretch never costs
+ * more evaluations than it has values.  Returns the evaluations made.
+ */
+static uint64_t pvdc_gamma_fill(uint8_t *t, const PVDCComposeLutEntry *lut,
+                                uint32_t size, unsigned int ch, uint32_t lo,
+                                uint32_t hi)
+{
+    uint64_t evaluations = 1;
+    uint8_t y_lo, y_hi;
+
+    t[lo] = y_lo = pvdc_gamma_at(lut, size, ch, lo);
+    if (lo == hi) {
+        return evaluations;
+    }
+    t[hi] = y_hi = pvdc_gamma_at(lut, size, ch, hi);
+    evaluations++;
+    while (hi - lo > 1) {
+        uint32_t steps = y_hi > y_lo ? y_hi - y_lo : y_lo - y_hi;
+        uint32_t l = lo, h = hi;
+        uint8_t y_h = y_hi;
+
+        if (!steps) {
+            memset(t + lo + 1, y_lo, hi - lo - 1);
+            break;
+        }
+        if ((uint64_t)steps * (32 - clz32(hi - lo)) >= hi - lo - 1) {
+            for (uint32_t v = lo + 1; v < hi; v++) {
+                t[v] = pvdc_gamma_at(lut, size, ch, v);
+            }
+            evaluations += hi - lo - 1;
+            break;
+        }
+        while (h - l > 1) {
+            uint32_t m = l + (h - l) / 2;
+            uint8_t y_m = pvdc_gamma_at(lut, size, ch, m);
+
+            evaluations++;
+            if (y_m == y_lo) {
+                l = m;
+            } else {
+                h = m;
+                y_h = y_m;
+            }
+        }
+        memset(t + lo + 1, y_lo, l - lo);
+        t[h] = y_h;
+        lo = h;
+        y_lo = y_h;
+    }
+    return evaluations;
+}
+
 /* The gamma tables of a pipeline with a matrix, derived on first use. */
 static void pvdc_color_derive_gamma(PVDCComposeColor *color)
 {
-    PVDCComposeColorDesc desc = {
-        .gamma = color->gamma_lut,
-        .gamma_size = color->gamma_size,
-    };
+    const PVDCComposeLutEntry *lut = color->gamma_lut;
+    uint32_t size = color->gamma_size;
 
     if (color->gamma) {
         return;
     }
     color->gamma = g_new(PVDCGammaTable, 3);
     for (unsigned int ch = 0; ch < 3; ch++) {
-        for (uint32_t v = 0; v < 65536; v++) {
-            color->gamma[ch][v] = pvdc_color_gamma(&desc, ch, v);
+        uint32_t first = 0, last;
+
+        if (!lut) {
+            color->gamma_evaluations +=
+                pvdc_gamma_fill(color->gamma[ch], NULL, 0, ch, 0, 65535);
+            continue;
         }
+        /* stretches share their end entries; each fills up to the next */
+        do {
+            last = pvdc_gamma_monotone_end(lut, size, ch, first);
+            color->gamma_evaluations +=
+                pvdc_gamma_fill(color->gamma[ch], lut, size, ch,
+                                pvdc_gamma_entry_start(first, size),
+                                last == size - 1 ? 65535 :
+                                pvdc_gamma_entry_start(last, size) - 1);
+            first = last;
+        } while (last < size - 1);
     }
+}
+
+uint64_t pvdc_compose_color_evaluations(const PVDCComposeColor *color)
+{
+    return color ? color->gamma_evaluations : 0;
 }
 
 void pvdc_compose_color_free(PVDCComposeColor *color)

@@ -258,6 +258,13 @@ void pvdc_compose_color_free(PVDCComposeColor *color);
 /* Whether @color changes any pixel value at all (NULL does not). */
 bool pvdc_compose_color_active(const PVDCComposeColor *color);
 
+/*
+ * The LUT evaluations spent so far deriving the tables of @color that are
+ * derived at its first use (0 for NULL): what a composition that applied
+ * it first cost besides its pixels.
+ */
+uint64_t pvdc_compose_color_evaluations(const PVDCComposeColor *color);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PVDCComposeColor, pvdc_compose_color_free)
 
 #endif /* HW_DISPLAY_PVDC_COMPOSE_H */

@@ -693,6 +693,26 @@ static uint64_t pvdc_scene_cost(const PVDCComposeScene *scene)
     return (uint64_t)scene->width * scene->height * passes;
 }
 
+/*
+ * Compose a whole frame of @head for capture (CRC, writeback).  The first
+ * composition with a colour pipeline derives its output tables: those
+ * LUT evaluations, no pixels, come out of the budget too, so that a guest
+ * that changes its pipeline every frame and reads the CRC pays for it in
+ * captures, not in host CPU.
+ */
+static bool pvdc_capture_compose(PVDCHead *head,
+                                 const PVDCComposeScene *scene,
+                                 pixman_image_t *image)
+{
+    uint64_t before = pvdc_compose_color_evaluations(scene->color);
+    bool composed = pvdc_console_compose(head, scene, image, NULL);
+
+    pvdc_budget_charge(head->dev,
+                       (pvdc_compose_color_evaluations(scene->color) -
+                        before) * PVDC_CRC_PIXELS_PER_LUT_EVALUATION);
+    return composed;
+}
+
 /* The image of @head's size to compose a whole frame into, or NULL. */
 static pixman_image_t *pvdc_frame_image(PVDCHead *head,
                                         const PVDCComposeScene *scene)
@@ -730,7 +750,7 @@ uint32_t pvdc_crc_read(PVDCHead *head, int64_t now)
         return head->crc_value;
     }
     image = pvdc_frame_image(head, &scene);
-    if (image && pvdc_console_compose(head, &scene, image, NULL)) {
+    if (image && pvdc_capture_compose(head, &scene, image)) {
         head->crc_value = pvdc_compose_crc32(image);
     }
     head->crc_frame = extract64(count, 0, 32);
@@ -785,7 +805,7 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
      * planes composed.
      */
     image = pvdc_frame_image(head, &scene);
-    if (!image || !pvdc_console_compose(head, &scene, image, NULL)) {
+    if (!image || !pvdc_capture_compose(head, &scene, image)) {
         return;
     }
     /* pixman writes only the head's width of each line, opaque. */

@@ -246,6 +246,12 @@
  * height * (1 + its enabled planes)), with bursts of an eighth of it.
  */
 #define PVDC_CRC_PIXELS_PER_SECOND      (1u << 28)
+/*
+ * A capture that first applies a colour pipeline with a CTM also pays for
+ * deriving its output tables: each evaluation of the GAMMA_LUT counts as
+ * this many pixels.
+ */
+#define PVDC_CRC_PIXELS_PER_LUT_EVALUATION 16
 #define PVDC_HEAD_STATUS                0x34    /* RW1C: PVDC_HEAD_STATUS_* */
 #define PVDC_HEAD_STATUS_DOORBELL_OVERRUN_SHIFT 0
 #define PVDC_HEAD_STATUS_DOORBELL_OVERRUN \
