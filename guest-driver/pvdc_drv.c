@@ -600,6 +600,7 @@ static void pvdc_heads_init(struct pvdc_device *pvdc)
 		INIT_LIST_HEAD(&head->releases);
 		init_waitqueue_head(&head->wq);
 		spin_lock_init(&head->tl_lock);
+		spin_lock_init(&head->now_lock);
 	}
 }
 

@@ -133,7 +133,12 @@ struct pvdc_head {
 	/* pvdc_vblank.c: started and stopped by the interrupt handler. */
 	spinlock_t tl_lock;		/* protects tl */
 	struct pvdc_timeline tl;
-	/* Device time the interrupt handler stands at, 0 outside it. */
+	/*
+	 * Device time the core's vblank calls stand at, 0 outside them: the
+	 * interrupt handler's, or a commit completing its event without the
+	 * device.  Set under now_lock, read locklessly by the callbacks.
+	 */
+	spinlock_t now_lock;
 	u64 irq_now;
 	/* Device time of the vblank the last commit event carried. */
 	u64 stamped;
