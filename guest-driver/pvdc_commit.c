@@ -672,7 +672,7 @@ void pvdc_resync_work(struct work_struct *work)
 	struct drm_modeset_acquire_ctx ctx;
 	unsigned int h;
 	u32 heads;
-	int ret;
+	int ret, idx;
 
 	spin_lock_irq(&pvdc->irq_lock);
 	heads = pvdc->resync_heads;
@@ -682,7 +682,7 @@ void pvdc_resync_work(struct work_struct *work)
 			set_bit(h, pvdc->stale_heads);
 	bitmap_fill(pvdc->stale_planes, PVDC_MAX_PLANES);
 	spin_unlock_irq(&pvdc->irq_lock);
-	if (!heads)
+	if (!heads || !drm_dev_enter(drm, &idx))
 		return;
 
 	DRM_MODESET_LOCK_ALL_BEGIN(drm, ctx, 0, ret);
@@ -691,6 +691,7 @@ void pvdc_resync_work(struct work_struct *work)
 	if (ret)
 		drm_err(drm, "resynchronizing heads %#x failed: %d\n",
 			heads, ret);
+	drm_dev_exit(idx);
 }
 
 /* ------------------------------------------------------------------------ */
