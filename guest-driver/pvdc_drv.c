@@ -13,6 +13,7 @@
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/sched/signal.h>
 
 #include <drm/drm_atomic_helper.h>
 #include <drm/drm_blend.h>
@@ -31,13 +32,6 @@
 #include <drm/drm_vblank.h>
 
 #include "pvdc_drv.h"
-
-/*
- * How long probe waits for the device to latch what a previous driver left
- * armed, or the sanitizing commit: a latch point is at most the longest
- * frame, or the link-up delay, after its doorbell.
- */
-#define PVDC_SANITIZE_TIMEOUT_US	(70 * USEC_PER_SEC)
 
 void pvdc_update_int_enable(struct pvdc_device *pvdc, u32 set, u32 clear)
 {
@@ -157,7 +151,7 @@ static const struct drm_mode_config_funcs pvdc_mode_config_funcs = {
 	.fb_create = drm_gem_fb_create,
 	.mode_valid = drm_vram_helper_mode_valid,
 	.atomic_check = pvdc_atomic_check,
-	.atomic_commit = drm_atomic_helper_commit,
+	.atomic_commit = pvdc_atomic_commit,
 	.atomic_state_alloc = pvdc_atomic_state_alloc,
 	.atomic_state_clear = pvdc_atomic_state_clear,
 	.atomic_state_free = pvdc_atomic_state_free,
@@ -318,14 +312,26 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 	return 0;
 }
 
-/* DONE_SEQ of every head has caught up with ARMED_SEQ. */
+/*
+ * DONE_SEQ of every head has caught up with ARMED_SEQ: what a previous
+ * driver left armed, or the sanitizing commit, has latched.  Interrupts are
+ * not set up yet: the device is polled, and whoever loads the driver can
+ * give up.
+ */
 static int pvdc_wait_idle(struct pvdc_device *pvdc)
 {
 	u32 armed;
+	int ret;
 
-	return readx_poll_timeout(ioread32, pvdc->mmio + PVDC_REG_MULTI_DOORBELL,
-				  armed, !armed, USEC_PER_MSEC,
-				  PVDC_SANITIZE_TIMEOUT_US);
+	ret = read_poll_timeout(ioread32, armed,
+				!armed || fatal_signal_pending(current),
+				USEC_PER_MSEC,
+				PVDC_LATCH_TIMEOUT_MS * USEC_PER_MSEC, false,
+				pvdc->mmio + PVDC_REG_MULTI_DOORBELL);
+	if (!ret && armed)
+		ret = -EINTR;
+
+	return ret;
 }
 
 /* The head plane @p is on, or -1 if it is off. */
