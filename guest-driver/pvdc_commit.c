@@ -7,7 +7,9 @@
  * armed state at the head's next vblank and raises COMMIT_DONE; the commit
  * is complete when the head's DONE_SEQ has reached the ARMED_SEQ of its
  * doorbell, and only then are its event sent and its old framebuffers
- * unpinned.  Nothing here waits on a clock.
+ * unpinned.  Nothing here completes on a clock: only whoever waits for a
+ * blocking commit gives up after a bound (pvdc_atomic_commit()), and every
+ * tail runs in a worker, so that no process waits on the device in it.
  *
  * Heads are independent: each has its own sequence numbers and wait queue,
  * and the only lock they share, irq_lock, is never held across a wait.
@@ -80,6 +82,150 @@ void pvdc_atomic_state_free(struct drm_atomic_state *state)
 {
 	drm_atomic_state_default_release(state);
 	kfree(to_pvdc_atomic_state(state));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Blocking commits                                                         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A wait on the device for whoever committed: killable, and bounded by
+ * PVDC_LATCH_TIMEOUT_MS unless @bounded is false.  Giving up completes
+ * nothing: the commit still completes when the device latches it.
+ */
+static int pvdc_wait_commit(struct drm_device *drm, struct completion *done,
+			    bool bounded)
+{
+	long ret = bounded ? msecs_to_jiffies(PVDC_LATCH_TIMEOUT_MS) :
+			     MAX_SCHEDULE_TIMEOUT;
+
+	ret = wait_for_completion_killable_timeout(done, ret);
+	if (ret > 0)
+		return 0;
+	if (!ret) {
+		drm_err_ratelimited(drm, "the device latched no commit for %ld ms\n",
+				    PVDC_LATCH_TIMEOUT_MS);
+		return -ETIMEDOUT;
+	}
+
+	return ret;
+}
+
+/*
+ * The commits a new one depends on (drm_atomic_helper_wait_for_dependencies()):
+ * the last on each of its CRTCs, and those that last changed its planes and
+ * connectors.  Their modeset locks are ours: none is added meanwhile.
+ */
+static int pvdc_wait_dependencies(struct drm_atomic_state *state)
+{
+	struct drm_connector_state *conn_state;
+	struct drm_connector *connector;
+	struct drm_plane_state *plane_state;
+	struct drm_crtc_state *crtc_state;
+	struct drm_device *drm = state->dev;
+	struct drm_crtc_commit *commit;
+	/* Only the iterator's: the old state holds the commit. */
+	struct drm_plane *plane __maybe_unused;
+	struct drm_crtc *crtc;
+	int i, ret;
+
+	for_each_new_crtc_in_state(state, crtc, crtc_state, i) {
+		spin_lock(&crtc->commit_lock);
+		commit = list_first_entry_or_null(&crtc->commit_list,
+						  struct drm_crtc_commit,
+						  commit_entry);
+		if (commit)
+			drm_crtc_commit_get(commit);
+		spin_unlock(&crtc->commit_lock);
+		if (!commit)
+			continue;
+		ret = pvdc_wait_commit(drm, &commit->flip_done, true);
+		drm_crtc_commit_put(commit);
+		if (ret)
+			return ret;
+	}
+	for_each_old_plane_in_state(state, plane, plane_state, i) {
+		if (!plane_state->commit)
+			continue;
+		ret = pvdc_wait_commit(drm, &plane_state->commit->flip_done,
+				       true);
+		if (ret)
+			return ret;
+	}
+	for_each_old_connector_in_state(state, connector, conn_state, i) {
+		if (!conn_state->commit)
+			continue;
+		ret = pvdc_wait_commit(drm, &conn_state->commit->flip_done,
+				       true);
+		if (ret)
+			return ret;
+	}
+
+	return 0;
+}
+
+/*
+ * An event or out-fence of the caller's in @state: the atomic ioctl frees
+ * those it still finds in the state when the commit fails.
+ */
+static bool pvdc_commit_signals(struct drm_atomic_state *state)
+{
+	struct drm_crtc_state *crtc_state;
+	struct drm_crtc *crtc;
+	int i;
+
+	for_each_new_crtc_in_state(state, crtc, crtc_state, i)
+		if (crtc_state->event && (crtc_state->event->base.fence ||
+					  crtc_state->event->base.file_priv))
+			return true;
+
+	return false;
+}
+
+/*
+ * Every tail runs in a worker, and a blocking commit waits for it here:
+ * the tail waits for the device without a timeout (a commit completes
+ * when the device latches it), its caller only as long as a latch can
+ * take.  A blocking commit waits first for the commits it depends on,
+ * then goes the nonblocking way, where the core refuses what would have
+ * to wait: the core's own ten-second wait for dependencies, shorter than
+ * the device's link-up delay may be, never waits.  A caller that gives
+ * up gets an error; its commit is applied when the device latches it.
+ * Once the commit is queued, a caller with an event or out-fence gives up
+ * only when killed, and is told of no error: the atomic ioctl would free
+ * them under the tail that signals them.
+ */
+int pvdc_atomic_commit(struct drm_device *drm, struct drm_atomic_state *state,
+		       bool nonblock)
+{
+	bool bounded;
+	unsigned int i;
+	int ret;
+
+	if (nonblock || state->async_update)
+		return drm_atomic_helper_commit(drm, state, nonblock);
+
+	ret = pvdc_wait_dependencies(state);
+	if (ret)
+		return ret;
+	bounded = !pvdc_commit_signals(state);
+	ret = drm_atomic_helper_commit(drm, state, true);
+	if (ret)
+		return ret;
+
+	/* Our reference keeps the commits the state holds. */
+	for (i = 0; i < drm->mode_config.num_crtc && !ret; i++) {
+		struct drm_crtc_commit *commit = state->crtcs[i].commit;
+
+		if (commit)
+			ret = pvdc_wait_commit(drm, &commit->cleanup_done,
+					       bounded);
+	}
+	if (!ret && state->fake_commit)
+		ret = pvdc_wait_commit(drm, &state->fake_commit->cleanup_done,
+				       bounded);
+
+	return bounded ? ret : 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -672,7 +818,7 @@ void pvdc_resync_work(struct work_struct *work)
 	struct drm_modeset_acquire_ctx ctx;
 	unsigned int h;
 	u32 heads;
-	int ret;
+	int ret, idx;
 
 	spin_lock_irq(&pvdc->irq_lock);
 	heads = pvdc->resync_heads;
@@ -682,7 +828,7 @@ void pvdc_resync_work(struct work_struct *work)
 			set_bit(h, pvdc->stale_heads);
 	bitmap_fill(pvdc->stale_planes, PVDC_MAX_PLANES);
 	spin_unlock_irq(&pvdc->irq_lock);
-	if (!heads)
+	if (!heads || !drm_dev_enter(drm, &idx))
 		return;
 
 	DRM_MODESET_LOCK_ALL_BEGIN(drm, ctx, 0, ret);
@@ -691,6 +837,7 @@ void pvdc_resync_work(struct work_struct *work)
 	if (ret)
 		drm_err(drm, "resynchronizing heads %#x failed: %d\n",
 			heads, ret);
+	drm_dev_exit(idx);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -13,6 +13,7 @@
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/sched/signal.h>
 
 #include <drm/drm_atomic_helper.h>
 #include <drm/drm_blend.h>
@@ -31,13 +32,6 @@
 #include <drm/drm_vblank.h>
 
 #include "pvdc_drv.h"
-
-/*
- * How long probe waits for the device to latch what a previous driver left
- * armed, or the sanitizing commit: a latch point is at most the longest
- * frame, or the link-up delay, after its doorbell.
- */
-#define PVDC_SANITIZE_TIMEOUT_US	(70 * USEC_PER_SEC)
 
 void pvdc_update_int_enable(struct pvdc_device *pvdc, u32 set, u32 clear)
 {
@@ -157,7 +151,7 @@ static const struct drm_mode_config_funcs pvdc_mode_config_funcs = {
 	.fb_create = drm_gem_fb_create,
 	.mode_valid = drm_vram_helper_mode_valid,
 	.atomic_check = pvdc_atomic_check,
-	.atomic_commit = drm_atomic_helper_commit,
+	.atomic_commit = pvdc_atomic_commit,
 	.atomic_state_alloc = pvdc_atomic_state_alloc,
 	.atomic_state_clear = pvdc_atomic_state_clear,
 	.atomic_state_free = pvdc_atomic_state_free,
@@ -318,14 +312,26 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 	return 0;
 }
 
-/* DONE_SEQ of every head has caught up with ARMED_SEQ. */
+/*
+ * DONE_SEQ of every head has caught up with ARMED_SEQ: what a previous
+ * driver left armed, or the sanitizing commit, has latched.  Interrupts are
+ * not set up yet: the device is polled, and whoever loads the driver can
+ * give up.
+ */
 static int pvdc_wait_idle(struct pvdc_device *pvdc)
 {
 	u32 armed;
+	int ret;
 
-	return readx_poll_timeout(ioread32, pvdc->mmio + PVDC_REG_MULTI_DOORBELL,
-				  armed, !armed, USEC_PER_MSEC,
-				  PVDC_SANITIZE_TIMEOUT_US);
+	ret = read_poll_timeout(ioread32, armed,
+				!armed || fatal_signal_pending(current),
+				USEC_PER_MSEC,
+				PVDC_LATCH_TIMEOUT_MS * USEC_PER_MSEC, false,
+				pvdc->mmio + PVDC_REG_MULTI_DOORBELL);
+	if (!ret && armed)
+		ret = -EINTR;
+
+	return ret;
 }
 
 /* The head plane @p is on, or -1 if it is off. */
@@ -561,10 +567,70 @@ static int pvdc_kms_init(struct pvdc_device *pvdc)
 	return 0;
 }
 
-static int pvdc_irq_init(struct pvdc_device *pvdc, struct pci_dev *pdev)
+/* Interrupt bits @bits (PVDC_INT_*) of every head. */
+static u32 pvdc_irq_heads_mask(struct pvdc_device *pvdc, u32 bits)
 {
 	u32 enable = 0;
 	unsigned int h;
+
+	for (h = 0; h < pvdc->num_heads; h++)
+		enable |= PVDC_INT(h, bits);
+	return enable;
+}
+
+/* What the device raises whatever the heads do. */
+static u32 pvdc_irq_base_mask(struct pvdc_device *pvdc)
+{
+	return pvdc_irq_heads_mask(pvdc, PVDC_INT_COMMIT_DONE |
+				   PVDC_INT_COMMIT_REJECTED | PVDC_INT_HOTPLUG);
+}
+
+/*
+ * For good (unbind), or until resume: the device raises nothing more, what
+ * it raised is acknowledged while the BAR is still mapped, and whatever it
+ * has not reported yet counts as done, so that no waiter, event or pinned
+ * buffer is left.
+ */
+static void pvdc_irq_quiesce(struct pvdc_device *pvdc)
+{
+	spin_lock_irq(&pvdc->irq_lock);
+	WRITE_ONCE(pvdc->quiesced, true);
+	pvdc->int_enable = 0;
+	pvdc_write(pvdc, PVDC_REG_INT_ENABLE, 0);
+	pvdc_write(pvdc, PVDC_REG_INT_STATUS, ~0u);
+	spin_unlock_irq(&pvdc->irq_lock);
+	synchronize_irq(pvdc->irq);
+
+	pvdc_commit_quiesce(pvdc);
+}
+
+/*
+ * The works the interrupt handler schedules, once it schedules no more:
+ * none runs against a device that is unplugged or asleep.
+ */
+static void pvdc_works_cancel(struct pvdc_device *pvdc)
+{
+	cancel_work_sync(&pvdc->hotplug_work);
+	cancel_work_sync(&pvdc->resync_work);
+	flush_work(&pvdc->release_work);
+}
+
+/*
+ * Undoes pvdc_irq_init() on every path: a probe that fails after it, and
+ * unbind (where pvdc_pci_remove() quiesced already).  Devres runs it
+ * before it frees the interrupt, and unmaps the BAR after.
+ */
+static void pvdc_irq_fini(void *arg)
+{
+	struct pvdc_device *pvdc = arg;
+
+	if (!READ_ONCE(pvdc->quiesced))
+		pvdc_irq_quiesce(pvdc);
+	pvdc_works_cancel(pvdc);
+}
+
+static int pvdc_irq_init(struct pvdc_device *pvdc, struct pci_dev *pdev)
+{
 	int ret;
 
 	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_INTX);
@@ -576,12 +642,12 @@ static int pvdc_irq_init(struct pvdc_device *pvdc, struct pci_dev *pdev)
 			       IRQF_SHARED, PVDC_DRIVER_NAME, pvdc);
 	if (ret)
 		return ret;
+	ret = devm_add_action_or_reset(&pdev->dev, pvdc_irq_fini, pvdc);
+	if (ret)
+		return ret;
 
-	for (h = 0; h < pvdc->num_heads; h++)
-		enable |= PVDC_INT(h, PVDC_INT_COMMIT_DONE |
-				   PVDC_INT_COMMIT_REJECTED |
-				   PVDC_INT_HOTPLUG);
-	pvdc_update_int_enable(pvdc, enable, 0);
+	/* Commits, the fbdev client's first, complete by interrupt. */
+	pvdc_update_int_enable(pvdc, pvdc_irq_base_mask(pvdc), 0);
 
 	return 0;
 }
@@ -600,6 +666,7 @@ static void pvdc_heads_init(struct pvdc_device *pvdc)
 		INIT_LIST_HEAD(&head->releases);
 		init_waitqueue_head(&head->wq);
 		spin_lock_init(&head->tl_lock);
+		spin_lock_init(&head->now_lock);
 	}
 }
 
@@ -682,34 +749,20 @@ static int pvdc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 }
 
 /*
- * For good: the device raises nothing more, what it raised is acknowledged
- * while the BAR is still mapped, and whatever it has not reported yet
- * counts as done, so that no waiter, event or pinned buffer is left.
+ * Quiesced first: nothing schedules a work any more, and a work that runs
+ * meanwhile completes in software.  The works are gone before the unplug,
+ * so that none commits to an unplugged device.
  */
-static void pvdc_irq_quiesce(struct pvdc_device *pvdc)
-{
-	spin_lock_irq(&pvdc->irq_lock);
-	WRITE_ONCE(pvdc->quiesced, true);
-	pvdc->int_enable = 0;
-	pvdc_write(pvdc, PVDC_REG_INT_ENABLE, 0);
-	pvdc_write(pvdc, PVDC_REG_INT_STATUS, ~0u);
-	spin_unlock_irq(&pvdc->irq_lock);
-	synchronize_irq(pvdc->irq);
-
-	pvdc_commit_quiesce(pvdc);
-}
-
 static void pvdc_pci_remove(struct pci_dev *pdev)
 {
 	struct drm_device *drm = pci_get_drvdata(pdev);
 	struct pvdc_device *pvdc = to_pvdc(drm);
 
 	pvdc_irq_quiesce(pvdc);
+	pvdc_works_cancel(pvdc);
 	drm_dev_unplug(drm);
 	/* The device is not touched any more: this completes in software. */
 	drm_atomic_helper_shutdown(drm);
-	cancel_work_sync(&pvdc->hotplug_work);
-	cancel_work_sync(&pvdc->resync_work);
 	flush_work(&pvdc->release_work);
 	pvdc_clock_fini(pvdc);
 }
@@ -722,13 +775,28 @@ static void pvdc_pci_shutdown(struct pci_dev *pdev)
 static int pvdc_pm_suspend(struct device *dev)
 {
 	struct drm_device *drm = dev_get_drvdata(dev);
+	struct pvdc_device *pvdc = to_pvdc(drm);
+	u32 hotplug = pvdc_irq_heads_mask(pvdc, PVDC_INT_HOTPLUG);
 	int ret;
 
+	/*
+	 * No hotplug may commit behind the state suspend saves, nor once the
+	 * device sleeps: resume reports what happened meanwhile.
+	 */
+	pvdc_update_int_enable(pvdc, 0, hotplug);
+	synchronize_irq(pvdc->irq);
+	cancel_work_sync(&pvdc->hotplug_work);
 	ret = drm_mode_config_helper_suspend(drm);
-	if (ret)
+	if (ret) {
+		pvdc_update_int_enable(pvdc, hotplug, 0);
+		schedule_work(&pvdc->hotplug_work);
 		return ret;
+	}
+	/* Every head is off: nothing is due, no work may run any more. */
+	pvdc_irq_quiesce(pvdc);
+	pvdc_works_cancel(pvdc);
 	/* A powered-down device has no clock to read. */
-	pvdc_clock_fini(to_pvdc(drm));
+	pvdc_clock_fini(pvdc);
 
 	return 0;
 }
@@ -747,9 +815,15 @@ static int pvdc_pm_resume(struct device *dev)
 	ret = pvdc_sanitize(pvdc);
 	if (ret)
 		return ret;
-	pvdc_update_int_enable(pvdc, 0, 0);
+	spin_lock_irq(&pvdc->irq_lock);
+	WRITE_ONCE(pvdc->quiesced, false);
+	spin_unlock_irq(&pvdc->irq_lock);
+	pvdc_update_int_enable(pvdc, pvdc_irq_base_mask(pvdc), 0);
+	ret = drm_mode_config_helper_resume(drm);
+	/* What the connectors show may have changed while asleep. */
+	schedule_work(&pvdc->hotplug_work);
 
-	return drm_mode_config_helper_resume(drm);
+	return ret;
 }
 
 static DEFINE_SIMPLE_DEV_PM_OPS(pvdc_pm_ops, pvdc_pm_suspend, pvdc_pm_resume);

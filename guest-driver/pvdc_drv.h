@@ -133,7 +133,12 @@ struct pvdc_head {
 	/* pvdc_vblank.c: started and stopped by the interrupt handler. */
 	spinlock_t tl_lock;		/* protects tl */
 	struct pvdc_timeline tl;
-	/* Device time the interrupt handler stands at, 0 outside it. */
+	/*
+	 * Device time the core's vblank calls stand at, 0 outside them: the
+	 * interrupt handler's, or a commit completing its event without the
+	 * device.  Set under now_lock, read locklessly by the callbacks.
+	 */
+	spinlock_t now_lock;
 	u64 irq_now;
 	/* Device time of the vblank the last commit event carried. */
 	u64 stamped;
@@ -337,6 +342,16 @@ static inline unsigned int pvdc_planes_per_head(struct pvdc_device *pvdc)
 	return pvdc->num_overlays + 2;
 }
 
+/*
+ * The longest a waiter waits for the device to latch a commit: an enable
+ * latches the device's link-up delay (x-link-up-delay-ms, at most 60 s)
+ * after its doorbell, anything else at the head's next vblank, and the
+ * driver's modes have frames of at most a second (pvdc_crtc.c).  A device
+ * that has not latched by then is wedged: the waiter gets an error, the
+ * commit still completes when the device latches it.
+ */
+#define PVDC_LATCH_TIMEOUT_MS	(70 * MSEC_PER_SEC)
+
 /* Sequence numbers wrap: @a is at or after @b. */
 static inline bool pvdc_seq_reached(u32 a, u32 b)
 {
@@ -356,6 +371,8 @@ enum drm_mode_status pvdc_mode_check(struct pvdc_device *pvdc,
 u32 pvdc_crtc_cursor_bandwidth(struct pvdc_device *pvdc);
 
 /* pvdc_commit.c */
+int pvdc_atomic_commit(struct drm_device *drm, struct drm_atomic_state *state,
+		       bool nonblock);
 struct drm_atomic_state *pvdc_atomic_state_alloc(struct drm_device *drm);
 void pvdc_atomic_state_clear(struct drm_atomic_state *state);
 void pvdc_atomic_state_free(struct drm_atomic_state *state);

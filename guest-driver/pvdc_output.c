@@ -173,8 +173,12 @@ void pvdc_hotplug_work(struct work_struct *work)
 {
 	struct pvdc_device *pvdc = container_of(work, struct pvdc_device,
 						hotplug_work);
+	int idx;
 
+	if (!drm_dev_enter(&pvdc->drm, &idx))
+		return;
 	drm_kms_helper_hotplug_event(&pvdc->drm);
+	drm_dev_exit(idx);
 }
 
 int pvdc_output_create_properties(struct pvdc_device *pvdc)

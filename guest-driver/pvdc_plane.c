@@ -499,18 +499,52 @@ static void pvdc_plane_atomic_update(struct drm_plane *plane,
  * Legacy cursor updates (SETCURSOR, MOVECURSOR, and atomic commits that
  * only touch the cursor plane as the legacy helpers issue them) do not
  * wait for a vblank: they amend whatever waits for the next one.  The old
- * framebuffer stays pinned until the device has latched the new one.
+ * framebuffer stays pinned until the device has latched the new one: the
+ * update takes a pin and a reference of it when it is prepared, since a
+ * check may be of a commit that never happens.
  */
+static int pvdc_plane_prepare_fb(struct drm_plane *plane,
+				 struct drm_plane_state *new_state)
+{
+	struct drm_framebuffer *old_fb = plane->state->fb;
+	struct pvdc_plane_state *ps = to_pvdc_plane_state(new_state);
+	struct pvdc_release *rel;
+	int ret;
+
+	ret = drm_gem_vram_plane_helper_prepare_fb(plane, new_state);
+	if (ret || !new_state->state->async_update || !old_fb ||
+	    old_fb == new_state->fb)
+		return ret;
+
+	rel = kzalloc(sizeof(*rel), GFP_KERNEL);
+	if (!rel) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	ret = drm_gem_vram_pin(drm_gem_vram_of_gem(old_fb->obj[0]), 0);
+	if (ret) {
+		kfree(rel);
+		goto err;
+	}
+	drm_framebuffer_get(old_fb);
+	rel->fb = old_fb;
+	ps->release = rel;
+
+	return 0;
+
+err:
+	/* The core cleans up only the planes it prepared. */
+	drm_gem_vram_plane_helper_cleanup_fb(plane, new_state);
+	return ret;
+}
+
 static int pvdc_plane_atomic_async_check(struct drm_plane *plane,
 					 struct drm_atomic_state *state)
 {
 	struct drm_plane_state *new_state =
 		drm_atomic_get_new_plane_state(state, plane);
-	struct drm_framebuffer *old_fb = plane->state->fb;
 	struct pvdc_plane_state *ps = to_pvdc_plane_state(new_state);
 	struct drm_crtc_state *crtc_state;
-	struct pvdc_release *rel;
-	int ret;
 
 	if (to_pvdc_plane(plane)->type != PVDC_PLANE_TYPE_CURSOR ||
 	    pvdc_global_in_state(state))
@@ -522,20 +556,6 @@ static int pvdc_plane_atomic_async_check(struct drm_plane *plane,
 	if (ps->enabled && ps->regs[PVDC_REG_INDEX(PVDC_PS_HEAD)] !=
 	    to_pvdc_plane_state(plane->state)->regs[PVDC_REG_INDEX(PVDC_PS_HEAD)])
 		return -EINVAL;
-	if (!old_fb || old_fb == new_state->fb)
-		return 0;
-
-	rel = kzalloc(sizeof(*rel), GFP_KERNEL);
-	if (!rel)
-		return -ENOMEM;
-	ret = drm_gem_vram_pin(drm_gem_vram_of_gem(old_fb->obj[0]), 0);
-	if (ret) {
-		kfree(rel);
-		return ret;
-	}
-	drm_framebuffer_get(old_fb);
-	rel->fb = old_fb;
-	ps->release = rel;
 
 	return 0;
 }
@@ -608,7 +628,8 @@ static const struct drm_plane_funcs pvdc_plane_funcs = {
 };
 
 static const struct drm_plane_helper_funcs pvdc_plane_helper_funcs = {
-	DRM_GEM_VRAM_PLANE_HELPER_FUNCS,
+	.prepare_fb = pvdc_plane_prepare_fb,
+	.cleanup_fb = drm_gem_vram_plane_helper_cleanup_fb,
 	.atomic_check = pvdc_plane_atomic_check,
 	.atomic_update = pvdc_plane_atomic_update,
 	.atomic_disable = pvdc_plane_atomic_update,

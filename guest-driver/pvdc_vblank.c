@@ -491,8 +491,10 @@ static u64 pvdc_head_next_step(struct pvdc_head *head, u64 now)
 void pvdc_head_vblank(struct pvdc_head *head)
 {
 	u64 now = pvdc_head_irq_now(head), step;
+	unsigned long flags;
 	unsigned int i;
 
+	spin_lock_irqsave(&head->now_lock, flags);
 	for (i = 0; i < PVDC_VBLANK_REPLAY; i++) {
 		step = pvdc_head_next_step(head, now);
 		if (!step)
@@ -507,6 +509,7 @@ void pvdc_head_vblank(struct pvdc_head *head)
 		drm_crtc_handle_vblank(&head->crtc);
 	}
 	WRITE_ONCE(head->irq_now, 0);
+	spin_unlock_irqrestore(&head->now_lock, flags);
 
 	if (READ_ONCE(head->crc_enabled))
 		pvdc_crc_vblank(head);
@@ -602,9 +605,11 @@ u64 pvdc_head_send_event(struct pvdc_head *head,
 {
 	struct drm_crtc *crtc = &head->crtc;
 	struct drm_device *drm = crtc->dev;
-	unsigned long flags;
+	unsigned long flags, now_flags;
 	u64 stamp = latched;
 
+	/* From the interrupt handler, or a commit done without the device. */
+	spin_lock_irqsave(&head->now_lock, now_flags);
 	WRITE_ONCE(head->irq_now, latched ? latched : pvdc_head_irq_now(head));
 	/* Once off, the core's counter is the one drm_crtc_vblank_off() saved. */
 	if (pvdc_timeline_on(head)) {
@@ -617,6 +622,7 @@ u64 pvdc_head_send_event(struct pvdc_head *head,
 	drm_crtc_send_vblank_event(crtc, event);
 	spin_unlock_irqrestore(&drm->event_lock, flags);
 	WRITE_ONCE(head->irq_now, 0);
+	spin_unlock_irqrestore(&head->now_lock, now_flags);
 
 	return stamp;
 }

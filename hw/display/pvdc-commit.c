@@ -841,6 +841,10 @@ bool pvdc_next_latch(PVDCState *s, int64_t *when)
     bool found = false;
     unsigned int h;
 
+    /* x-stall: armed commits wait, their latch point stays where it was. */
+    if (s->stalled) {
+        return false;
+    }
     for (h = 0; h < s->conf.num_heads; h++) {
         if (s->heads[h].is_armed &&
             (!found || s->heads[h].latch_ns < *when)) {

@@ -729,9 +729,34 @@ static const Property pvdc_properties[] = {
     DEFINE_PROP_BOOL("host-cursor", PVDCState, host_cursor, false),
 };
 
+static bool pvdc_get_stall(Object *obj, Error **errp)
+{
+    return PVDC(obj)->stalled;
+}
+
+static void pvdc_set_stall(Object *obj, bool value, Error **errp)
+{
+    PVDCState *s = PVDC(obj);
+
+    s->stalled = value;
+    /*
+     * The timer catches up with the latch points passed while stalled, as
+     * with any it runs late for, and its callback guards the interrupt.
+     */
+    if (pvdc_alive(s)) {
+        timer_mod(s->timer, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    }
+}
+
 static void pvdc_instance_init(Object *obj)
 {
     PVDCState *s = PVDC(obj);
+
+    object_property_add_bool(obj, "x-stall", pvdc_get_stall, pvdc_set_stall);
+    object_property_set_description(obj, "x-stall",
+                                    "while true, armed commits never reach "
+                                    "their latch point (test knob, "
+                                    "settable at run time)");
 
     object_property_add_uint64_ptr(obj, "x-timer-callbacks",
                                    &s->timer_callbacks, OBJ_PROP_FLAG_READ);

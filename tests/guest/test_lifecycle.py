@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The driver across the device's life: what a previous driver left on,
 a commit the device refuses behind the driver's back, unbinding with page
-flips in flight, and suspend to RAM.
+flips in flight, suspend to RAM, and a device that stops latching
+(x-stall).
 
 One boot of a two-head pvdc on q35 with S3 enabled, interrupts through
 INTx (pci=nomsi: a shared, level-triggered line is what an unbind must not
@@ -11,6 +12,7 @@ device through QMP: its statistics, screendumps, the SUSPEND and WAKEUP
 events, and every register read of the driver (QEMU's trace).
 """
 
+import errno
 import os
 import re
 import sys
@@ -18,6 +20,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pvdc_harness import (GuestError, MmioReads,  # noqa: E402
                           register_constants, run_suite)
+from pvdc_paths import ROOT  # noqa: E402
 
 HEADS = 2
 DEVICE = f"pvdc,id=pvdc0,heads={HEADS}"
@@ -135,6 +138,100 @@ def unbind_with_flips_in_flight(tap, vm):
             raise AssertionError(out)
     tap.case("unbind with flips in flight completes them and leaves the "
              "line quiet; bind again", check)
+
+
+def latch_timeout_s():
+    """How long the driver waits for a latch before it gives up
+    (PVDC_LATCH_TIMEOUT_MS in the driver's header)."""
+    with open(os.path.join(ROOT, "guest-driver/pvdc_drv.h")) as f:
+        m = re.search(r"#define PVDC_LATCH_TIMEOUT_MS\s+\((\d+) \* "
+                      r"MSEC_PER_SEC\)", f.read())
+    return int(m.group(1))
+
+
+def stalled_commit(vm):
+    """pvdc-stall blocked in a blocking commit on a stalled device: it
+    turned a head on, the device was stalled, and it rang the commit that
+    turns the head off.  Another process holds the card open, so that
+    pvdc-stall closing it is not the last close, which gives the console
+    its heads back with a commit of its own (and waits for the stalled
+    one).  Returns both logs; the device stays stalled."""
+    loaded(vm)
+    log = vm.start_background("pvdc-stall -w", r"^# ready")
+    holder = vm.start_background("sleep 100000 3<>/dev/dri/card0")
+    vm.qom_set("x-stall", True)
+    vm.check(f"kill -USR1 $(cat {log}.pid)")
+    vm.wait_for_output(log, r"^# committing")
+    return log, holder
+
+
+def stalled_commit_is_killable(tap, vm):
+    """SIGKILL ends a process blocked in a commit that the device never
+    latches (x-stall); once the device latches again, so does the driver."""
+    def check():
+        log, holder = stalled_commit(vm)
+        pid = f"$(cat {log}.pid)"
+        try:
+            # In the kernel, in the commit: asleep (D), not running.
+            if not vm.poll(f"grep -q '^[0-9]* ([^)]*) D ' /proc/{pid}/stat",
+                           30):
+                raise AssertionError("pvdc-stall never blocked:\n" +
+                                     vm.run(f"cat {log}")[1])
+            vm.check(f"kill -KILL {pid}")
+            # Well inside the driver's own bound: the kill ended it.
+            gone = vm.poll(f"! kill -0 {pid} 2>/dev/null",
+                           latch_timeout_s() / 4)
+        finally:
+            vm.qom_set("x-stall", False)
+            vm.stop_background(holder)
+        if not gone:
+            raise AssertionError("SIGKILL did not end a process blocked in "
+                                 "a commit on a stalled device")
+        out = vm.run(f"cat {log}")[1]
+        if "commit " in out.replace("# committing", ""):
+            raise AssertionError(f"the commit returned before the kill:\n"
+                                 f"{out}")
+        out = vm.check("pvdc-stall")
+        if not re.search(r"^commit 0 after", out, re.M):
+            raise AssertionError(f"no commit after the stall ended:\n{out}")
+    tap.case("a process blocked in a commit on a stalled device dies of "
+             "SIGKILL, and commits work again once the device latches",
+             check)
+
+
+def stalled_commit_times_out(tap, vm):
+    """A blocking commit on a device that latches nothing (x-stall) returns
+    ETIMEDOUT once the driver's bound has passed, not before and not much
+    after; the commit itself is applied when the device latches again."""
+    def check():
+        bound = latch_timeout_s()
+        log, holder = stalled_commit(vm)
+        applied = vm.qom_get("x-commits-applied")
+        try:
+            try:
+                out = vm.wait_for_output(log, r"^commit ", bound * 2)
+            finally:
+                vm.qom_set("x-stall", False)
+                vm.stop_background(holder)
+            m = re.search(r"^commit (-?\d+) after ([0-9.]+) s", out, re.M)
+            print(f"# {m.group(0) if m else out}")
+            if not m or int(m.group(1)) != -errno.ETIMEDOUT:
+                raise AssertionError(f"expected -ETIMEDOUT:\n{out}")
+            waited = float(m.group(2))
+            if not bound <= waited <= bound * 1.5:
+                raise AssertionError(f"gave up after {waited} s, the "
+                                     f"driver's bound is {bound} s")
+            # pvdc-stall holds the device: only its commit can latch now.
+            vm.wait_until("the stalled commit is applied",
+                          lambda: vm.qom_get("x-commits-applied") > applied)
+        finally:
+            vm.stop_background(log)
+        out = vm.check("pvdc-stall")
+        if not re.search(r"^commit 0 after", out, re.M):
+            raise AssertionError(f"no commit after the stall ended:\n{out}")
+    tap.case("a blocking commit on a stalled device fails with ETIMEDOUT "
+             "at the driver's bound, and is applied once the device latches",
+             check)
 
 
 def screens(vm):
@@ -266,6 +363,8 @@ def cases(tap, vm):
     else:
         tap.skip("suspend to RAM and resume restore every head's pixels",
                  f"the {vm.kernel.name} kernel has no suspend to RAM")
+    stalled_commit_is_killable(tap, vm)
+    stalled_commit_times_out(tap, vm)
     # Last: it leaves the one warning the kernel log may have.
     refused_commit_resyncs(tap, vm)
 

@@ -445,6 +445,14 @@ static inline void qom_set_uint(QTestState *qts, const char *prop,
                              PRIu64 " } }", PVDC_QOM_PATH, prop, value);
 }
 
+static inline void qom_set_bool(QTestState *qts, const char *prop,
+                                bool value)
+{
+    qtest_qmp_assert_success(qts, "{ 'execute': 'qom-set', 'arguments': "
+                             "{ 'path': %s, 'property': %s, 'value': %i } }",
+                             PVDC_QOM_PATH, prop, value);
+}
+
 /*
  * Console @head as a QMP screendump shows it, 0x00RRGGBB per pixel, of
  * @width x @height pixels (NULLs: only compose it, through the console).

@@ -1863,6 +1863,38 @@ static void test_link_up_delay_is_respected(void)
     pvdc_test_stop(&t);
 }
 
+static void test_stalled_device_latches_nothing_until_released(void)
+{
+    const uint64_t p0 = period_ns(CLOCK_1MS);
+    uint32_t count;
+    int64_t t0;
+    PVDCTest t;
+
+    pvdc_test_start(&t, NULL);
+    step_to(&t, 1000);
+    t0 = enable_head(&t, 0, CLOCK_1MS);
+    qom_set_bool(t.qts, "x-stall", true);
+    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x00abcdef);
+    doorbell(&t, 0);
+    count = head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT);
+
+    /* Armed, and never latched; vblanks go on. */
+    step_to(&t, t0 + 10 * p0 + p0 / 2);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
+    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==, 0);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, count + 10);
+
+    /* Released, it latches what fell due. */
+    qom_set_bool(t.qts, "x-stall", false);
+    step_next(&t);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 0);
+    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+                    0x00abcdef);
+    pvdc_test_stop(&t);
+}
+
 static void test_disabled_head_commit_latches_at_once(void)
 {
     PVDCTest t;
@@ -2987,6 +3019,9 @@ int main(int argc, char **argv)
                    test_timings_change_only_through_disable_enable);
     qtest_add_func("/pvdc/modeset/link-up-delay-is-respected",
                    test_link_up_delay_is_respected);
+    qtest_add_func("/pvdc/modeset/stalled-device-latches-nothing-until"
+                   "-released",
+                   test_stalled_device_latches_nothing_until_released);
 
     qtest_add_func("/pvdc/routing/connector-claimed-twice-in-a-group"
                    "-is-rejected-by-the-lower-head",

@@ -220,6 +220,8 @@ struct PVDCState {
     uint32_t xres;
     uint32_t yres;
     bool host_cursor;
+    /* x-stall, a test knob settable at run time; not migrated */
+    bool stalled;
 
     /* derived at realize */
     uint32_t num_planes;
