@@ -62,8 +62,9 @@ PACKAGES=(
     # the DKMS package (scripts/build-deb.sh) and the stock Debian guest's
     # root filesystem (scripts/build-rootfs.sh)
     debhelper dh-dkms debootstrap e2fsprogs
-    # libvirt test (tests/libvirt: the test starts its own daemon)
-    libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
+    # libvirt test (tests/libvirt: the test starts its own daemon, and
+    # makes a domain with virt-install)
+    libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients virtinst
     # scripts/fuzz.sh: QEMU's generic-fuzz needs clang and libFuzzer
     clang-14 libclang-rt-14-dev
 )
