@@ -1,21 +1,26 @@
 #!/bin/bash
-# Build qemu-system-x86_64 with pvdc grafted in, plus the pvdc qtest.
+# Build qemu-system-x86_64 with pvdc grafted in, plus the pvdc qtests:
+# QEMU's default device set, Debian's firmware on its firmware path.
 #
 #   scripts/build-qemu.sh [--asan | --fuzz] [--stamp FILE]
 #
+# --asan builds the qtests' QEMU with AddressSanitizer and UBSan, with
+# only the devices they use (build/qemu-asan).
 # --fuzz builds qemu-fuzz-x86_64 (libFuzzer, clang, ASan) for
 # scripts/fuzz.sh, in a third build directory (build/qemu-fuzz).
 #
 # The QEMU tree and its build directory live in the cache, keyed by the QEMU
 # version and the configure options, and are reused by every clone: grafting
 # rewrites only the files whose content changed, so touching one device file
-# recompiles that file alone.  build/qemu (or build/qemu-asan) points at it.
+# recompiles that file alone; ccache (its cache in the same folder) keeps a
+# new key cheap.  build/qemu (or build/qemu-asan) points at it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 help_and_exit_if_asked "$@"
 
 variant=qemu
 extra_cfg=()
+cc=(--cc=/usr/lib/ccache/gcc --cxx=/usr/lib/ccache/g++)
 targets=(qemu-system-x86_64 tests/qtest/pvdc-test tests/qtest/pvdc-model-test
          tests/qtest/pvdc-compose-test tests/qtest/pvdc-hostile-test
          tests/qtest/pvdc-migration-test tests/qtest/pvdc-lifetime-test)
@@ -29,7 +34,8 @@ while [ $# -gt 0 ]; do
     --fuzz)
         variant=qemu-fuzz
         command -v clang-14 >/dev/null || die "clang-14 missing: run scripts/setup-host.sh"
-        extra_cfg=(--cc=clang-14 --cxx=clang++-14 --enable-fuzzing --enable-asan)
+        cc=(--cc=/usr/lib/ccache/clang-14 --cxx=/usr/lib/ccache/clang++-14)
+        extra_cfg=(--enable-fuzzing --enable-asan)
         targets=(qemu-fuzz-x86_64)
         ;;
     --stamp)
@@ -46,12 +52,40 @@ done
 src=$("$PVDC_ROOT/scripts/fetch-qemu.sh")
 qemu_version=$(basename "$src" | sed 's/^qemu-//')
 
+# Where QEMU looks for firmware and option ROMs, as Debian's qemu-system-x86
+# is configured: qemu-system-data's blobs (linuxboot, kvmvapic, multiboot,
+# pvh), SeaBIOS and its VGA BIOSes, iPXE's ROMs for the NICs.  The +ds source
+# has none of them; OVMF is found by path (-bios, pflash or libvirt's
+# firmware descriptors in /usr/share/qemu/firmware).
+firmware=(/usr/share/qemu /usr/share/seabios /usr/lib/ipxe/qemu)
 cfg=(--python=/usr/bin/python3 --target-list=x86_64-softmmu
-     --without-default-features --without-default-devices
-     --with-devices-x86_64=pvdc
+     --without-default-features
      --enable-tcg --enable-kvm --enable-pixman --enable-vnc --enable-png
      --disable-docs --disable-install-blobs --disable-werror
-     "${extra_cfg[@]}")
+     "--firmwarepath=$(IFS=:; echo "${firmware[*]}")")
+case $variant in
+qemu)
+    # QEMU's default device set for x86_64, as a distribution ships it (pvdc
+    # is selected by its Kconfig default like the other PCI display
+    # devices), with the host features its useful devices and libvirt's
+    # defaults need: user networking, TPM, vhost, seccomp, Linux AIO and
+    # io_uring, SPICE USB redirection, PulseAudio and ALSA for HDA/ICH9
+    # sound, zstd.  Each is enabled by name: configure fails if its
+    # development package (scripts/setup-host.sh) is missing rather than
+    # quietly building a QEMU without it.
+    cfg+=(--enable-slirp --enable-tpm
+          --enable-vhost-net --enable-vhost-kernel --enable-vhost-user
+          --enable-seccomp --enable-linux-aio --enable-linux-io-uring
+          --enable-usb-redir --enable-pa --enable-alsa --enable-zstd)
+    ;;
+qemu-asan | qemu-fuzz)
+    # The sanitizer and fuzzing builds only run the pvdc qtests and
+    # generic-fuzz on pvdc: q35, pvdc and its PCIe ports
+    # (configs/devices/x86_64-softmmu/pvdc.mak) are all they need, and
+    # instrumented code compiles about twice as slowly.
+    cfg+=(--without-default-devices --with-devices-x86_64=pvdc)
+    ;;
+esac
 # The user interfaces people run pvdc with: a GTK or SDL window (with
 # OpenGL), SPICE (virt-manager's default), VNC, and the D-Bus display
 # (GNOME Boxes, qemu-display).  Their development packages come from
@@ -62,6 +96,9 @@ if [ "$variant" != qemu-fuzz ]; then
           --enable-spice --enable-spice-protocol
           --enable-gio --enable-dbus-display)
 fi
+# ccache through its compiler links: configure hands the compiler to meson
+# in a cross file, where meson adds no ccache of its own.
+cfg+=("${cc[@]}" "${extra_cfg[@]}")
 
 key=$(printf '%s\n' "$qemu_version" "${cfg[@]}" | sha256sum | cut -c1-12)
 work=$PVDC_CACHE/$variant-$qemu_version-$key
@@ -75,6 +112,12 @@ if [ ! -f "$work/.src-ready" ]; then
     cp -a "$src" "$work/src"
     touch "$work/.src-ready"
 fi
+
+# One compiler cache for every build directory: paths under the build's own
+# folder are hashed relative to it, so that a new cache key (a QEMU update,
+# a configure option) recompiles only what really changed.
+export CCACHE_DIR=$PVDC_CACHE/ccache CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=true
+mkdir -p "$CCACHE_DIR"
 
 stage "grafting pvdc into the QEMU tree"
 /usr/bin/python3 "$PVDC_ROOT/scripts/graft-qemu.py" "$work/src"
@@ -91,13 +134,13 @@ fi
 
 run_ninja "QEMU ($variant)" "$work/build" "${targets[@]}"
 
-# The +ds source has no firmware blobs: QEMU run from its build directory
-# finds Debian's SeaBIOS and option ROMs here instead of needing -L.
-for blob in /usr/share/seabios/bios-256k.bin /usr/share/qemu/linuxboot_dma.bin \
-            /usr/share/qemu/kvmvapic.bin; do
-    [ -f "$blob" ] || die "$blob missing: run scripts/setup-host.sh"
-    mkdir -p "$work/build/qemu-bundle/usr/local/share/qemu"
-    ln -sf "$blob" "$work/build/qemu-bundle/usr/local/share/qemu/$(basename "$blob")"
+# QEMU run from its build directory looks for every data directory inside
+# qemu-bundle, the firmware path too: link each there, so that it finds the
+# same firmware as an installed QEMU (scripts/install.sh) without -L.
+for dir in "${firmware[@]}"; do
+    [ -d "$dir" ] || die "$dir missing: run scripts/setup-host.sh"
+    mkdir -p "$work/build/qemu-bundle$(dirname "$dir")"
+    ln -sfn "$dir" "$work/build/qemu-bundle$dir"
 done
 mkdir -p "$PVDC_BUILD"
 ln -sfn "$work/build" "$PVDC_BUILD/$variant"

@@ -117,8 +117,10 @@ SERIES = [
                              anchor="virtio-gpu\n")]),
 ]
 
-# Grafted for the project's own minimal QEMU build, never part of the
-# series: upstream builds pvdc through its Kconfig default.
+# Grafted for the project's sanitizer and fuzzing builds, which need few
+# devices (scripts/build-qemu.sh --asan, --fuzz); never part of the series:
+# upstream, like the project's main build, gets pvdc from its Kconfig
+# default.
 BUILD_ONLY = ["configs/devices/x86_64-softmmu/pvdc.mak"]
 
 BEGIN = "# pvdc graft begin (scripts/graft-qemu.py)\n"

@@ -27,10 +27,15 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 '
 
 PACKAGES=(
-    # QEMU build
+    # QEMU build (ccache: scripts/build-qemu.sh compiles through it)
     build-essential pkg-config ninja-build flex bison python3-venv
     libglib2.0-dev libpixman-1-dev libfdt-dev libpng-dev zlib1g-dev
-    dpkg-dev xz-utils
+    dpkg-dev xz-utils ccache
+    # what QEMU's default devices need of the host: user networking, Linux
+    # AIO and io_uring, seccomp, SPICE USB redirection, sound, zstd; swtpm
+    # is the TPM emulator QEMU's tpm-tis and tpm-crb talk to
+    libslirp-dev libaio-dev liburing-dev libseccomp-dev libusbredirparser-dev
+    libpulse-dev libasound2-dev libzstd-dev swtpm swtpm-tools
     # QEMU's user interfaces: GTK and SDL windows with OpenGL, SPICE, the
     # D-Bus display (VNC needs nothing more)
     libgtk-3-dev libepoxy-dev libgbm-dev libsdl2-dev
@@ -43,8 +48,10 @@ PACKAGES=(
     xvfb x11-utils xdotool libgl1-mesa-dri libegl-mesa0
     # Debian's own QEMU: the libvirt test's QEMU without pvdc
     qemu-system-x86
-    # firmware for the q35 guest (the +ds source tree has none)
-    seabios qemu-system-data
+    # firmware and option ROMs the project's QEMU finds on its firmware path
+    # (the +ds source tree has none): SeaBIOS and its VGA BIOSes, iPXE's NIC
+    # ROMs, qemu-system-data's blobs, and OVMF for UEFI guests
+    seabios ipxe-qemu qemu-system-data ovmf
     # guest image
     busybox-static cpio kmod libdrm-dev libdrm-tests
     # debug guest kernel (scripts/build-debug-kernel.sh; objtool needs libelf)
@@ -55,8 +62,9 @@ PACKAGES=(
     # the DKMS package (scripts/build-deb.sh) and the stock Debian guest's
     # root filesystem (scripts/build-rootfs.sh)
     debhelper dh-dkms debootstrap e2fsprogs
-    # libvirt test (tests/libvirt: the test starts its own daemon)
-    libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients
+    # libvirt test (tests/libvirt: the test starts its own daemon, and
+    # makes a domain with virt-install)
+    libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients virtinst
     # scripts/fuzz.sh: QEMU's generic-fuzz needs clang and libFuzzer
     clang-14 libclang-rt-14-dev
 )

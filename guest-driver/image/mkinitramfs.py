@@ -21,8 +21,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # loaded by init after them (it is not in the kernel's module tree).
 BOOT_MODULES = ["drm", "drm_kms_helper", "ttm", "drm_ttm_helper",
                 "drm_vram_helper"]
-# Available in the image for the side-by-side comparisons, not loaded.
-EXTRA_MODULES = ["bochs", "virtio-gpu"]
+# Available in the image, not loaded: the peers for the side-by-side
+# comparisons, and the drivers of the devices a normal VM has beside pvdc
+# (virtio disk and network, a USB tablet on xHCI and the event interface
+# that reads it; tests/guest/test_machine.py).
+EXTRA_MODULES = ["bochs", "virtio-gpu", "virtio_blk", "virtio_net",
+                 "xhci-pci", "usbhid", "hid-generic", "evdev"]
 
 LIBDRM_CLIENTS = ["/usr/bin/modetest", "/usr/bin/proptest",
                   "/usr/bin/vbltest", "/usr/bin/modeprint"]

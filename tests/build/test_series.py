@@ -34,9 +34,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from pvdc_tap import Tap  # noqa: E402
 from pvdc_paths import BUILD, CACHE, ROOT  # noqa: E402
 
-# The project's minimal QEMU (scripts/build-qemu.sh), with git's default
-# for a checkout (-Werror) and the manual.  The device list is written per
-# commit: pvdc only once the series has its Kconfig symbol.
+# A minimal QEMU (q35, and pvdc once the series has its Kconfig symbol:
+# the device list is written per commit), with git's default for a
+# checkout (-Werror) and the manual.  Every commit is built, so the device
+# set is kept small; the project's own build (scripts/build-qemu.sh) has
+# QEMU's default device set, where pvdc comes from its Kconfig default.
 CONFIGURE = ["--python=/usr/bin/python3", "--target-list=x86_64-softmmu",
              "--without-default-features", "--without-default-devices",
              "--with-devices-x86_64=pvdc-series", "--enable-tcg",

@@ -213,7 +213,8 @@ class GuestVM:
 
     def __init__(self, devices=None, append="", memory=None,
                  qemu=None, extra_args=None, boot_timeout=BOOT_TIMEOUT,
-                 display=None, kernel=None):
+                 display=None, kernel=None, machine="q35"):
+        self.machine = machine
         self.devices = devices if devices is not None else \
             ["-device", "pvdc,id=pvdc0"]
         self.append = append
@@ -249,7 +250,8 @@ class GuestVM:
                            "loglevel=4 " + self.append]
 
     def command_line(self):
-        return [self.qemu, "-M", "q35", "-m", self.memory, "-nodefaults",
+        return [self.qemu, "-M", self.machine, "-m", self.memory,
+                "-nodefaults",
                 "-no-reboot", "-vga", "none", *self.display,
                 *self.boot_args(),
                 "-serial", "stdio", "-monitor", "none",

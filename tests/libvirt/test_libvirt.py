@@ -18,7 +18,11 @@ chose, untainted; the guest boots and the driver binds; "virsh screenshot
 --screen 0" and "--screen 1" show each head's own picture (pvdc-modeset's
 colour bars, shifted by the head's number); SPICE shows both heads too.
 Invalid values and a QEMU without pvdc are refused at define time with
-libvirt's usual errors.
+libvirt's usual errors.  Then a domain that virt-install writes with its
+defaults for a Debian guest and --video pvdc (q35, xHCI and a USB tablet,
+a virtio NIC, SPICE with USB redirection, ICH9 sound, virtio balloon and
+RNG) defines, starts on the project's QEMU, boots, and "virsh screenshot"
+shows pvdc's picture.
 
 Every step has a timeout.  When the daemon cannot run on this machine the
 test says why and reports SKIP, never a pass.
@@ -430,6 +434,58 @@ class Domain:
             pass
 
 
+class VirtInstallDomain(Domain):
+    """A domain as virt-install writes it with its defaults for a Debian
+    guest and --video pvdc: q35, xHCI and the USB tablet, a virtio NIC,
+    SPICE with its channel and USB redirection, ICH9 sound, the guest
+    agent's channel, virtio balloon and RNG.  It boots the test guest from
+    a kernel and initramfs, its serial console on a unix socket."""
+
+    # Debian 12 came after the osinfo-db that Debian 12 ships: its newest
+    # Debian is 11, whose defaults virt-install then applies.
+    OSINFO = "debian11"
+
+    def __init__(self, daemon, tmp, name="pvdc-virt-install"):
+        super().__init__(daemon, tmp, name)
+        self.guest_dir = os.path.join(tmp, "virt-install")
+        self.serial_path = os.path.join(self.guest_dir, "serial.sock")
+        self.serial = SerialGuest(self.serial_path)
+
+    def write_xml(self, emulator=None, model=None):
+        os.makedirs(self.guest_dir, exist_ok=True)
+        os.chown(self.guest_dir, self.daemon.qemu_uid, self.daemon.qemu_uid)
+        kver = open(artefact("kernel-version")).read().strip()
+        boot = {}
+        for what, src in [
+                ("kernel", os.path.join(os.path.realpath(artefact("kernel")),
+                                        f"boot/vmlinuz-{kver}")),
+                ("initrd", os.environ.get("PVDC_INITRAMFS") or
+                 artefact("meson/initramfs.gz"))]:
+            boot[what] = os.path.join(self.guest_dir, what)
+            shutil.copyfile(src, boot[what])
+            os.chmod(boot[what], 0o644)
+        p = run(["virt-install", "--connect", self.daemon.uri,
+                 "--print-xml", "--name", self.name,
+                 "--osinfo", self.OSINFO, "--memory", "1024",
+                 "--virt-type", "qemu", "--import",
+                 "--video", "pvdc",
+                 # virt-install finds a disk's path through libvirt's
+                 # storage driver, and a network's through its network
+                 # driver, which this daemon is built without:
+                 # tests/guest/test_machine.py has the virtio disk, and
+                 # user networking is virt-install's own fallback.
+                 "--disk", "none", "--network", "user",
+                 "--boot", f"kernel={boot['kernel']},"
+                           f"initrd={boot['initrd']},"
+                           "kernel_args=\"console=ttyS0 panic=-1\"",
+                 "--serial", f"unix,path={self.serial_path},mode=bind",
+                 "--xml", f"./devices/emulator={emulator or self.daemon.qemu}",
+                 "--noautoconsole"], VIRSH_TIMEOUT, env=self.daemon.env)
+        with open(self.xml_path, "w") as f:
+            f.write(p.stdout)
+        return self.xml_path
+
+
 # -- cases -------------------------------------------------------------------
 
 def video_models(daemon, emulator):
@@ -679,6 +735,43 @@ def spice_shows_every_head(dom):
             raise AssertionError(f"SPICE display {head} shows head {shown}")
 
 
+def virt_install_cases(tap, dom, tmp):
+    """virt-install's domain defines, starts with all its devices on the
+    project's QEMU, boots, and virsh screenshot shows pvdc's picture."""
+    failed = tap.failed
+    tap.case("virt-install's domain for a Debian guest with --video pvdc "
+             "is defined", dom.define)
+    if tap.failed == failed:
+        tap.case("virt-install's domain starts", dom.start)
+    else:
+        tap.skip("virt-install's domain starts", "it is not defined")
+    steps = [("virt-install's guest boots", guest_boots, dom),
+             ("the pvdc driver binds in virt-install's guest",
+              pvdc_driver_binds, dom),
+             ("pvdc-modeset lights virt-install's pvdc", light_heads, dom),
+             ("virsh screenshot shows virt-install's pvdc head 0",
+              screenshot_shows_head, dom, tmp, 0)]
+    for case in steps:
+        if tap.failed > failed:
+            tap.skip(case[0], "an earlier step failed")
+            continue
+        tap.case(*case)
+    if tap.failed > failed:
+        for line in dom.qemu_log().splitlines()[-15:]:
+            print(f"# | {line}")
+    tap.case("virt-install's domain is destroyed and undefined",
+             dom.destroy_and_undefine)
+
+
+VIRT_INSTALL_CASES = [
+    "virt-install's domain for a Debian guest with --video pvdc is defined",
+    "virt-install's domain starts", "virt-install's guest boots",
+    "the pvdc driver binds in virt-install's guest",
+    "pvdc-modeset lights virt-install's pvdc",
+    "virsh screenshot shows virt-install's pvdc head 0",
+    "virt-install's domain is destroyed and undefined"]
+
+
 def on_sigterm(signum, frame):
     # meson's timeout: unwind through the clean-up, once.
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -692,6 +785,7 @@ def main():
     daemon = Libvirtd(tmp)
     bad = Domain(daemon, tmp, "pvdc-invalid")
     dom = Domain(daemon, tmp)
+    installed = VirtInstallDomain(daemon, tmp)
     setup_cases = [
         ("domcapabilities offers the pvdc model for the pvdc QEMU",
          domcaps_offer_pvdc, daemon),
@@ -728,8 +822,8 @@ def main():
                      "virsh dumpxml gives the domain's XML back",
                      "the domain starts"] + \
                     [c[0] for c in running_cases] + \
-                    ["the domain is destroyed and undefined",
-                     "libvirtd stops"]:
+                    ["the domain is destroyed and undefined"] + \
+                    VIRT_INSTALL_CASES + ["libvirtd stops"]:
                 tap.skip(name, "libvirtd cannot run here (reason above)")
             return tap.done()
         tap.case("libvirtd starts with private folders", lambda: None)
@@ -766,9 +860,13 @@ def main():
         finally:
             tap.case("the domain is destroyed and undefined",
                      dom.destroy_and_undefine)
+        try:
+            virt_install_cases(tap, installed, tmp)
+        finally:
             tap.case("libvirtd stops", daemon.stop)
     finally:
         dom.kill_leftover_qemu()
+        installed.kill_leftover_qemu()
         daemon.stop()
         if tap.failed:
             print(f"# files kept in {tmp}")

@@ -1,3 +1,4 @@
+# The sanitizer and fuzzing builds (scripts/build-qemu.sh --asan, --fuzz):
 # q35 with pvdc and the display devices it is compared against.
 CONFIG_Q35=y
 CONFIG_PVDC=y
