@@ -10,6 +10,7 @@
  *                  drives it; frame CRCs, writeback
  *   pvdc-compose.c composition of the active planes into a picture
  *   pvdc-output.c  connectors: EDID, preferred mode, hotplug
+ *   pvdc-memory.c  guest memory: bindings of guest pages above VRAM
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -165,5 +166,13 @@ uint32_t pvdc_output_position(PVDCState *s, unsigned int connector);
  */
 void pvdc_output_ui_info(PVDCState *s, unsigned int connector,
                          const QemuUIInfo *info);
+
+/* pvdc-memory.c */
+extern const VMStateDescription vmstate_pvdc_memory;
+/* The BIND_* registers at @addr; false if @addr is none of them. */
+bool pvdc_memory_read(PVDCState *s, hwaddr addr, uint32_t *val);
+bool pvdc_memory_write(PVDCState *s, hwaddr addr, uint32_t val);
+/* Unmap and forget every binding, clear the registers (reset, unrealize). */
+void pvdc_memory_reset(PVDCState *s);
 
 #endif /* HW_DISPLAY_PVDC_INTERNAL_H */

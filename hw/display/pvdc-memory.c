@@ -1,0 +1,509 @@
+/*
+ * pvdc: paravirtual display controller - guest memory.
+ *
+ * The device address space is [0, 2^32): VRAM at [0, VRAM_SIZE), and
+ * above it ranges of guest pages the guest binds with BIND_CMD, a GART
+ * at buffer granularity.  A BIND reads the guest's table of pages once,
+ * checks every entry and maps its pages (through the device's PCI DMA
+ * address space, so that an IOMMU translates them and a device without
+ * bus mastering reaches nothing); the mappings stay until the UNBIND of
+ * the range, a reset or unrealize.  So a page flip, which names a
+ * buffer by its device address like a VRAM offset, needs no DMA set-up.
+ * (In this version the commit rules still take VRAM ranges only.)
+ *
+ * Nothing is read from or mapped out of anything but guest RAM: the
+ * device's own BARs and any other MMIO are refused before the first
+ * access (the DMA re-entrancy of CVE-2021-3750).
+ *
+ * Copyright (c) 2026 The pvdc authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qapi/error.h"
+#include "system/dma.h"
+#include "hw/pci/pci.h"
+#include "migration/vmstate.h"
+#include "pvdc-internal.h"
+#include "trace.h"
+
+/* One host mapping of a run of guest pages of a binding. */
+typedef struct PVDCBindMap {
+    void *host;
+    dma_addr_t len;
+} PVDCBindMap;
+
+/*
+ * Map [@addr, @addr + @len) of @as, which must be guest RAM other than
+ * the device's own, appending the mappings to @maps (a RAM region ends a
+ * mapping: the range may take several).  False, with the mappings made
+ * so far still in @maps, if a byte of it is not.
+ */
+static bool pvdc_dma_map(PVDCState *s, AddressSpace *as, uint64_t addr,
+                         uint64_t len, GArray *maps)
+{
+    MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
+
+    if (addr + len < addr) {
+        return false;
+    }
+    /* Each pass maps at least one byte: bounded by @len. */
+    while (len) {
+        PVDCBindMap map;
+        MemoryRegion *mr;
+        hwaddr xlat, plen = len;
+        bool ram;
+
+        WITH_RCU_READ_LOCK_GUARD() {
+            mr = address_space_translate(as, addr, &xlat, &plen, true,
+                                         attrs);
+            /* Writable RAM only: not MMIO, not ROM, not our VRAM BAR. */
+            ram = memory_access_is_direct(mr, true, attrs) &&
+                  mr != &s->vram;
+        }
+        if (!ram || !plen) {
+            return false;
+        }
+        map.len = MIN(plen, len);
+        map.host = dma_memory_map(as, addr, &map.len,
+                                  DMA_DIRECTION_FROM_DEVICE, attrs);
+        if (!map.host) {
+            return false;
+        }
+        g_array_append_val(maps, map);
+        if (!map.len) {
+            return false;
+        }
+        addr += map.len;
+        len -= map.len;
+    }
+    return true;
+}
+
+/*
+ * Nothing has been written through the mappings yet (writeback targets
+ * lie in VRAM): an unmap marks nothing dirty.
+ */
+static void pvdc_dma_unmap(PVDCState *s, GArray *maps)
+{
+    AddressSpace *as = pci_device_iommu_address_space(PCI_DEVICE(s));
+    unsigned int i;
+
+    for (i = 0; i < maps->len; i++) {
+        PVDCBindMap *map = &g_array_index(maps, PVDCBindMap, i);
+
+        dma_memory_unmap(as, map->host, map->len, DMA_DIRECTION_FROM_DEVICE,
+                         0);
+    }
+    g_array_set_size(maps, 0);
+}
+
+static void pvdc_binding_free(PVDCState *s, PVDCBinding *b)
+{
+    if (b->maps) {
+        pvdc_dma_unmap(s, b->maps);
+        g_array_free(b->maps, true);
+    }
+    g_free(b->entries);
+    memset(b, 0, sizeof(*b));
+}
+
+/* Map the pages of @b's entries from @as; false, nothing mapped, if not. */
+static bool pvdc_binding_map(PVDCState *s, AddressSpace *as, PVDCBinding *b)
+{
+    int32_t i;
+
+    b->maps = g_array_new(false, false, sizeof(PVDCBindMap));
+    for (i = 0; i < b->num_entries; i++) {
+        if (!pvdc_dma_map(s, as, b->entries[i].addr, b->entries[i].len,
+                          b->maps)) {
+            pvdc_dma_unmap(s, b->maps);
+            g_array_free(b->maps, true);
+            b->maps = NULL;
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * The rules of BIND on a range, in the order BIND_STATUS reports them;
+ * the number of entries and the DMA are checked by the callers.
+ */
+static uint32_t pvdc_bind_range_check(PVDCState *s, uint64_t addr,
+                                      uint64_t size, uint32_t ignore)
+{
+    uint32_t i;
+
+    if (!size || addr % PVDC_BIND_PAGE_SIZE || size % PVDC_BIND_PAGE_SIZE ||
+        addr < s->conf.vram_size || addr + size > BIT_ULL(32)) {
+        return PVDC_BIND_ERR_RANGE;
+    }
+    for (i = 0; i < s->num_bindings; i++) {
+        PVDCBinding *b = &s->bindings[i];
+
+        if (i != ignore && addr < (uint64_t)b->addr + b->size &&
+            b->addr < addr + size) {
+            return PVDC_BIND_ERR_OVERLAP;
+        }
+    }
+    return PVDC_BIND_OK;
+}
+
+/* Each entry page-aligned and non-empty, their lengths adding to @size. */
+static bool pvdc_bind_entries_valid(const PVDCBindEntry *e, uint32_t n,
+                                    uint64_t size)
+{
+    uint64_t sum = 0;
+    uint32_t i;
+
+    for (i = 0; i < n; i++) {
+        if (!e[i].len || e[i].addr % PVDC_BIND_PAGE_SIZE ||
+            e[i].len % PVDC_BIND_PAGE_SIZE || e[i].len > size - sum) {
+            return false;
+        }
+        sum += e[i].len;
+    }
+    return sum == size;
+}
+
+/*
+ * Copy the table of @n entries at @table into @e, read once: DMA from
+ * RAM only, through the bus-master address space.
+ */
+static bool pvdc_bind_read_table(PVDCState *s, uint64_t table, uint32_t n,
+                                 PVDCBindEntry *e)
+{
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+    g_autoptr(GArray) maps = g_array_new(false, false, sizeof(PVDCBindMap));
+    uint64_t len = (uint64_t)n * PVDC_BIND_ENTRY_SIZE;
+    g_autofree uint8_t *raw = g_malloc(len);
+    uint64_t done = 0;
+    bool ok;
+    uint32_t i;
+
+    ok = pvdc_dma_map(s, as, table, len, maps);
+    for (i = 0; ok && i < maps->len; i++) {
+        PVDCBindMap *map = &g_array_index(maps, PVDCBindMap, i);
+
+        memcpy(raw + done, map->host, map->len);
+        done += map->len;
+    }
+    pvdc_dma_unmap(s, maps);
+    if (!ok) {
+        return false;
+    }
+    for (i = 0; i < n; i++) {
+        e[i].addr = ldq_le_p(raw + (uint64_t)i * PVDC_BIND_ENTRY_SIZE);
+        e[i].len = ldq_le_p(raw + (uint64_t)i * PVDC_BIND_ENTRY_SIZE + 8);
+    }
+    return true;
+}
+
+static uint32_t pvdc_bind(PVDCState *s)
+{
+    PCIDevice *pci = PCI_DEVICE(s);
+    uint64_t table = deposit64(s->bind_table_lo, 32, 32, s->bind_table_hi);
+    uint32_t n = s->bind_entries;
+    PVDCBinding b = {
+        .addr = s->bind_addr,
+        .size = s->bind_size,
+    };
+    uint32_t status, i;
+
+    status = pvdc_bind_range_check(s, b.addr, b.size, UINT32_MAX);
+    if (status != PVDC_BIND_OK) {
+        return status;
+    }
+    if (s->num_bindings == PVDC_MAX_BINDINGS) {
+        return PVDC_BIND_ERR_NOSPC;
+    }
+    if (table % PVDC_BIND_TABLE_ALIGN || !n || n > PVDC_MAX_BIND_ENTRIES) {
+        return PVDC_BIND_ERR_TABLE;
+    }
+    if (n > PVDC_MAX_BIND_ENTRIES - s->bound_entries) {
+        return PVDC_BIND_ERR_NOSPC;
+    }
+    b.num_entries = n;
+    b.entries = g_new(PVDCBindEntry, n);
+    if (!pvdc_bind_read_table(s, table, n, b.entries)) {
+        status = PVDC_BIND_ERR_DMA;
+    } else if (!pvdc_bind_entries_valid(b.entries, n, b.size)) {
+        status = PVDC_BIND_ERR_TABLE;
+    } else if (!pvdc_binding_map(s, pci_get_address_space(pci), &b)) {
+        status = PVDC_BIND_ERR_DMA;
+    }
+    if (status != PVDC_BIND_OK) {
+        g_free(b.entries);
+        return status;
+    }
+
+    /* Keep the array in address order. */
+    for (i = s->num_bindings; i > 0 && s->bindings[i - 1].addr > b.addr;
+         i--) {
+        s->bindings[i] = s->bindings[i - 1];
+    }
+    s->bindings[i] = b;
+    s->num_bindings++;
+    s->bound_entries += n;
+    return PVDC_BIND_OK;
+}
+
+static uint32_t pvdc_unbind(PVDCState *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->num_bindings; i++) {
+        PVDCBinding *b = &s->bindings[i];
+
+        if (b->addr == s->bind_addr && b->size == s->bind_size) {
+            s->bound_entries -= b->num_entries;
+            pvdc_binding_free(s, b);
+            memmove(b, b + 1, (s->num_bindings - i - 1) * sizeof(*b));
+            s->num_bindings--;
+            memset(&s->bindings[s->num_bindings], 0, sizeof(*b));
+            return PVDC_BIND_OK;
+        }
+    }
+    return PVDC_BIND_ERR_NOT_BOUND;
+}
+
+static void pvdc_bind_cmd(PVDCState *s, uint32_t cmd)
+{
+    switch (cmd) {
+    case PVDC_BIND_CMD_BIND:
+        s->bind_status = pvdc_bind(s);
+        break;
+    case PVDC_BIND_CMD_UNBIND:
+        s->bind_status = pvdc_unbind(s);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pvdc: BIND_CMD %u is not a "
+                      "PVDC_BIND_CMD_*; ignored\n", cmd);
+        return;
+    }
+    if (s->bind_status != PVDC_BIND_OK) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pvdc: BIND_CMD %u of 0x%x+0x%x "
+                      "(table 0x%x%08x, %u entries) refused: status %u\n",
+                      cmd, s->bind_addr, s->bind_size, s->bind_table_hi,
+                      s->bind_table_lo, s->bind_entries, s->bind_status);
+    }
+    trace_pvdc_bind_cmd(cmd, s->bind_addr, s->bind_size, s->bind_entries,
+                        s->bind_status);
+}
+
+bool pvdc_memory_read(PVDCState *s, hwaddr addr, uint32_t *val)
+{
+    switch (addr) {
+    case PVDC_REG_BIND_ADDR:
+        *val = s->bind_addr;
+        return true;
+    case PVDC_REG_BIND_SIZE:
+        *val = s->bind_size;
+        return true;
+    case PVDC_REG_BIND_TABLE_LO:
+        *val = s->bind_table_lo;
+        return true;
+    case PVDC_REG_BIND_TABLE_HI:
+        *val = s->bind_table_hi;
+        return true;
+    case PVDC_REG_BIND_ENTRIES:
+        *val = s->bind_entries;
+        return true;
+    case PVDC_REG_BIND_STATUS:
+        *val = s->bind_status;
+        return true;
+    case PVDC_REG_BIND_CMD:
+        *val = 0;               /* write-only: a command is never pending */
+        return true;
+    case PVDC_REG_NUM_BINDINGS:
+        *val = PVDC_MAX_BINDINGS;
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool pvdc_memory_write(PVDCState *s, hwaddr addr, uint32_t val)
+{
+    switch (addr) {
+    case PVDC_REG_BIND_ADDR:
+        s->bind_addr = val;
+        return true;
+    case PVDC_REG_BIND_SIZE:
+        s->bind_size = val;
+        return true;
+    case PVDC_REG_BIND_TABLE_LO:
+        s->bind_table_lo = val;
+        return true;
+    case PVDC_REG_BIND_TABLE_HI:
+        s->bind_table_hi = val;
+        return true;
+    case PVDC_REG_BIND_ENTRIES:
+        s->bind_entries = val;
+        return true;
+    case PVDC_REG_BIND_CMD:
+        pvdc_bind_cmd(s, val);
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void pvdc_memory_drop(PVDCState *s)
+{
+    unsigned int i;
+
+    /* All of them: a stream that failed to load may have left entries. */
+    for (i = 0; i < PVDC_MAX_BINDINGS; i++) {
+        pvdc_binding_free(s, &s->bindings[i]);
+    }
+    s->num_bindings = 0;
+    s->bound_entries = 0;
+}
+
+void pvdc_memory_reset(PVDCState *s)
+{
+    pvdc_memory_drop(s);
+    s->bind_addr = s->bind_size = 0;
+    s->bind_table_lo = s->bind_table_hi = 0;
+    s->bind_entries = 0;
+    s->bind_status = PVDC_BIND_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Migration                                                                */
+/* ------------------------------------------------------------------------ */
+
+static bool pvdc_memory_needed(void *opaque)
+{
+    PVDCState *s = opaque;
+
+    return s->num_bindings || s->bind_addr || s->bind_size ||
+           s->bind_table_lo || s->bind_table_hi || s->bind_entries ||
+           s->bind_status;
+}
+
+/* The bindings a stream brings replace the device's own, once each. */
+static int pvdc_memory_pre_load(void *opaque)
+{
+    pvdc_memory_drop(opaque);
+    return 0;
+}
+
+/*
+ * Each binding as BIND checks it, in address order, then mapped.  The
+ * source's guest may have turned bus mastering off since it bound them:
+ * the pages are mapped through the IOMMU address space, which ignores it,
+ * as they were at BIND.
+ */
+static int pvdc_memory_post_load(void *opaque, int version_id)
+{
+    PVDCState *s = opaque;
+    AddressSpace *as = pci_device_iommu_address_space(PCI_DEVICE(s));
+    uint64_t entries = 0;
+    uint32_t i;
+
+    if (s->bind_status > PVDC_BIND_ERR_NOT_BOUND) {
+        error_report("pvdc: BIND_STATUS %u is no PVDC_BIND_* outcome",
+                     s->bind_status);
+        return -EINVAL;
+    }
+    for (i = 0; i < s->num_bindings; i++) {
+        PVDCBinding *b = &s->bindings[i];
+        uint32_t status = pvdc_bind_range_check(s, b->addr, b->size, i);
+
+        entries += b->num_entries;
+        if (status == PVDC_BIND_OK && i && b->addr < s->bindings[i - 1].addr) {
+            status = PVDC_BIND_ERR_OVERLAP;
+        }
+        if (status == PVDC_BIND_OK && entries > PVDC_MAX_BIND_ENTRIES) {
+            status = PVDC_BIND_ERR_NOSPC;
+        }
+        if (status == PVDC_BIND_OK &&
+            !pvdc_bind_entries_valid(b->entries, b->num_entries, b->size)) {
+            status = PVDC_BIND_ERR_TABLE;
+        }
+        if (status == PVDC_BIND_OK && !pvdc_binding_map(s, as, b)) {
+            status = PVDC_BIND_ERR_DMA;
+        }
+        if (status != PVDC_BIND_OK) {
+            error_report("pvdc: binding %u at 0x%x+0x%x: status %u, as BIND "
+                         "would refuse it", i, b->addr, b->size, status);
+            return -EINVAL;
+        }
+    }
+    s->bound_entries = entries;
+    return 0;
+}
+
+static bool pvdc_bindings_fit(void *opaque, int version_id)
+{
+    PVDCState *s = opaque;
+
+    return s->num_bindings <= PVDC_MAX_BINDINGS;
+}
+
+static bool pvdc_entries_fit(void *opaque, int version_id)
+{
+    PVDCBinding *b = opaque;
+
+    return b->num_entries > 0 && b->num_entries <= PVDC_MAX_BIND_ENTRIES;
+}
+
+static const VMStateDescription vmstate_pvdc_bind_entry = {
+    .name = "pvdc/bind-entry",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64(addr, PVDCBindEntry),
+        VMSTATE_UINT64(len, PVDCBindEntry),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_pvdc_binding = {
+    .name = "pvdc/binding",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(addr, PVDCBinding),
+        VMSTATE_UINT32(size, PVDCBinding),
+        VMSTATE_INT32(num_entries, PVDCBinding),
+        /* before the allocation it sizes */
+        VMSTATE_VALIDATE("1 to PVDC_MAX_BIND_ENTRIES entries",
+                         pvdc_entries_fit),
+        VMSTATE_STRUCT_VARRAY_ALLOC(entries, PVDCBinding, num_entries, 1,
+                                    vmstate_pvdc_bind_entry, PVDCBindEntry),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/*
+ * The BIND_* registers and the bindings with their entries; without this
+ * subsection there are none.  The mappings are made again by post_load.
+ */
+const VMStateDescription vmstate_pvdc_memory = {
+    .name = "pvdc/memory",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pvdc_memory_needed,
+    .pre_load = pvdc_memory_pre_load,
+    .post_load = pvdc_memory_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(bind_addr, PVDCState),
+        VMSTATE_UINT32(bind_size, PVDCState),
+        VMSTATE_UINT32(bind_table_lo, PVDCState),
+        VMSTATE_UINT32(bind_table_hi, PVDCState),
+        VMSTATE_UINT32(bind_entries, PVDCState),
+        VMSTATE_UINT32(bind_status, PVDCState),
+        VMSTATE_UINT32(num_bindings, PVDCState),
+        VMSTATE_VALIDATE("at most PVDC_MAX_BINDINGS bindings",
+                         pvdc_bindings_fit),
+        VMSTATE_STRUCT_VARRAY_UINT32(bindings, PVDCState, num_bindings, 1,
+                                     vmstate_pvdc_binding, PVDCBinding),
+        VMSTATE_END_OF_LIST()
+    },
+};
