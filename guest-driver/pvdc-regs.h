@@ -205,6 +205,8 @@
 /* PVDC_MAX_BINDINGS or PVDC_MAX_BIND_ENTRIES, all bindings, reached */
 #define PVDC_BIND_ERR_NOSPC		0x05
 #define PVDC_BIND_ERR_NOT_BOUND		0x06 /* UNBIND: not one binding */
+/* a byte of the range is read by the active state or an armed commit */
+#define PVDC_BIND_ERR_BUSY		0x07
 #define PVDC_REG_NUM_BINDINGS		0x011c /* RO: PVDC_MAX_BINDINGS */
 #define PVDC_BIND_PAGE_SIZE		4096
 #define PVDC_BIND_ENTRY_SIZE		16
