@@ -11,7 +11,9 @@
  * plane, found through dirty logging (DIRTY_MEMORY_VGA).  The dirty bitmap
  * is snapshot once per refresh for the whole device and the damage handed
  * to each connector; only the damaged rectangle is composed again.  A head
- * showing exactly one framebuffer is displayed straight from VRAM.
+ * showing exactly one framebuffer is displayed straight from VRAM.  Guest
+ * pages bound above VRAM (pvdc-memory.c) have no dirty log: a plane in a
+ * binding is composed whole again at every refresh, never shown directly.
  *
  * When the host-cursor property is set, the cursor plane is handed to the
  * UI (dpy_cursor_define, dpy_mouse_set) instead of being composed, so that
@@ -153,8 +155,10 @@ static int pvdc_host_cursor_plane(PVDCHead *head)
     unsigned int p = pvdc_cursor_plane(head);
     const PVDCPlaneRegs *r = &s->planes[p].active;
 
+    /* The UI gets a cursor out of VRAM only: bindings are composed. */
     if (!s->host_cursor || !pvdc_plane_on(r) ||
-        r->head != head->index || r->format != PVDC_FMT_ARGB8888) {
+        r->head != head->index || r->format != PVDC_FMT_ARGB8888 ||
+        r->fb_offset >= s->conf.vram_size) {
         return -1;
     }
     return p;
@@ -296,7 +300,21 @@ static bool pvdc_plane_dirty(PVDCState *s, DirtyBitmapSnapshot *snap,
     PVDCComposeSpan span[2];
     unsigned int n = pvdc_compose_plane_sources(plane, span);
     bool any = false;
+    QemuRect rect;
 
+    for (unsigned int i = 0; i < n; i++) {
+        /*
+         * Guest RAM in a binding has no dirty log: the plane may have
+         * changed anywhere, at every refresh.
+         */
+        if (span[i].offset + (uint64_t)span[i].pitch * (span[i].rows - 1) +
+            span[i].row_bytes > s->conf.vram_size) {
+            if (pvdc_compose_plane_rect(plane, width, height, &rect)) {
+                pvdc_compose_rect_union(damage, &rect);
+            }
+            return true;
+        }
+    }
     for (unsigned int i = 0; i < n; i++) {
         any |= pvdc_plane_dirty_lines(s, snap, plane, width, height,
                                       span[i].offset, span[i].row_bytes,
@@ -354,8 +372,11 @@ static bool pvdc_console_compose(PVDCHead *head,
 {
     PVDCState *s = head->dev;
     const uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
+    g_autoptr(GPtrArray) bounce = g_ptr_array_new_with_free_func(g_free);
+    PVDCComposeScene view = *scene;
 
-    if (!pvdc_compose(scene, vram, s->conf.vram_size, image, damage)) {
+    pvdc_memory_views(s, &view, bounce);
+    if (!pvdc_compose(&view, vram, s->conf.vram_size, image, damage)) {
         return false;
     }
     head->capture->compositions++;

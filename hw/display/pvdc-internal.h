@@ -168,11 +168,23 @@ void pvdc_output_ui_info(PVDCState *s, unsigned int connector,
                          const QemuUIInfo *info);
 
 /* pvdc-memory.c */
+struct PVDCComposeScene;
 extern const VMStateDescription vmstate_pvdc_memory;
 /* The BIND_* registers at @addr; false if @addr is none of them. */
 bool pvdc_memory_read(PVDCState *s, hwaddr addr, uint32_t *val);
 bool pvdc_memory_write(PVDCState *s, hwaddr addr, uint32_t val);
 /* Unmap and forget every binding, clear the registers (reset, unrealize). */
 void pvdc_memory_reset(PVDCState *s);
+/* Whether [@addr, @addr + @len) lies wholly in one binding. */
+bool pvdc_memory_bound(PVDCState *s, uint64_t addr, uint64_t len);
+/*
+ * Give each plane of @scene that reads outside VRAM (its memory planes
+ * in bindings, as the commit rules accept them) views of its own, whose
+ * copies @bounce keeps (it frees them, g_free).  With bus mastering off
+ * such planes are dropped from @scene (not shown, as if disabled), as is
+ * a plane whose view cannot be made.
+ */
+void pvdc_memory_views(PVDCState *s, struct PVDCComposeScene *scene,
+                       GPtrArray *bounce);
 
 #endif /* HW_DISPLAY_PVDC_INTERNAL_H */

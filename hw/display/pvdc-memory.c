@@ -9,7 +9,11 @@
  * bus mastering reaches nothing); the mappings stay until the UNBIND of
  * the range, a reset or unrealize.  So a page flip, which names a
  * buffer by its device address like a VRAM offset, needs no DMA set-up.
- * (In this version the commit rules still take VRAM ranges only.)
+ * A plane's framebuffer (and Cb:Cr plane) lies wholly in VRAM or wholly
+ * in one binding; composition reads a binding's bytes through views
+ * (pvdc_memory_views()).  The latch contract holds because a binding
+ * cannot change while an armed or active state reads it: BIND and
+ * UNBIND of such a range are refused (PVDC_BIND_ERR_BUSY).
  *
  * Nothing is read from or mapped out of anything but guest RAM: the
  * device's own BARs and any other MMIO are refused before the first
@@ -26,6 +30,7 @@
 #include "system/dma.h"
 #include "hw/pci/pci.h"
 #include "migration/vmstate.h"
+#include "pvdc-compose.h"
 #include "pvdc-internal.h"
 #include "trace.h"
 
@@ -202,6 +207,231 @@ static bool pvdc_bind_read_table(PVDCState *s, uint64_t table, uint32_t n,
     return true;
 }
 
+/*
+ * The device address ranges plane state @r reads, [@start[i], @end[i])
+ * per memory plane, as the commit rules bound them; 0 if it reads none
+ * (disabled, or a format or size no commit accepts).
+ */
+static unsigned int pvdc_plane_ranges(const PVDCPlaneRegs *r,
+                                      uint64_t start[2], uint64_t end[2])
+{
+    const PVDCComposeFormat *fmt = pvdc_compose_format(r->format);
+    uint64_t w = FIELD_EX32(r->fb_size, XY, X);
+    uint64_t h = FIELD_EX32(r->fb_size, XY, Y);
+
+    if (!pvdc_plane_on(r) || !fmt || !w || !h) {
+        return 0;
+    }
+    start[0] = r->fb_offset;
+    end[0] = start[0] + (uint64_t)r->fb_pitch * (h - 1) + w * fmt->cpp;
+    if (!fmt->chroma_cpp) {
+        return 1;
+    }
+    start[1] = r->chroma_offset;
+    end[1] = start[1] + (uint64_t)r->chroma_pitch * (DIV_ROUND_UP(h, 2) - 1) +
+             DIV_ROUND_UP(w, 2) * fmt->chroma_cpp;
+    return 2;
+}
+
+static bool pvdc_plane_reads(const PVDCPlaneRegs *r, uint64_t addr,
+                             uint64_t size)
+{
+    uint64_t start[2], end[2];
+    unsigned int i, n = pvdc_plane_ranges(r, start, end);
+
+    for (i = 0; i < n; i++) {
+        if (start[i] < addr + size && addr < end[i]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Whether a byte of [@addr, @addr + @size) is read by an enabled plane
+ * of the active state or of an armed commit (whose content is only
+ * checked at its latch point: it may name a range not bound yet).
+ * Writeback targets and colour tables lie in VRAM.
+ */
+static bool pvdc_memory_in_use(PVDCState *s, uint64_t addr, uint64_t size)
+{
+    unsigned int h, p;
+
+    for (p = 0; p < s->num_planes; p++) {
+        if (pvdc_plane_reads(&s->planes[p].active, addr, size)) {
+            return true;
+        }
+    }
+    for (h = 0; h < s->conf.num_heads; h++) {
+        PVDCHead *head = &s->heads[h];
+
+        for (p = 0; head->is_armed && p < s->num_planes; p++) {
+            if (head->plane_armed[p] &&
+                pvdc_plane_reads(&head->armed_planes[p], addr, size)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* The binding holding all of [@addr, @addr + @len), or NULL. */
+static PVDCBinding *pvdc_binding_find(PVDCState *s, uint64_t addr,
+                                      uint64_t len)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->num_bindings; i++) {
+        PVDCBinding *b = &s->bindings[i];
+
+        if (addr >= b->addr && addr - b->addr <= b->size &&
+            len <= b->size - (addr - b->addr)) {
+            return b;
+        }
+    }
+    return NULL;
+}
+
+bool pvdc_memory_bound(PVDCState *s, uint64_t addr, uint64_t len)
+{
+    return pvdc_binding_find(s, addr, len) != NULL;
+}
+
+/*
+ * The host pointer to bytes [@off, @off + @len) of @b if they lie in
+ * one mapping, else NULL.
+ */
+static const uint8_t *pvdc_binding_ptr(PVDCBinding *b, uint64_t off,
+                                       uint64_t len)
+{
+    unsigned int i;
+
+    for (i = 0; b->maps && i < b->maps->len; i++) {
+        PVDCBindMap *map = &g_array_index(b->maps, PVDCBindMap, i);
+
+        if (off < map->len) {
+            return len <= map->len - off ? (uint8_t *)map->host + off : NULL;
+        }
+        off -= map->len;
+    }
+    return NULL;
+}
+
+/* Copy bytes [@off, @off + @len) of @b, which it holds, to @dst. */
+static void pvdc_binding_copy(PVDCBinding *b, uint64_t off, uint64_t len,
+                              uint8_t *dst)
+{
+    unsigned int i;
+
+    for (i = 0; len && b->maps && i < b->maps->len; i++) {
+        PVDCBindMap *map = &g_array_index(b->maps, PVDCBindMap, i);
+        uint64_t n;
+
+        if (off >= map->len) {
+            off -= map->len;
+            continue;
+        }
+        n = MIN(len, map->len - off);
+        memcpy(dst, (uint8_t *)map->host + off, n);
+        dst += n;
+        len -= n;
+        off = 0;
+    }
+}
+
+/*
+ * A view of one memory plane of a plane outside VRAM: device addresses
+ * [@base, @end), of which composition reads [@first, @end).  A direct
+ * pointer where they are host-contiguous, else a copy of the bytes read
+ * (the rest zero) kept in @bounce.  False if there is none.
+ */
+static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t first,
+                             uint64_t end, const uint8_t **mem,
+                             uint64_t *size, GPtrArray *bounce)
+{
+    PVDCBinding *b = pvdc_binding_find(s, base, end - base);
+    uint8_t *copy;
+
+    if (!b) {
+        return false;
+    }
+    *size = end - base;
+    *mem = pvdc_binding_ptr(b, base - b->addr, *size);
+    if (*mem) {
+        return true;
+    }
+    copy = g_try_malloc0(*size);
+    if (!copy) {
+        return false;
+    }
+    pvdc_binding_copy(b, first - b->addr, end - first, copy + (first - base));
+    g_ptr_array_add(bounce, copy);
+    *mem = copy;
+    trace_pvdc_memory_bounce(base, first, end);
+    return true;
+}
+
+void pvdc_memory_views(PVDCState *s, PVDCComposeScene *scene,
+                       GPtrArray *bounce)
+{
+    PCIDevice *pci = PCI_DEVICE(s);
+    bool master = pci_get_word(pci->config + PCI_COMMAND) &
+                  PCI_COMMAND_MASTER;
+    unsigned int i = 0;
+
+    /* Each pass keeps or drops plane @i: bounded by the planes. */
+    while (i < scene->num_planes) {
+        PVDCComposePlane *plane = &scene->planes[i];
+        PVDCComposeSpan span[2];
+        unsigned int n = pvdc_compose_plane_sources(plane, span);
+        uint64_t base[2] = { plane->offset, plane->chroma_offset };
+        const uint8_t *mem[2] = {};
+        uint64_t size[2] = {};
+        bool ok = true, outside = false;
+        unsigned int k;
+
+        for (k = 0; k < n; k++) {
+            uint64_t end = span[k].offset +
+                           (uint64_t)span[k].pitch * (span[k].rows - 1) +
+                           span[k].row_bytes;
+
+            if (end <= s->conf.vram_size) {
+                continue;
+            }
+            outside = true;
+            ok &= master && span[k].offset >= base[k] &&
+                  pvdc_memory_view(s, base[k], span[k].offset, end, &mem[k],
+                                   &size[k], bounce);
+        }
+        if (outside && !master && !s->bus_master_off_logged) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pvdc: bus mastering is off: "
+                          "planes in guest memory are not shown\n");
+            s->bus_master_off_logged = true;
+        }
+        if (!ok) {
+            /* Not shown, as if disabled: the rest of the scene is. */
+            memmove(plane, plane + 1,
+                    (scene->num_planes - i - 1) * sizeof(*plane));
+            scene->num_planes--;
+            continue;
+        }
+        plane->mem = mem[0];
+        plane->mem_size = size[0];
+        if (mem[0]) {
+            plane->offset = 0;
+        }
+        plane->chroma_mem = mem[1];
+        plane->chroma_mem_size = size[1];
+        if (mem[1]) {
+            plane->chroma_offset = 0;
+        }
+        i++;
+    }
+    if (master) {
+        s->bus_master_off_logged = false;
+    }
+}
+
 static uint32_t pvdc_bind(PVDCState *s)
 {
     PCIDevice *pci = PCI_DEVICE(s);
@@ -216,6 +446,9 @@ static uint32_t pvdc_bind(PVDCState *s)
     status = pvdc_bind_range_check(s, b.addr, b.size, UINT32_MAX);
     if (status != PVDC_BIND_OK) {
         return status;
+    }
+    if (pvdc_memory_in_use(s, b.addr, b.size)) {
+        return PVDC_BIND_ERR_BUSY;
     }
     if (s->num_bindings == PVDC_MAX_BINDINGS) {
         return PVDC_BIND_ERR_NOSPC;
@@ -259,6 +492,9 @@ static uint32_t pvdc_unbind(PVDCState *s)
         PVDCBinding *b = &s->bindings[i];
 
         if (b->addr == s->bind_addr && b->size == s->bind_size) {
+            if (pvdc_memory_in_use(s, b->addr, b->size)) {
+                return PVDC_BIND_ERR_BUSY;
+            }
             s->bound_entries -= b->num_entries;
             pvdc_binding_free(s, b);
             memmove(b, b + 1, (s->num_bindings - i - 1) * sizeof(*b));
@@ -406,7 +642,7 @@ static int pvdc_memory_post_load(void *opaque, int version_id)
     uint64_t entries = 0;
     uint32_t i;
 
-    if (s->bind_status > PVDC_BIND_ERR_NOT_BOUND) {
+    if (s->bind_status > PVDC_BIND_ERR_BUSY) {
         error_report("pvdc: BIND_STATUS %u is no PVDC_BIND_* outcome",
                      s->bind_status);
         return -EINVAL;

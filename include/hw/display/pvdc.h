@@ -278,6 +278,8 @@ struct PVDCState {
     /* the bindings, in address order, and their entries together */
     uint32_t num_bindings;
     uint32_t bound_entries;     /* derived, not migrated */
+    /* the guest was told planes in bindings are not shown; not migrated */
+    bool bus_master_off_logged;
     PVDCBinding bindings[PVDC_MAX_BINDINGS];
 
     PVDCHead heads[PVDC_MAX_HEADS];
