@@ -457,6 +457,371 @@ static void test_bindings_come_along(void)
     mem_stop(&m);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Planes scanned out of bindings                                           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * One scene, its bytes laid out alike in two buffers: A (the primary, a
+ * scaled overlay, a cursor and the Y plane of an NV12 overlay) and B (the
+ * NV12 overlay's Cb:Cr plane).  Each is bound from scattered pages, or
+ * copied into VRAM at VRAM_A and VRAM_B.  The primary and the overlay
+ * span several pages: they are composed from copies of their rows; the
+ * cursor lies in one page: it is composed straight from it.
+ */
+#define A_PAGES             6
+#define B_PAGES             2
+#define PRI_REL             0
+#define OV_REL              (4 * PAGE - 512)    /* across a page */
+#define CUR_REL             (4 * PAGE + 1024)
+#define NVY_REL             (5 * PAGE)
+#define NVC_REL             (PAGE - 256)        /* across a page, in B */
+#define VRAM_A              0x200000
+#define VRAM_B              0x300000
+#define BACKGROUND          0x336699
+/* the pages of A and B among Mem.pages */
+#define A_FIRST             0
+#define B_FIRST             A_PAGES
+
+typedef struct Scene {
+    uint8_t a[A_PAGES * PAGE];
+    uint8_t b[B_PAGES * PAGE];
+} Scene;
+
+/* The guest page holding byte @rel of the buffer of pages @first.. */
+static uint64_t page_of(Mem *m, int first, int n, uint32_t rel)
+{
+    return m->pages[first + n - 1 - rel / PAGE] + rel % PAGE;
+}
+
+/* Bind the @n pages from @first, in reverse order, at @addr. */
+static uint32_t bind_pages(Mem *m, uint32_t addr, int first, int n)
+{
+    uint64_t e[2 * BUF_PAGES];
+
+    for (int i = 0; i < n; i++) {
+        e[2 * i] = page_of(m, first, n, i * PAGE);
+        e[2 * i + 1] = PAGE;
+    }
+    write_bind_table(&m->t, m->table, e, n);
+    return bind_range(&m->t, addr, n * PAGE, m->table, n);
+}
+
+/* Write @buf into the pages from @first and into VRAM at @vram. */
+static void scene_write(Mem *m, int first, int n, const uint8_t *buf,
+                        uint32_t vram)
+{
+    for (int i = 0; i < n; i++) {
+        qtest_memwrite(m->t.qts, page_of(m, first, n, i * PAGE),
+                       buf + i * PAGE, PAGE);
+    }
+    qpci_memwrite(m->t.dev, m->t.vram, vram, buf, n * PAGE);
+}
+
+static void scene_init(Mem *m, Scene *sc)
+{
+    g_autoptr(GRand) rng = g_rand_new_with_seed(33);
+
+    for (size_t i = 0; i < sizeof(sc->a); i++) {
+        sc->a[i] = g_rand_int(rng);
+    }
+    for (size_t i = 0; i < sizeof(sc->b); i++) {
+        sc->b[i] = g_rand_int(rng);
+    }
+    scene_write(m, A_FIRST, A_PAGES, sc->a, VRAM_A);
+    scene_write(m, B_FIRST, B_PAGES, sc->b, VRAM_B);
+    wr(&m->t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
+       PVDC_CRC_CTRL_ENABLE);
+}
+
+/* Head 0 shows the scene with A at @a and B at @b; the commit's result. */
+static uint32_t show_scene(PVDCTest *t, uint32_t a, uint32_t b)
+{
+    unsigned int ov = plane_of(t, 0, OVERLAY(0));
+    unsigned int nv = plane_of(t, 0, OVERLAY(1));
+    unsigned int cur = cursor_of(t, 0);
+
+    write_mode(t, 0, CLOCK_1MS);
+    wr_head(t, 0, PVDC_HS_BACKGROUND, BACKGROUND);
+    write_plane(t, plane_of(t, 0, PRIMARY), 0, a + PRI_REL, 0);
+
+    wr_plane(t, ov, PVDC_PS_HEAD, 0);
+    write_fb(t, ov, PVDC_FMT_ARGB8888, a + OV_REL, 64, 16, 16);
+    wr_plane(t, ov, PVDC_PS_DST_POS, PVDC_XY(8, 6));
+    wr_plane(t, ov, PVDC_PS_DST_SIZE, PVDC_XY(40, 30));
+    wr_plane(t, ov, PVDC_PS_ZPOS, 1);
+    wr_plane(t, ov, PVDC_PS_ALPHA, 0xffff);
+    wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+             PVDC_PS_CTRL_FILTER_BILINEAR |
+             PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT);
+
+    wr_plane(t, nv, PVDC_PS_HEAD, 0);
+    write_fb(t, nv, PVDC_FMT_NV12, a + NVY_REL, 64, 32, 24);
+    wr_plane(t, nv, PVDC_PS_CHROMA_OFFSET, b + NVC_REL);
+    wr_plane(t, nv, PVDC_PS_CHROMA_PITCH, 64);
+    wr_plane(t, nv, PVDC_PS_DST_POS, PVDC_XY(20, 10));
+    wr_plane(t, nv, PVDC_PS_ZPOS, 2);
+    wr_plane(t, nv, PVDC_PS_ALPHA, 0xc000);
+    wr_plane(t, nv, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+             PVDC_COLOR_BT709 << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT);
+
+    wr_plane(t, cur, PVDC_PS_HEAD, 0);
+    write_fb(t, cur, PVDC_FMT_ARGB8888, a + CUR_REL, 64, 16, 16);
+    wr_plane(t, cur, PVDC_PS_DST_POS, PVDC_XY(56, 40));
+    wr_plane(t, cur, PVDC_PS_ZPOS, 3);
+    wr_plane(t, cur, PVDC_PS_ALPHA, 0xffff);
+    wr_plane(t, cur, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+             PVDC_BLEND_PREMULTI << PVDC_PS_CTRL_BLEND_SHIFT);
+    return commit(t, 0);
+}
+
+/* Console 0 as a screendump of the test mode. */
+static uint32_t *dump(PVDCTest *t)
+{
+    int w, h;
+    uint32_t *pixels = screendump(t->qts, 0, &w, &h);
+
+    g_assert_cmpint(w, ==, MODE_W);
+    g_assert_cmpint(h, ==, MODE_H);
+    return pixels;
+}
+
+static void assert_same_picture(const uint32_t *a, const uint32_t *b)
+{
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        if (a[i] != b[i]) {
+            g_error("pixel (%d, %d): 0x%06x, expected 0x%06x", i % MODE_W,
+                    i / MODE_W, b[i], a[i]);
+        }
+    }
+}
+
+static uint32_t crc_now(PVDCTest *t)
+{
+    uint32_t frame;
+
+    return frame_crc(t, 0, &frame);
+}
+
+/* The CRC of a frame of the background alone. */
+static uint32_t background_crc(void)
+{
+    uint32_t pixels[MODE_W * MODE_H];
+
+    for (int i = 0; i < ARRAY_SIZE(pixels); i++) {
+        pixels[i] = BACKGROUND;
+    }
+    return pvdc_frame_crc(pixels, ARRAY_SIZE(pixels));
+}
+
+/* Bind A and B (apart) and show the scene from VRAM: its CRC and picture. */
+static uint32_t scene_from_vram(Mem *m, Scene *sc, uint32_t **picture)
+{
+    uint32_t crc;
+
+    scene_init(m, sc);
+    g_assert_cmphex(bind_pages(m, m->base, A_FIRST, A_PAGES), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmphex(bind_pages(m, m->base + BUF_PAGES * PAGE, B_FIRST,
+                               B_PAGES), ==, PVDC_BIND_OK);
+    g_assert_cmphex(show_scene(&m->t, VRAM_A, VRAM_B), ==,
+                    PVDC_RESULT_APPLIED);
+    crc = crc_now(&m->t);
+    g_assert_cmphex(crc, !=, background_crc());
+    *picture = dump(&m->t);
+    return crc;
+}
+
+/*
+ * A primary, a scaled overlay, a cursor and an NV12 overlay whose Cb:Cr
+ * plane lies in another binding, each read from scattered guest pages,
+ * show exactly what the same bytes show from VRAM: in the frame CRC and
+ * on the console.  Guest RAM has no dirty log: the console composes the
+ * planes in bindings again at every refresh, so a write shows at once.
+ */
+static void test_planes_scan_out_of_bindings(void)
+{
+    g_autofree uint32_t *from_vram = NULL, *from_pages = NULL;
+    g_autofree uint32_t *written = NULL;
+    g_autofree Scene *sc = g_new0(Scene, 1);
+    uint32_t crc, pixel = cpu_to_le32(0x00123456);
+    Mem m;
+
+    mem_start(&m);
+    crc = scene_from_vram(&m, sc, &from_vram);
+    g_assert_cmphex(show_scene(&m.t, m.base, m.base + BUF_PAGES * PAGE), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(crc_now(&m.t), ==, crc);
+    from_pages = dump(&m.t);
+    assert_same_picture(from_vram, from_pages);
+
+    /* The top-left pixel of the primary, under no other plane. */
+    qtest_memwrite(m.t.qts, page_of(&m, A_FIRST, A_PAGES, PRI_REL), &pixel,
+                   sizeof(pixel));
+    written = dump(&m.t);
+    g_assert_cmphex(written[0], ==, 0x123456);
+    from_pages[0] = 0x123456;
+    assert_same_picture(from_pages, written);
+    step_to_next_vblank(&m.t, 0);
+    g_assert_cmphex(crc_now(&m.t), !=, crc);
+    mem_stop(&m);
+}
+
+/*
+ * A framebuffer or Cb:Cr plane lies wholly in VRAM or wholly in one
+ * binding: across the end of VRAM, of a binding, or from one binding
+ * into the next, which touches it, it is refused.
+ */
+static void test_ranges_across_bindings_are_refused(void)
+{
+    unsigned int pri, nv;
+    uint32_t a, b;
+    Mem m;
+
+    mem_start(&m);
+    pri = plane_of(&m.t, 0, PRIMARY);
+    nv = plane_of(&m.t, 0, OVERLAY(1));
+    a = m.base;
+    b = m.base + A_PAGES * PAGE;
+    g_assert_cmphex(bind_pages(&m, a, A_FIRST, A_PAGES), ==, PVDC_BIND_OK);
+    g_assert_cmphex(bind_pages(&m, b, B_FIRST, B_PAGES), ==, PVDC_BIND_OK);
+
+    /* The primary is 3 pages: it ends exactly at the end of A. */
+    write_mode(&m.t, 0, CLOCK_1MS);
+    write_plane(&m.t, pri, 0, a + 3 * PAGE, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    const uint32_t refused[] = {
+        a - PAGE,                       /* VRAM into A */
+        a + 3 * PAGE + 64,              /* A into B */
+        b,                              /* B and past it */
+    };
+    for (int i = 0; i < ARRAY_SIZE(refused); i++) {
+        g_test_message("primary at 0x%x", refused[i]);
+        write_plane(&m.t, pri, 0, refused[i], 0);
+        g_assert_cmphex(commit(&m.t, 0), ==,
+                        result_of(PVDC_ERR_FB_BOUNDS, pri));
+    }
+    write_plane(&m.t, pri, 0, a + 3 * PAGE, 0);
+
+    /* The Y plane in A, its Cb:Cr plane across A's end into B. */
+    wr_plane(&m.t, nv, PVDC_PS_HEAD, 0);
+    write_fb(&m.t, nv, PVDC_FMT_NV12, a + NVY_REL, 64, 32, 24);
+    wr_plane(&m.t, nv, PVDC_PS_CHROMA_OFFSET, b - 256);
+    wr_plane(&m.t, nv, PVDC_PS_CHROMA_PITCH, 64);
+    wr_plane(&m.t, nv, PVDC_PS_ZPOS, 1);
+    wr_plane(&m.t, nv, PVDC_PS_ALPHA, 0xffff);
+    wr_plane(&m.t, nv, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    g_assert_cmphex(commit(&m.t, 0), ==, result_of(PVDC_ERR_CHROMA, nv));
+    wr_plane(&m.t, nv, PVDC_PS_CHROMA_OFFSET, b + NVC_REL);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    mem_stop(&m);
+}
+
+/*
+ * What an armed or active state reads never changes under it: BIND and
+ * UNBIND of a range it uses are refused, and succeed once it moved away.
+ */
+static void test_bindings_in_use_are_busy(void)
+{
+    uint32_t a, c, size = A_PAGES * PAGE;
+    unsigned int pri;
+    Mem m;
+
+    mem_start(&m);
+    pri = plane_of(&m.t, 0, PRIMARY);
+    a = m.base;
+    c = m.base + BUF_PAGES * PAGE;
+    g_assert_cmphex(bind_pages(&m, a, A_FIRST, A_PAGES), ==, PVDC_BIND_OK);
+    enable_head(&m.t, 0, CLOCK_1MS);
+
+    /* Armed, between the doorbell and the latch point. */
+    write_plane(&m.t, pri, 0, a, 0);
+    doorbell(&m.t, 0);
+    g_assert_cmpuint(head_ctl(&m.t, 0, PVDC_HEAD_DOORBELL), !=, 0);
+    g_assert_cmphex(unbind_range(&m.t, a, size), ==, PVDC_BIND_ERR_BUSY);
+    /* A range it does not read binds and unbinds. */
+    g_assert_cmphex(bind_pages(&m, c, B_FIRST, B_PAGES), ==, PVDC_BIND_OK);
+    g_assert_cmphex(unbind_range(&m.t, c, B_PAGES * PAGE), ==, PVDC_BIND_OK);
+    g_assert_cmphex(wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
+                    PVDC_RESULT_APPLIED);
+    /* Active. */
+    g_assert_cmphex(unbind_range(&m.t, a, size), ==, PVDC_BIND_ERR_BUSY);
+
+    /* An armed commit may name a range not bound yet: binding it waits. */
+    write_plane(&m.t, pri, 0, c, 0);
+    doorbell(&m.t, 0);
+    g_assert_cmphex(bind_pages(&m, c + PAGE, B_FIRST, B_PAGES), ==,
+                    PVDC_BIND_ERR_BUSY);
+    g_assert_cmpuint(bindings(&m), ==, 1);
+    g_assert_cmphex(wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
+                    result_of(PVDC_ERR_FB_BOUNDS, pri));
+    g_assert_cmphex(unbind_range(&m.t, a, size), ==, PVDC_BIND_ERR_BUSY);
+
+    /* The state moved back to VRAM: both succeed. */
+    write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(unbind_range(&m.t, a, size), ==, PVDC_BIND_OK);
+    g_assert_cmphex(bind_pages(&m, c + PAGE, B_FIRST, B_PAGES), ==,
+                    PVDC_BIND_OK);
+    mem_stop(&m);
+}
+
+/*
+ * Without bus mastering the device reads no guest page: planes in
+ * bindings are not shown, as if disabled, and are again once it is back.
+ */
+static void test_bus_mastering_off_blanks_bound_planes(void)
+{
+    g_autofree uint32_t *from_vram = NULL, *blank = NULL, *back = NULL;
+    g_autofree Scene *sc = g_new0(Scene, 1);
+    uint32_t crc;
+    Mem m;
+
+    mem_start(&m);
+    crc = scene_from_vram(&m, sc, &from_vram);
+    g_assert_cmphex(show_scene(&m.t, m.base, m.base + BUF_PAGES * PAGE), ==,
+                    PVDC_RESULT_APPLIED);
+    set_bus_master(&m.t, false);
+    step_to_next_vblank(&m.t, 0);
+    g_assert_cmphex(crc_now(&m.t), ==, background_crc());
+    blank = dump(&m.t);
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        g_assert_cmphex(blank[i], ==, BACKGROUND);
+    }
+    set_bus_master(&m.t, true);
+    step_to_next_vblank(&m.t, 0);
+    g_assert_cmphex(crc_now(&m.t), ==, crc);
+    back = dump(&m.t);
+    assert_same_picture(from_vram, back);
+    mem_stop(&m);
+}
+
+/* The destination scans out of the bindings the stream brings. */
+static void test_scanout_of_bindings_migrates(void)
+{
+    g_autofree uint32_t *from_vram = NULL, *after = NULL;
+    g_autofree Scene *sc = g_new0(Scene, 1);
+    uint32_t crc;
+    PVDCTest dst;
+    Mem m;
+
+    mem_start(&m);
+    crc = scene_from_vram(&m, sc, &from_vram);
+    g_assert_cmphex(show_scene(&m.t, m.base, m.base + BUF_PAGES * PAGE), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(crc_now(&m.t), ==, crc);
+
+    pvdc_test_migrate(&m.t, &dst, PROPS, EXTRA);
+    step_to_next_vblank(&dst, 0);
+    g_assert_cmphex(crc_now(&dst), ==, crc);
+    after = dump(&dst);
+    assert_same_picture(from_vram, after);
+    g_assert_cmphex(unbind_range(&dst, m.base, A_PAGES * PAGE), ==,
+                    PVDC_BIND_ERR_BUSY);
+    pvdc_test_stop(&dst);
+    mem_stop(&m);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -479,5 +844,15 @@ int main(int argc, char **argv)
                    test_reset_drops_every_binding);
     qtest_add_func("/pvdc/memory/bindings-come-along",
                    test_bindings_come_along);
+    qtest_add_func("/pvdc/memory/planes-scan-out-of-bindings",
+                   test_planes_scan_out_of_bindings);
+    qtest_add_func("/pvdc/memory/ranges-across-bindings-are-refused",
+                   test_ranges_across_bindings_are_refused);
+    qtest_add_func("/pvdc/memory/bindings-in-use-are-busy",
+                   test_bindings_in_use_are_busy);
+    qtest_add_func("/pvdc/memory/bus-mastering-off-blanks-bound-planes",
+                   test_bus_mastering_off_blanks_bound_planes);
+    qtest_add_func("/pvdc/memory/scanout-of-bindings-migrates",
+                   test_scanout_of_bindings_migrates);
     return g_test_run();
 }
