@@ -11,9 +11,10 @@
  * plane, found through dirty logging (DIRTY_MEMORY_VGA).  The dirty bitmap
  * is snapshot once per refresh for the whole device and the damage handed
  * to each connector; only the damaged rectangle is composed again.  A head
- * showing exactly one framebuffer is displayed straight from VRAM.  Guest
- * pages bound above VRAM (pvdc-memory.c) have no dirty log: a plane in a
- * binding is composed whole again at every refresh, never shown directly.
+ * showing exactly one framebuffer is displayed straight from VRAM, or from
+ * guest pages bound above VRAM (pvdc-memory.c) where its bytes are
+ * contiguous in the host.  Bindings have no dirty log: a plane in one is
+ * composed (or, shown directly, updated) whole again at every refresh.
  *
  * When the host-cursor property is set, the cursor plane is handed to the
  * UI (dpy_cursor_define, dpy_mouse_set) instead of being composed, so that
@@ -21,9 +22,11 @@
  * draws cursors, hence the property; CRCs always include the cursor.
  *
  * Every pointer and size handed to the UI lies inside VRAM, by one rule
- * (pvdc_vram_span()): a framebuffer that passed the commit rules may still
- * not be displayable straight from VRAM (its last line is short, a surface
- * is not), and is composed instead.
+ * (pvdc_vram_span()), or inside one host mapping of a binding
+ * (pvdc_memory_host_span()), which no UNBIND drops while the active state
+ * shows it: a framebuffer that passed the commit rules may still not be
+ * displayable straight from memory (its last line is short, a surface is
+ * not), and is composed instead.
  *
  * CRC capture happens when the guest reads CRC_VALUE, once per frame: it
  * composes the whole head into an image of the device's own.  Writeback
@@ -415,9 +418,13 @@ static bool pvdc_console_show_direct(PVDCConnector *conn, PVDCHead *head,
     uint64_t size;
     uint8_t *pixels;
 
-    /* The CRC and the console must show the same: keep them composed. */
+    /*
+     * The CRC and the console must show the same: keep them composed.
+     * The engine checks the plane against the whole device address
+     * space; where it lies is checked next.
+     */
     if (FIELD_EX32(head->crc_ctrl, CRC_CTRL, ENABLE) ||
-        !pvdc_compose_direct(scene, s->conf.vram_size, &direct) ||
+        !pvdc_compose_direct(scene, PVDC_ADDR_SPACE_SIZE, &direct) ||
         !dpy_gfx_check_format(conn->con, direct.format)) {
         return false;
     }
@@ -425,11 +432,16 @@ static bool pvdc_console_show_direct(PVDCConnector *conn, PVDCHead *head,
     size = (uint64_t)direct.stride * scene->height;
     pixels = pvdc_vram_span(s, direct.offset, size);
     if (!pixels) {
+        pixels = pvdc_memory_host_span(s, direct.offset, size);
+    }
+    if (!pixels) {
         trace_pvdc_direct_refused(head->index, direct.offset, size);
         return false;
     }
+    /* The same device address may be bound to other pages since. */
     if (changed || d->kind != PVDC_SURFACE_DIRECT ||
-        memcmp(&direct, &d->direct, sizeof(direct))) {
+        memcmp(&direct, &d->direct, sizeof(direct)) ||
+        surface_data(qemu_console_surface(conn->con)) != (void *)pixels) {
         DisplaySurface *surface =
             qemu_create_displaysurface_from(scene->width, scene->height,
                                             direct.format, direct.stride,

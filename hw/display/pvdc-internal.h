@@ -36,6 +36,8 @@
 /* Preferred mode of the connectors unless the xres/yres properties say. */
 #define PVDC_DEFAULT_XRES               1024
 #define PVDC_DEFAULT_YRES               768
+/* The device address space: VRAM, then bindings (pvdc-memory.c). */
+#define PVDC_ADDR_SPACE_SIZE            BIT_ULL(32)
 
 static inline bool pvdc_head_on(const PVDCHead *head)
 {
@@ -177,6 +179,12 @@ bool pvdc_memory_write(PVDCState *s, hwaddr addr, uint32_t val);
 void pvdc_memory_reset(PVDCState *s);
 /* Whether [@addr, @addr + @len) lies wholly in one binding. */
 bool pvdc_memory_bound(PVDCState *s, uint64_t addr, uint64_t len);
+/*
+ * The host pointer to [@addr, @addr + @len) if those bytes lie in one
+ * binding, contiguous in the host's mapping of its pages, and bus
+ * mastering is on; else NULL.  Valid until the binding is dropped.
+ */
+uint8_t *pvdc_memory_host_span(PVDCState *s, uint64_t addr, uint64_t len);
 /*
  * Give each plane of @scene that reads outside VRAM (its memory planes
  * in bindings, as the commit rules accept them) views of its own, whose

@@ -143,7 +143,7 @@ static uint32_t pvdc_bind_range_check(PVDCState *s, uint64_t addr,
     uint32_t i;
 
     if (!size || addr % PVDC_BIND_PAGE_SIZE || size % PVDC_BIND_PAGE_SIZE ||
-        addr < s->conf.vram_size || addr + size > BIT_ULL(32)) {
+        addr < s->conf.vram_size || addr + size > PVDC_ADDR_SPACE_SIZE) {
         return PVDC_BIND_ERR_RANGE;
     }
     for (i = 0; i < s->num_bindings; i++) {
@@ -297,6 +297,12 @@ bool pvdc_memory_bound(PVDCState *s, uint64_t addr, uint64_t len)
     return pvdc_binding_find(s, addr, len) != NULL;
 }
 
+static bool pvdc_bus_master(PVDCState *s)
+{
+    return pci_get_word(PCI_DEVICE(s)->config + PCI_COMMAND) &
+           PCI_COMMAND_MASTER;
+}
+
 /*
  * The host pointer to bytes [@off, @off + @len) of @b if they lie in
  * one mapping, else NULL.
@@ -371,12 +377,20 @@ static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t first,
     return true;
 }
 
+uint8_t *pvdc_memory_host_span(PVDCState *s, uint64_t addr, uint64_t len)
+{
+    PVDCBinding *b = pvdc_binding_find(s, addr, len);
+
+    if (!b || !pvdc_bus_master(s)) {
+        return NULL;
+    }
+    return (uint8_t *)pvdc_binding_ptr(b, addr - b->addr, len);
+}
+
 void pvdc_memory_views(PVDCState *s, PVDCComposeScene *scene,
                        GPtrArray *bounce)
 {
-    PCIDevice *pci = PCI_DEVICE(s);
-    bool master = pci_get_word(pci->config + PCI_COMMAND) &
-                  PCI_COMMAND_MASTER;
+    bool master = pvdc_bus_master(s);
     unsigned int i = 0;
 
     /* Each pass keeps or drops plane @i: bounded by the planes. */

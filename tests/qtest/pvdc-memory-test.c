@@ -668,6 +668,84 @@ static void test_planes_scan_out_of_bindings(void)
 }
 
 /*
+ * A head showing one framebuffer unchanged is shown straight from its
+ * memory: from a binding too, where its bytes are contiguous in the
+ * host (one entry of contiguous guest pages), and it shows what the guest
+ * writes there at once.  From scattered pages it is composed, and with
+ * bus mastering off it is not shown.
+ */
+static void test_one_plane_shows_straight_from_a_binding(void)
+{
+    const uint32_t size = MODE_PITCH * MODE_H;
+    g_autofree uint32_t *shown = NULL, *written = NULL, *blank = NULL;
+    g_autofree uint8_t *fb = g_malloc(size);
+    uint32_t pixel = cpu_to_le32(0x00654321);
+    unsigned int pri;
+    uint64_t pages, before;
+    Mem m;
+
+    mem_start(&m);
+    pri = plane_of(&m.t, 0, PRIMARY);
+    g_assert_cmpuint(size % PAGE, ==, 0);
+    pages = guest_alloc(&m.alloc, size);
+    g_assert_cmpuint(pages % PAGE, ==, 0);
+    for (uint32_t i = 0; i < size; i++) {
+        fb[i] = i * 7 + (i >> 8);
+    }
+    qtest_memwrite(m.t.qts, pages, fb, size);
+    g_assert_cmphex(bind_one(&m, m.base, size, pages, size), ==,
+                    PVDC_BIND_OK);
+    write_mode(&m.t, 0, CLOCK_1MS);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+
+    before = pvdc_statistic(m.t.qts, "x-head0-compositions");
+    shown = dump(&m.t);
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        g_assert_cmphex(shown[i], ==, ldl_le_p(fb + i * 4) & 0xffffff);
+    }
+    qtest_memwrite(m.t.qts, pages + 5 * MODE_PITCH + 9 * 4, &pixel, 4);
+    written = dump(&m.t);
+    g_assert_cmphex(written[5 * MODE_W + 9], ==, 0x654321);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-head0-compositions"), ==,
+                     before);
+
+    /* Without bus mastering: composed, without the plane. */
+    set_bus_master(&m.t, false);
+    blank = dump(&m.t);
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        g_assert_cmphex(blank[i], ==, 0);
+    }
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-head0-compositions"), >,
+                     before);
+    set_bus_master(&m.t, true);
+
+    /* The same bytes from scattered pages: composed, the same picture. */
+    g_free(shown);
+    shown = dump(&m.t);
+    write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
+    for (int i = 0; i < size / PAGE; i++) {
+        g_autofree uint8_t *page = g_malloc(PAGE);
+
+        qtest_memread(m.t.qts, pages + i * PAGE, page, PAGE);
+        qtest_memwrite(m.t.qts, m.pages[size / PAGE - 1 - i], page, PAGE);
+    }
+    g_assert_cmphex(bind_pages(&m, m.base, 0, size / PAGE), ==,
+                    PVDC_BIND_OK);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    before = pvdc_statistic(m.t.qts, "x-head0-compositions");
+    g_free(written);
+    written = dump(&m.t);
+    assert_same_picture(shown, written);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-head0-compositions"), >,
+                     before);
+    mem_stop(&m);
+}
+
+/*
  * A framebuffer or Cb:Cr plane lies wholly in VRAM or wholly in one
  * binding: across the end of VRAM, of a binding, or from one binding
  * into the next, which touches it, it is refused.
@@ -846,6 +924,8 @@ int main(int argc, char **argv)
                    test_bindings_come_along);
     qtest_add_func("/pvdc/memory/planes-scan-out-of-bindings",
                    test_planes_scan_out_of_bindings);
+    qtest_add_func("/pvdc/memory/one-plane-shows-straight-from-a-binding",
+                   test_one_plane_shows_straight_from_a_binding);
     qtest_add_func("/pvdc/memory/ranges-across-bindings-are-refused",
                    test_ranges_across_bindings_are_refused);
     qtest_add_func("/pvdc/memory/bindings-in-use-are-busy",
