@@ -534,8 +534,12 @@ static void scene_init(Mem *m, Scene *sc)
        PVDC_CRC_CTRL_ENABLE);
 }
 
-/* Head 0 shows the scene with A at @a and B at @b; the commit's result. */
-static uint32_t show_scene(PVDCTest *t, uint32_t a, uint32_t b)
+/*
+ * Head 0 shows the scene with A at @a and B at @b, written back into VRAM
+ * at @wb unless it is 0; the commit's result.
+ */
+static uint32_t show_scene_wb(PVDCTest *t, uint32_t a, uint32_t b,
+                              uint32_t wb)
 {
     unsigned int ov = plane_of(t, 0, OVERLAY(0));
     unsigned int nv = plane_of(t, 0, OVERLAY(1));
@@ -543,6 +547,13 @@ static uint32_t show_scene(PVDCTest *t, uint32_t a, uint32_t b)
 
     write_mode(t, 0, CLOCK_1MS);
     wr_head(t, 0, PVDC_HS_BACKGROUND, BACKGROUND);
+    if (wb) {
+        wr_head(t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_XRGB8888);
+        wr_head(t, 0, PVDC_HS_WB_OFFSET, wb);
+        wr_head(t, 0, PVDC_HS_WB_PITCH, MODE_PITCH);
+        wr_head(t, 0, PVDC_HS_CTRL,
+                PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
+    }
     write_plane(t, plane_of(t, 0, PRIMARY), 0, a + PRI_REL, 0);
 
     wr_plane(t, ov, PVDC_PS_HEAD, 0);
@@ -573,6 +584,11 @@ static uint32_t show_scene(PVDCTest *t, uint32_t a, uint32_t b)
     wr_plane(t, cur, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
              PVDC_BLEND_PREMULTI << PVDC_PS_CTRL_BLEND_SHIFT);
     return commit(t, 0);
+}
+
+static uint32_t show_scene(PVDCTest *t, uint32_t a, uint32_t b)
+{
+    return show_scene_wb(t, a, b, 0);
 }
 
 /* Console 0 as a screendump of the test mode. */
@@ -874,6 +890,37 @@ static void test_bus_mastering_off_blanks_bound_planes(void)
     mem_stop(&m);
 }
 
+/* Writeback composes planes in bindings as it does planes in VRAM. */
+static void test_writeback_of_planes_in_bindings(void)
+{
+    const uint32_t wb_vram = 0x400000, wb_pages = 0x500000;
+    const size_t len = MODE_PITCH * MODE_H;
+    g_autofree uint8_t *from_vram = g_malloc(len);
+    g_autofree uint8_t *from_pages = g_malloc(len);
+    g_autofree Scene *sc = g_new0(Scene, 1);
+    Mem m;
+
+    mem_start(&m);
+    scene_init(&m, sc);
+    g_assert_cmphex(bind_pages(&m, m.base, A_FIRST, A_PAGES), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmphex(bind_pages(&m, m.base + BUF_PAGES * PAGE, B_FIRST,
+                               B_PAGES), ==, PVDC_BIND_OK);
+    g_assert_cmphex(show_scene_wb(&m.t, VRAM_A, VRAM_B, wb_vram), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(show_scene_wb(&m.t, m.base, m.base + BUF_PAGES * PAGE,
+                                  wb_pages), ==, PVDC_RESULT_APPLIED);
+    qpci_memread(m.t.dev, m.t.vram, wb_vram, from_vram, len);
+    qpci_memread(m.t.dev, m.t.vram, wb_pages, from_pages, len);
+    for (size_t i = 0; i < len; i += 4) {
+        /* written (VRAM starts zeroed): the X byte is 0xff */
+        g_assert_cmphex(from_vram[i + 3], ==, 0xff);
+        g_assert_cmphex(ldl_le_p(from_pages + i), ==,
+                        ldl_le_p(from_vram + i));
+    }
+    mem_stop(&m);
+}
+
 /* The destination scans out of the bindings the stream brings. */
 static void test_scanout_of_bindings_migrates(void)
 {
@@ -932,6 +979,8 @@ int main(int argc, char **argv)
                    test_bindings_in_use_are_busy);
     qtest_add_func("/pvdc/memory/bus-mastering-off-blanks-bound-planes",
                    test_bus_mastering_off_blanks_bound_planes);
+    qtest_add_func("/pvdc/memory/writeback-of-planes-in-bindings",
+                   test_writeback_of_planes_in_bindings);
     qtest_add_func("/pvdc/memory/scanout-of-bindings-migrates",
                    test_scanout_of_bindings_migrates);
     return g_test_run();
