@@ -558,6 +558,11 @@ static uint32_t show_scene_wb(PVDCTest *t, uint32_t a, uint32_t b,
 
     wr_plane(t, ov, PVDC_PS_HEAD, 0);
     write_fb(t, ov, PVDC_FMT_ARGB8888, a + OV_REL, 64, 16, 16);
+    /* cropped: its copy starts past the framebuffer's first byte */
+    wr_plane(t, ov, PVDC_PS_SRC_X, 0x28000);
+    wr_plane(t, ov, PVDC_PS_SRC_Y, FP16(3));
+    wr_plane(t, ov, PVDC_PS_SRC_W, FP16(12));
+    wr_plane(t, ov, PVDC_PS_SRC_H, FP16(10));
     wr_plane(t, ov, PVDC_PS_DST_POS, PVDC_XY(8, 6));
     wr_plane(t, ov, PVDC_PS_DST_SIZE, PVDC_XY(40, 30));
     wr_plane(t, ov, PVDC_PS_ZPOS, 1);
