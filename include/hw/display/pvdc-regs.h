@@ -202,6 +202,12 @@
 #define PVDC_MAX_BINDINGS               256
 /* entries of one table, and of all bindings together */
 #define PVDC_MAX_BIND_ENTRIES           (1u << 20)
+/*
+ * Guest RAM has no dirty log: writing DAMAGE_LEN tells the device that
+ * the guest wrote [DAMAGE_ADDR, DAMAGE_ADDR + DAMAGE_LEN) of a binding.
+ */
+#define PVDC_REG_DAMAGE_ADDR            0x0120  /* RW: device address */
+#define PVDC_REG_DAMAGE_LEN             0x0124  /* W: bytes, acts */
 
 /* DRM fourccs, spelled out so that this header needs no drm_fourcc.h. */
 #define PVDC_FOURCC(a, b, c, d) \
