@@ -13,8 +13,9 @@
  * to each connector; only the damaged rectangle is composed again.  A head
  * showing exactly one framebuffer is displayed straight from VRAM, or from
  * guest pages bound above VRAM (pvdc-memory.c) where its bytes are
- * contiguous in the host.  Bindings have no dirty log: a plane in one is
- * composed (or, shown directly, updated) whole again at every refresh.
+ * contiguous in the host.  Bindings have no dirty log: the guest reports
+ * what it writes there (DAMAGE_LEN, pvdc_console_damage()), and turning
+ * bus mastering off or on shows every head again whole.
  *
  * When the host-cursor property is set, the cursor plane is handed to the
  * UI (dpy_cursor_define, dpy_mouse_set) instead of being composed, so that
@@ -303,22 +304,12 @@ static bool pvdc_plane_dirty(PVDCState *s, DirtyBitmapSnapshot *snap,
     PVDCComposeSpan span[2];
     unsigned int n = pvdc_compose_plane_sources(plane, span);
     bool any = false;
-    QemuRect rect;
 
     for (unsigned int i = 0; i < n; i++) {
-        /*
-         * Guest RAM in a binding has no dirty log: the plane may have
-         * changed anywhere, at every refresh.
-         */
-        if (span[i].offset + (uint64_t)span[i].pitch * (span[i].rows - 1) +
-            span[i].row_bytes > s->conf.vram_size) {
-            if (pvdc_compose_plane_rect(plane, width, height, &rect)) {
-                pvdc_compose_rect_union(damage, &rect);
-            }
-            return true;
+        /* In a binding: DAMAGE_LEN says what changed. */
+        if (span[i].offset >= s->conf.vram_size) {
+            continue;
         }
-    }
-    for (unsigned int i = 0; i < n; i++) {
         any |= pvdc_plane_dirty_lines(s, snap, plane, width, height,
                                       span[i].offset, span[i].row_bytes,
                                       span[i].rows, span[i].pitch, damage);
@@ -335,7 +326,14 @@ static void pvdc_console_collect_damage(PVDCState *s)
 {
     DirtyBitmapSnapshot *snap;
     unsigned int c, i;
+    bool master = pvdc_memory_reachable(s);
 
+    /* Planes in bindings appear or vanish: every head whole. */
+    for (c = 0; master != s->bus_master_shown && c < s->conf.num_heads;
+         c++) {
+        s->connectors[c].display->shown_valid = false;
+    }
+    s->bus_master_shown = master;
     snap = memory_region_snapshot_and_clear_dirty(&s->vram, 0,
                                                   s->conf.vram_size,
                                                   DIRTY_MEMORY_VGA);
@@ -653,6 +651,29 @@ void pvdc_console_color_changed(PVDCHead *head)
 
         if (d && d->shown_valid && d->shown.color == old) {
             d->shown_valid = false;
+        }
+    }
+}
+
+void pvdc_console_damage(PVDCState *s, uint64_t start, uint64_t len)
+{
+    unsigned int c, i;
+
+    for (c = 0; c < s->conf.num_heads; c++) {
+        PVDCDisplay *d = s->connectors[c].display;
+        PVDCHead *head = pvdc_connector_head(&s->connectors[c]);
+        PVDCComposeScene scene;
+        QemuRect rect;
+
+        if (!head) {
+            continue;
+        }
+        pvdc_console_scene(head, &scene, -1, NULL);
+        for (i = 0; i < scene.num_planes; i++) {
+            if (pvdc_compose_plane_damage(&scene.planes[i], scene.width,
+                                          scene.height, start, len, &rect)) {
+                pvdc_compose_rect_union(&d->damage, &rect);
+            }
         }
     }
 }

@@ -154,6 +154,12 @@ void pvdc_crc_invalidate(PVDCHead *head);
  * one has.
  */
 void pvdc_console_color_changed(PVDCHead *head);
+/*
+ * The guest wrote [@start, @start + @len) of a binding (DAMAGE_LEN):
+ * every console whose head shows a plane reading those bytes composes
+ * again what they change.
+ */
+void pvdc_console_damage(PVDCState *s, uint64_t start, uint64_t len);
 
 /* pvdc-output.c */
 extern const VMStateDescription vmstate_pvdc_output;
@@ -185,6 +191,8 @@ bool pvdc_memory_bound(PVDCState *s, uint64_t addr, uint64_t len);
  * mastering is on; else NULL.  Valid until the binding is dropped.
  */
 uint8_t *pvdc_memory_host_span(PVDCState *s, uint64_t addr, uint64_t len);
+/* Whether the device may read bindings: bus mastering is on. */
+bool pvdc_memory_reachable(PVDCState *s);
 /*
  * Give each plane of @scene that reads outside VRAM (its memory planes
  * in bindings, as the commit rules accept them) views of its own, whose

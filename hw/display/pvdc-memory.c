@@ -13,7 +13,9 @@
  * in one binding; composition reads a binding's bytes through views
  * (pvdc_memory_views()).  The latch contract holds because a binding
  * cannot change while an armed or active state reads it: BIND and
- * UNBIND of such a range are refused (PVDC_BIND_ERR_BUSY).
+ * UNBIND of such a range are refused (PVDC_BIND_ERR_BUSY).  Guest RAM
+ * has no dirty log the consoles could use: the guest reports what it
+ * writes into a binding with DAMAGE_ADDR and DAMAGE_LEN.
  *
  * Nothing is read from or mapped out of anything but guest RAM: the
  * device's own BARs and any other MMIO are refused before the first
@@ -297,7 +299,7 @@ bool pvdc_memory_bound(PVDCState *s, uint64_t addr, uint64_t len)
     return pvdc_binding_find(s, addr, len) != NULL;
 }
 
-static bool pvdc_bus_master(PVDCState *s)
+bool pvdc_memory_reachable(PVDCState *s)
 {
     return pci_get_word(PCI_DEVICE(s)->config + PCI_COMMAND) &
            PCI_COMMAND_MASTER;
@@ -381,7 +383,7 @@ uint8_t *pvdc_memory_host_span(PVDCState *s, uint64_t addr, uint64_t len)
 {
     PVDCBinding *b = pvdc_binding_find(s, addr, len);
 
-    if (!b || !pvdc_bus_master(s)) {
+    if (!b || !pvdc_memory_reachable(s)) {
         return NULL;
     }
     return (uint8_t *)pvdc_binding_ptr(b, addr - b->addr, len);
@@ -390,7 +392,7 @@ uint8_t *pvdc_memory_host_span(PVDCState *s, uint64_t addr, uint64_t len)
 void pvdc_memory_views(PVDCState *s, PVDCComposeScene *scene,
                        GPtrArray *bounce)
 {
-    bool master = pvdc_bus_master(s);
+    bool master = pvdc_memory_reachable(s);
     unsigned int i = 0;
 
     /* Each pass keeps or drops plane @i: bounded by the planes. */
@@ -544,6 +546,27 @@ static void pvdc_bind_cmd(PVDCState *s, uint32_t cmd)
                         s->bind_status);
 }
 
+/*
+ * DAMAGE_LEN: the part of the range above VRAM (which has a dirty log of
+ * its own) and below 2^32; a range past 2^32 is clipped and logged.
+ */
+static void pvdc_memory_damage(PVDCState *s, uint32_t len)
+{
+    uint64_t start = MAX(s->damage_addr, s->conf.vram_size);
+    uint64_t end = (uint64_t)s->damage_addr + len;
+
+    if (end > PVDC_ADDR_SPACE_SIZE) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pvdc: DAMAGE of 0x%x+0x%x ends past "
+                      "the device address space; clipped\n",
+                      s->damage_addr, len);
+        end = PVDC_ADDR_SPACE_SIZE;
+    }
+    trace_pvdc_memory_damage(s->damage_addr, len);
+    if (start < end) {
+        pvdc_console_damage(s, start, end - start);
+    }
+}
+
 bool pvdc_memory_read(PVDCState *s, hwaddr addr, uint32_t *val)
 {
     switch (addr) {
@@ -571,6 +594,12 @@ bool pvdc_memory_read(PVDCState *s, hwaddr addr, uint32_t *val)
     case PVDC_REG_NUM_BINDINGS:
         *val = PVDC_MAX_BINDINGS;
         return true;
+    case PVDC_REG_DAMAGE_ADDR:
+        *val = s->damage_addr;
+        return true;
+    case PVDC_REG_DAMAGE_LEN:
+        *val = 0;               /* write-only: it acts when written */
+        return true;
     default:
         return false;
     }
@@ -597,6 +626,12 @@ bool pvdc_memory_write(PVDCState *s, hwaddr addr, uint32_t val)
     case PVDC_REG_BIND_CMD:
         pvdc_bind_cmd(s, val);
         return true;
+    case PVDC_REG_DAMAGE_ADDR:
+        s->damage_addr = val;
+        return true;
+    case PVDC_REG_DAMAGE_LEN:
+        pvdc_memory_damage(s, val);
+        return true;
     default:
         return false;
     }
@@ -621,6 +656,7 @@ void pvdc_memory_reset(PVDCState *s)
     s->bind_table_lo = s->bind_table_hi = 0;
     s->bind_entries = 0;
     s->bind_status = PVDC_BIND_OK;
+    s->damage_addr = 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -633,7 +669,7 @@ static bool pvdc_memory_needed(void *opaque)
 
     return s->num_bindings || s->bind_addr || s->bind_size ||
            s->bind_table_lo || s->bind_table_hi || s->bind_entries ||
-           s->bind_status;
+           s->bind_status || s->damage_addr;
 }
 
 /* The bindings a stream brings replace the device's own, once each. */
@@ -732,8 +768,9 @@ static const VMStateDescription vmstate_pvdc_binding = {
 };
 
 /*
- * The BIND_* registers and the bindings with their entries; without this
- * subsection there are none.  The mappings are made again by post_load.
+ * The BIND_* and DAMAGE_ADDR registers and the bindings with their
+ * entries; without this subsection there are none.  The mappings are
+ * made again by post_load.
  */
 const VMStateDescription vmstate_pvdc_memory = {
     .name = "pvdc/memory",
@@ -754,6 +791,7 @@ const VMStateDescription vmstate_pvdc_memory = {
                          pvdc_bindings_fit),
         VMSTATE_STRUCT_VARRAY_UINT32(bindings, PVDCState, num_bindings, 1,
                                      vmstate_pvdc_binding, PVDCBinding),
+        VMSTATE_UINT32(damage_addr, PVDCState),
         VMSTATE_END_OF_LIST()
     },
 };

@@ -444,8 +444,10 @@ static void test_bindings_come_along(void)
     }
     write_bind_table(&m.t, m.table, garbage, BUF_PAGES);
     wr(&m.t, PVDC_REG_BIND_ENTRIES, 7);
+    wr(&m.t, PVDC_REG_DAMAGE_ADDR, 0x12345678);
 
     pvdc_test_migrate(&m.t, &dst, PROPS, EXTRA);
+    g_assert_cmphex(rd(&dst, PVDC_REG_DAMAGE_ADDR), ==, 0x12345678);
     g_assert_cmpuint(pvdc_statistic(dst.qts, "x-bindings"), ==, 2);
     g_assert_cmphex(rd(&dst, PVDC_REG_BIND_ENTRIES), ==, 7);
     g_assert_cmphex(rd(&dst, PVDC_REG_BIND_ADDR), ==, 0xfffff000);
@@ -596,6 +598,13 @@ static uint32_t show_scene(PVDCTest *t, uint32_t a, uint32_t b)
     return show_scene_wb(t, a, b, 0);
 }
 
+/* The guest wrote [@addr, @addr + @len) of the device address space. */
+static void damage(PVDCTest *t, uint32_t addr, uint32_t len)
+{
+    wr(t, PVDC_REG_DAMAGE_ADDR, addr);
+    wr(t, PVDC_REG_DAMAGE_LEN, len);
+}
+
 /* Console 0 as a screendump of the test mode. */
 static uint32_t *dump(PVDCTest *t)
 {
@@ -657,8 +666,8 @@ static uint32_t scene_from_vram(Mem *m, Scene *sc, uint32_t **picture)
  * A primary, a scaled overlay, a cursor and an NV12 overlay whose Cb:Cr
  * plane lies in another binding, each read from scattered guest pages,
  * show exactly what the same bytes show from VRAM: in the frame CRC and
- * on the console.  Guest RAM has no dirty log: the console composes the
- * planes in bindings again at every refresh, so a write shows at once.
+ * on the console.  Guest RAM has no dirty log: the console shows a write
+ * into a binding once DAMAGE_LEN reports it, and composes no more.
  */
 static void test_planes_scan_out_of_bindings(void)
 {
@@ -676,15 +685,36 @@ static void test_planes_scan_out_of_bindings(void)
     from_pages = dump(&m.t);
     assert_same_picture(from_vram, from_pages);
 
-    /* The top-left pixel of the primary, under no other plane. */
+    /*
+     * The top-left pixel of the primary, under no other plane: the
+     * console shows it once DAMAGE says so; the next frame's CRC at once.
+     */
     qtest_memwrite(m.t.qts, page_of(&m, A_FIRST, A_PAGES, PRI_REL), &pixel,
                    sizeof(pixel));
+    step_to_next_vblank(&m.t, 0);
+    g_assert_cmphex(crc_now(&m.t), !=, crc);
+    written = dump(&m.t);
+    assert_same_picture(from_pages, written);
+    damage(&m.t, 0, m.t.vram_size);             /* VRAM: its own log */
+    damage(&m.t, m.base + PRI_REL + 4, 4);      /* the next pixel */
+    g_free(written);
+    written = dump(&m.t);
+    assert_same_picture(from_pages, written);
+    damage(&m.t, m.base + PRI_REL, 4);
+    g_free(written);
     written = dump(&m.t);
     g_assert_cmphex(written[0], ==, 0x123456);
     from_pages[0] = 0x123456;
     assert_same_picture(from_pages, written);
-    step_to_next_vblank(&m.t, 0);
-    g_assert_cmphex(crc_now(&m.t), !=, crc);
+
+    /* Past the device address space: clipped, and nothing breaks. */
+    damage(&m.t, 0xffffff00, UINT32_MAX);
+    damage(&m.t, m.base, UINT32_MAX);
+    g_free(written);
+    written = dump(&m.t);
+    assert_same_picture(from_pages, written);
+    g_assert_cmphex(rd(&m.t, PVDC_REG_DAMAGE_ADDR), ==, m.base);
+    g_assert_cmphex(rd(&m.t, PVDC_REG_DAMAGE_LEN), ==, 0);
     mem_stop(&m);
 }
 

@@ -278,8 +278,11 @@ struct PVDCState {
     /* the bindings, in address order, and their entries together */
     uint32_t num_bindings;
     uint32_t bound_entries;     /* derived, not migrated */
+    uint32_t damage_addr;       /* DAMAGE_ADDR */
     /* the guest was told planes in bindings are not shown; not migrated */
     bool bus_master_off_logged;
+    /* bus mastering as the consoles last showed planes in bindings */
+    bool bus_master_shown;
     PVDCBinding bindings[PVDC_MAX_BINDINGS];
 
     PVDCHead heads[PVDC_MAX_HEADS];
