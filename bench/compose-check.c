@@ -1821,6 +1821,118 @@ static void test_direct(void)
     pixman_image_unref(img);
 }
 
+/*
+ * @len bytes of VRAM from @offset, copied to the end of a mapping of
+ * their own followed by an inaccessible page: a plane's view of memory
+ * outside VRAM (guest pages in a binding), which a read past its end
+ * faults on.  @view->map is unmapped by view_free().
+ */
+typedef struct View {
+    uint8_t *map;
+    size_t map_len;
+} View;
+
+static uint8_t *view_new(View *view, uint64_t offset, uint64_t len)
+{
+    size_t page = qemu_real_host_page_size();
+
+    view->map_len = ROUND_UP(len, page) + page;
+    view->map = mmap(NULL, view->map_len, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    g_assert(view->map != MAP_FAILED);
+    g_assert(mprotect(view->map + view->map_len - page, page,
+                      PROT_NONE) == 0);
+    memcpy(view->map + view->map_len - page - len, vram + offset, len);
+    return view->map + view->map_len - page - len;
+}
+
+static void view_free(View *view)
+{
+    if (view->map) {
+        munmap(view->map, view->map_len);
+    }
+}
+
+/*
+ * A plane read through views of its own composes exactly as the same
+ * bytes in VRAM, and is checked against the views' sizes, not VRAM's.
+ */
+static void test_views(void)
+{
+    PVDCComposeScene s = { .width = 64, .height = 48, .num_planes = 1 };
+    PVDCComposePlane *p = &s.planes[0];
+    pixman_image_t *from_vram = frame_new(64, 48), *img = frame_new(64, 48);
+    PVDCComposeDirect direct;
+    static const struct {
+        const char *what;
+        uint32_t format, w, h, ctrl;
+        uint32_t src_x, dst_w, dst_h;
+    } cases[] = {
+        { "XRGB8888, bilinear upscale", PVDC_FMT_XRGB8888, 50, 40,
+          PVDC_PS_CTRL_FILTER_BILINEAR, 0x18000, 64, 48 },
+        { "ARGB8888, coverage blend", PVDC_FMT_ARGB8888, 40, 30,
+          PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT, 0x30000, 30, 20 },
+        { "RGB565, reflected", PVDC_FMT_RGB565, 33, 21,
+          PVDC_PS_CTRL_REFLECT_X, 0x10000, 32, 21 },
+        { "NV12, scaled", PVDC_FMT_NV12, 31, 23,
+          PVDC_PS_CTRL_FILTER_BILINEAR, 0x8000, 57, 41 },
+    };
+
+    for (int i = 0; i < ARRAY_SIZE(cases); i++) {
+        const RefFormat *f = ref_format(cases[i].format);
+        View mem = {}, chroma = {};
+        uint64_t len;
+        bool same;
+
+        *p = plane_new(cases[i].format, cases[i].w, cases[i].h, 64, 4096);
+        p->ctrl = cases[i].ctrl;
+        p->alpha = 0xc000;
+        p->src_x = cases[i].src_x;
+        p->src_w -= cases[i].src_x;
+        p->dst_x = 3;
+        p->dst_y = 2;
+        p->dst_w = cases[i].dst_w;
+        p->dst_h = cases[i].dst_h;
+        frame_fill(from_vram, 0x5a5a5a);
+        frame_fill(img, 0x5a5a5a);
+        ok(pvdc_compose(&s, vram, VRAM_SIZE, from_vram, NULL),
+           "%s: drawn from VRAM", cases[i].what);
+
+        len = fb_bytes(p->pitch, p->fb_width, p->fb_height, f->cpp);
+        p->mem = view_new(&mem, p->offset, len);
+        p->mem_size = len;
+        p->offset = 0;
+        if (f->chroma_cpp) {
+            uint64_t clen = chroma_bytes(p);
+
+            p->chroma_mem = view_new(&chroma, p->chroma_offset, clen);
+            p->chroma_mem_size = clen;
+            p->chroma_offset = 0;
+        }
+        same = pvdc_compose(&s, vram, VRAM_SIZE, img, NULL) &&
+               !memcmp(pixman_image_get_data(img),
+                       pixman_image_get_data(from_vram), 64 * 48 * 4);
+        ok(same, "%s: drawn the same from views ending at a guard page",
+           cases[i].what);
+        ok(!pvdc_compose_direct(&s, VRAM_SIZE, &direct),
+           "%s: a plane with views is never shown straight from VRAM",
+           cases[i].what);
+        p->mem_size = len - 4;
+        ok(!pvdc_compose(&s, vram, VRAM_SIZE, img, NULL),
+           "%s: a view 4 bytes short is rejected", cases[i].what);
+        p->mem_size = len;
+        if (f->chroma_cpp) {
+            p->chroma_mem_size -= 4;
+            ok(!pvdc_compose(&s, vram, VRAM_SIZE, img, NULL),
+               "%s: a chroma view 4 bytes short is rejected", cases[i].what);
+        }
+        view_free(&chroma);
+        view_free(&mem);
+    }
+    pixman_image_unref(from_vram);
+    pixman_image_unref(img);
+}
+
 static void test_crc(void)
 {
     uint32_t px[2] = { 0xff112233, 0x00445566 };
@@ -2236,6 +2348,7 @@ int main(int argc, char **argv)
     test_damage();
     test_rejects();
     test_direct();
+    test_views();
     test_crc();
     test_plane_damage();
     test_random();

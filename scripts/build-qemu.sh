@@ -23,7 +23,8 @@ extra_cfg=()
 cc=(--cc=/usr/lib/ccache/gcc --cxx=/usr/lib/ccache/g++)
 targets=(qemu-system-x86_64 tests/qtest/pvdc-test tests/qtest/pvdc-model-test
          tests/qtest/pvdc-compose-test tests/qtest/pvdc-hostile-test
-         tests/qtest/pvdc-migration-test tests/qtest/pvdc-lifetime-test)
+         tests/qtest/pvdc-migration-test tests/qtest/pvdc-lifetime-test
+         tests/qtest/pvdc-memory-test)
 stamp=
 while [ $# -gt 0 ]; do
     case $1 in

@@ -272,6 +272,19 @@ static bool pvdc_lines_in_vram(PVDCState *s, uint32_t offset, uint32_t pitch,
 }
 
 /*
+ * The same lines wholly in VRAM or wholly in one binding: where a plane
+ * may read (PVDC_ERR_FB_BOUNDS, PVDC_ERR_CHROMA).
+ */
+static bool pvdc_lines_in_memory(PVDCState *s, uint32_t offset,
+                                 uint32_t pitch, uint64_t lines,
+                                 uint64_t line)
+{
+    return pvdc_lines_in_vram(s, offset, pitch, lines, line) ||
+           pvdc_memory_bound(s, offset,
+                             (uint64_t)pitch * (lines - 1) + line);
+}
+
+/*
  * A table or matrix of @len bytes at VRAM offset @offset: aligned and
  * inside VRAM, computed in 64 bits.
  */
@@ -429,8 +442,8 @@ static bool pvdc_chroma_valid(PVDCState *s, const PVDCPlaneRegs *r,
     return !(r->chroma_offset % PVDC_OFFSET_ALIGNMENT) &&
            r->chroma_pitch >= line &&
            !(r->chroma_pitch % PVDC_PITCH_ALIGNMENT) &&
-           pvdc_lines_in_vram(s, r->chroma_offset, r->chroma_pitch, lines,
-                              line);
+           pvdc_lines_in_memory(s, r->chroma_offset, r->chroma_pitch, lines,
+                                line);
 }
 
 /* The framebuffer of plane @p: format, size, layout, inside VRAM. */
@@ -458,7 +471,7 @@ static uint32_t pvdc_check_plane_fb(PVDCCommitView *v, unsigned int p)
     if (r->fb_offset % PVDC_OFFSET_ALIGNMENT) {
         return pvdc_error(PVDC_ERR_OFFSET_ALIGN, p);
     }
-    if (!pvdc_lines_in_vram(s, r->fb_offset, r->fb_pitch, fb_h, line)) {
+    if (!pvdc_lines_in_memory(s, r->fb_offset, r->fb_pitch, fb_h, line)) {
         return pvdc_error(PVDC_ERR_FB_BOUNDS, p);
     }
     if (pvdc_compose_formats[fmt].chroma_cpp &&

@@ -56,9 +56,13 @@ typedef struct PVDCComposeYuv {
     const int32_t *luma;
 } PVDCComposeYuv;
 
-/* What a line converter reads: one plane's framebuffer(s) in VRAM. */
+/*
+ * What a line converter reads: one plane's framebuffer(s), @mem + offset
+ * and @chroma + chroma_offset (VRAM or the plane's views).
+ */
 struct PVDCComposeReader {
-    const uint8_t *vram;
+    const uint8_t *mem;
+    const uint8_t *chroma;
     const PVDCComposePlane *plane;
     const PVDCComposeYuv *yuv;      /* YCbCr formats only */
     /*

@@ -103,7 +103,8 @@ typedef struct PVDCComposeJob {
     const PVDCComposeFormat *fmt;
     /* converts the framebuffer, or NULL if pixman reads it */
     PVDCComposeConvertFn *convert;
-    PVDCComposeReader reader;   /* what @convert needs, but VRAM */
+    /* what @convert needs; its memory is what pixman reads too */
+    PVDCComposeReader reader;
     unsigned int blend;         /* PVDC_BLEND_* */
     bool pixel_alpha;           /* blending uses the pixels' alpha */
     uint8_t alpha;              /* plane alpha as pixman applies it */
@@ -122,7 +123,7 @@ typedef struct PVDCComposeJob {
     /*
      * What pixman reads if it reads the framebuffer: from column pix_x
      * (img_x, rounded down to a 32-bit boundary for 2-byte pixels when
-     * the plane is not transformed), at VRAM offset pix_offset.
+     * the plane is not transformed), at offset pix_offset of its memory.
      */
     uint32_t pix_x;
     uint64_t pix_offset;
@@ -210,7 +211,8 @@ static bool pvdc_compose_plane_valid(const PVDCComposePlane *plane,
 /*
  * The pixels the plane may sample, its source rectangle rounded out to
  * whole pixels, and the bytes reading them touches, which must lie inside
- * @vram_size bytes of VRAM: a YUYV pixel reads its whole macropixel (the
+ * the plane's memory (@vram_size bytes of VRAM unless it has views of its
+ * own): a YUYV pixel reads its whole macropixel (the
  * fb width is even, so that stays inside the framebuffer), an NV12 or
  * P010 one the chroma samples around it, clamped to those of the source
  * rectangle.  Sets the image and read window fields of @job.
@@ -239,7 +241,8 @@ static bool pvdc_compose_source_image(PVDCComposeJob *job,
                                                    : img_x1;
     if (!pvdc_compose_in_vram(plane->offset,
                               (uint64_t)plane->pitch * (img_y1 - 1) +
-                              (uint64_t)job->read_x1 * fmt->cpp, vram_size)) {
+                              (uint64_t)job->read_x1 * fmt->cpp,
+                              plane->mem ? plane->mem_size : vram_size)) {
         return false;
     }
     if (fmt->chroma_cpp) {
@@ -251,7 +254,8 @@ static bool pvdc_compose_source_image(PVDCComposeJob *job,
                                   (uint64_t)plane->chroma_pitch *
                                   (rd->cy1 - 1) +
                                   (uint64_t)rd->cx1 * fmt->chroma_cpp,
-                                  vram_size)) {
+                                  plane->chroma_mem ? plane->chroma_mem_size
+                                                    : vram_size)) {
             return false;
         }
     }
@@ -407,7 +411,6 @@ static void pvdc_compose_window(pixman_fixed_t scale, pixman_fixed_t offset,
  * source lines plus filter margins (5), so the temporary stays small.
  */
 static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
-                                        const uint8_t *vram,
                                         pixman_image_t *dst,
                                         pixman_image_t *mask,
                                         int32_t x, int32_t y,
@@ -420,7 +423,6 @@ static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
     size_t buf_size = 0;
     int32_t lines = PVDC_COMPOSE_CONVERT_LINES;
 
-    rd.vram = vram;
     if (!job->transformed && !mask) {
         uint8_t *out = (uint8_t *)pixman_image_get_data(dst);
         int stride = pixman_image_get_stride(dst);
@@ -501,7 +503,6 @@ static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
 }
 
 static pixman_image_t *pvdc_compose_image(const PVDCComposeJob *job,
-                                          const uint8_t *vram,
                                           pixman_format_code_t format)
 {
     pixman_image_t *img;
@@ -510,7 +511,7 @@ static pixman_image_t *pvdc_compose_image(const PVDCComposeJob *job,
     img = pixman_image_create_bits_no_clear(format,
                                             job->img_x + job->img_w -
                                             job->pix_x, job->img_h,
-                                            (uint32_t *)(vram +
+                                            (uint32_t *)(job->reader.mem +
                                                          job->pix_offset),
                                             job->plane->pitch);
     if (img && job->transformed) {
@@ -541,13 +542,12 @@ static pixman_image_t *pvdc_compose_image(const PVDCComposeJob *job,
  * pixman.)  Returns false, drawing nothing, when out of memory.
  */
 static bool pvdc_compose_draw_bilinear(const PVDCComposeJob *job,
-                                       const uint8_t *vram,
                                        pixman_image_t *dst, int32_t x,
                                        int32_t y, int32_t w, int32_t h)
 {
     const pixman_transform_t *t = &job->transform;
     const int64_t ux = t->matrix[0][0], uy = t->matrix[1][1];
-    const uint8_t *src = vram + job->pix_offset;
+    const uint8_t *src = job->reader.mem + job->pix_offset;
     uint32_t pitch = job->plane->pitch;
     /* destination pixels in groups of 4, the last padded */
     int32_t cols = ROUND_UP(w, 4), c_lo = INT32_MAX, c_hi = 0;
@@ -673,9 +673,8 @@ static bool pvdc_compose_draw_bilinear(const PVDCComposeJob *job,
 #endif
 
 /* Draw the part [x, x + w) x [y, y + h) of @job's visible rectangle. */
-static void pvdc_compose_draw(const PVDCComposeJob *job, const uint8_t *vram,
-                              pixman_image_t *dst, int32_t x, int32_t y,
-                              int32_t w, int32_t h)
+static void pvdc_compose_draw(const PVDCComposeJob *job, pixman_image_t *dst,
+                              int32_t x, int32_t y, int32_t w, int32_t h)
 {
     pixman_image_t *color = NULL, *alpha = NULL, *mask = NULL, *tmp;
     int32_t sx, sy;
@@ -697,7 +696,7 @@ static void pvdc_compose_draw(const PVDCComposeJob *job, const uint8_t *vram,
         }
     }
     if (job->convert) {
-        pvdc_compose_draw_converted(job, vram, dst, mask, x, y, w, h);
+        pvdc_compose_draw_converted(job, dst, mask, x, y, w, h);
         goto out;
     }
 #ifdef PVDC_COMPOSE_SSE2
@@ -706,13 +705,13 @@ static void pvdc_compose_draw(const PVDCComposeJob *job, const uint8_t *vram,
         job->fmt->color == PIXMAN_x8r8g8b8 &&
         job->transform.matrix[0][0] > 0 && job->transform.matrix[1][1] > 0 &&
         (job->img_w > 1 || job->img_h > 1) &&
-        pvdc_compose_draw_bilinear(job, vram, dst, x, y, w, h)) {
+        pvdc_compose_draw_bilinear(job, dst, x, y, w, h)) {
         return;
     }
 #endif
-    color = pvdc_compose_image(job, vram, job->fmt->color);
+    color = pvdc_compose_image(job, job->fmt->color);
     if (job->pixel_alpha) {
-        alpha = pvdc_compose_image(job, vram, job->fmt->alpha);
+        alpha = pvdc_compose_image(job, job->fmt->alpha);
     }
     if (!color || (job->pixel_alpha && !alpha)) {
         goto out;
@@ -809,6 +808,12 @@ bool pvdc_compose(const PVDCComposeScene *scene, const uint8_t *vram,
         !pvdc_compose_prepare_scene(scene, vram_size, jobs, order)) {
         return false;
     }
+    for (unsigned int i = 0; i < scene->num_planes; i++) {
+        const PVDCComposePlane *plane = &scene->planes[i];
+
+        jobs[i].reader.mem = plane->mem ? plane->mem : vram;
+        jobs[i].reader.chroma = plane->chroma_mem ? plane->chroma_mem : vram;
+    }
 
     cx1 = scene->width;
     cy1 = scene->height;
@@ -852,7 +857,7 @@ bool pvdc_compose(const PVDCComposeScene *scene, const uint8_t *vram,
         int32_t x1 = MIN(job->x1, cx1), y1 = MIN(job->y1, cy1);
 
         if (job->visible && x0 < x1 && y0 < y1) {
-            pvdc_compose_draw(job, vram, dst, x0, y0, x1 - x0, y1 - y0);
+            pvdc_compose_draw(job, dst, x0, y0, x1 - x0, y1 - y0);
         }
     }
     pvdc_compose_color_apply(scene->color, dst, cx0, cy0, cx1 - cx0,
@@ -882,7 +887,8 @@ bool pvdc_compose_direct(const PVDCComposeScene *scene, uint64_t vram_size,
             shown = &jobs[i];
         }
     }
-    if (!shown || shown->transformed || shown->alpha != 255 ||
+    if (!shown || shown->plane->mem || shown->transformed ||
+        shown->alpha != 255 ||
         shown->x0 != 0 || shown->y0 != 0 ||
         shown->x1 != scene->width || shown->y1 != scene->height) {
         return false;

@@ -2,13 +2,13 @@
  * pvdc: paravirtual display controller - plane composition engine.
  *
  * Turns the active state of one head (background colour, a set of planes
- * reading framebuffers in VRAM, a colour pipeline) into an XRGB8888
- * picture.  The engine knows nothing about registers, commits or the
- * device state: the device copies what it has validated into a
- * PVDCComposeScene and calls pvdc_compose() after a commit is applied or
- * VRAM is written.  docs/specs/pvdc.rst ("Composition") says what the
- * picture is, pixel for pixel; bench/compose-check.c holds the engine to
- * it.
+ * reading framebuffers in VRAM or in memory views of their own, a colour
+ * pipeline) into an XRGB8888 picture.  The engine knows nothing about
+ * registers, commits or the device state: the device copies what it has
+ * validated into a PVDCComposeScene and calls pvdc_compose() after a
+ * commit is applied or VRAM is written.  docs/specs/pvdc.rst
+ * ("Composition") says what the picture is, pixel for pixel;
+ * bench/compose-check.c holds the engine to it.
  *
  * Zero is today's behaviour for every field added since the first
  * device: no chroma plane, BT.601 limited range, no colour pipeline.
@@ -87,8 +87,9 @@ const PVDCComposeFormat *pvdc_compose_format(uint32_t fourcc);
 
 /*
  * One enabled plane, in the units of the plane state registers.  The
- * engine re-checks every field against the VRAM it is given and leaves
- * the whole scene undrawn if any plane would read outside it.
+ * engine re-checks every field against the memory it is given (VRAM or
+ * the plane's own views) and leaves the whole scene undrawn if any plane
+ * would read outside it.
  */
 typedef struct PVDCComposePlane {
     uint32_t format;        /* PVDC_FMT_* fourcc */
@@ -112,6 +113,15 @@ typedef struct PVDCComposePlane {
     uint32_t chroma_pitch;
     uint8_t encoding;       /* PVDCComposeEncoding, YCbCr formats only */
     uint8_t range;          /* PVDCComposeRange, YCbCr formats only */
+    /*
+     * The memory @offset counts from, @mem_size bytes, and that of
+     * @chroma_offset: NULL for the VRAM given to pvdc_compose(), else a
+     * view of the plane's own (memory outside VRAM), checked like VRAM.
+     */
+    const uint8_t *mem;
+    uint64_t mem_size;
+    const uint8_t *chroma_mem;
+    uint64_t chroma_mem_size;
 } PVDCComposePlane;
 
 /* A head's colour pipeline, derived once by pvdc_compose_color_new(). */
@@ -168,8 +178,9 @@ typedef struct PVDCComposeDirect {
 /*
  * Compose @scene into @dst, a PIXMAN_x8r8g8b8 image of the head size.
  * Only the pixels inside @damage (head coordinates, NULL for the whole
- * head) are written.  Returns false, leaving @dst untouched, if @dst does
- * not fit the scene or a plane fails the checks against @vram_size.
+ * head) are written.  Planes without views of their own read @vram.
+ * Returns false, leaving @dst untouched, if @dst does not fit the scene
+ * or a plane fails the checks against its memory.
  */
 bool pvdc_compose(const PVDCComposeScene *scene, const uint8_t *vram,
                   uint64_t vram_size, pixman_image_t *dst,
@@ -178,10 +189,10 @@ bool pvdc_compose(const PVDCComposeScene *scene, const uint8_t *vram,
 /*
  * If @scene shows exactly one framebuffer unchanged (one opaque, unscaled,
  * untransformed plane at an integer source offset covering the whole head,
- * nothing else visible, in a format with a pixman equivalent), fill
- * @direct and return true: the head can then be displayed from VRAM with
- * no copy.  The caller must still ask the console whether it can show
- * @direct->format (dpy_gfx_check_format()).
+ * nothing else visible, in a format with a pixman equivalent, in VRAM:
+ * no view of its own), fill @direct and return true: the head can then
+ * be displayed from VRAM with no copy.  The caller must still ask the
+ * console whether it can show @direct->format (dpy_gfx_check_format()).
  */
 bool pvdc_compose_direct(const PVDCComposeScene *scene, uint64_t vram_size,
                          PVDCComposeDirect *direct);

@@ -11,7 +11,11 @@
  * plane, found through dirty logging (DIRTY_MEMORY_VGA).  The dirty bitmap
  * is snapshot once per refresh for the whole device and the damage handed
  * to each connector; only the damaged rectangle is composed again.  A head
- * showing exactly one framebuffer is displayed straight from VRAM.
+ * showing exactly one framebuffer is displayed straight from VRAM, or from
+ * guest pages bound above VRAM (pvdc-memory.c) where its bytes are
+ * contiguous in the host.  Bindings have no dirty log: the guest reports
+ * what it writes there (DAMAGE_LEN, pvdc_console_damage()), and turning
+ * bus mastering off or on shows every head again whole.
  *
  * When the host-cursor property is set, the cursor plane is handed to the
  * UI (dpy_cursor_define, dpy_mouse_set) instead of being composed, so that
@@ -19,9 +23,11 @@
  * draws cursors, hence the property; CRCs always include the cursor.
  *
  * Every pointer and size handed to the UI lies inside VRAM, by one rule
- * (pvdc_vram_span()): a framebuffer that passed the commit rules may still
- * not be displayable straight from VRAM (its last line is short, a surface
- * is not), and is composed instead.
+ * (pvdc_vram_span()), or inside one host mapping of a binding
+ * (pvdc_memory_host_span()), which no UNBIND drops while the active state
+ * shows it: a framebuffer that passed the commit rules may still not be
+ * displayable straight from memory (its last line is short, a surface is
+ * not), and is composed instead.
  *
  * CRC capture happens when the guest reads CRC_VALUE, once per frame: it
  * composes the whole head into an image of the device's own.  Writeback
@@ -153,8 +159,10 @@ static int pvdc_host_cursor_plane(PVDCHead *head)
     unsigned int p = pvdc_cursor_plane(head);
     const PVDCPlaneRegs *r = &s->planes[p].active;
 
+    /* The UI gets a cursor out of VRAM only: bindings are composed. */
     if (!s->host_cursor || !pvdc_plane_on(r) ||
-        r->head != head->index || r->format != PVDC_FMT_ARGB8888) {
+        r->head != head->index || r->format != PVDC_FMT_ARGB8888 ||
+        r->fb_offset >= s->conf.vram_size) {
         return -1;
     }
     return p;
@@ -298,6 +306,10 @@ static bool pvdc_plane_dirty(PVDCState *s, DirtyBitmapSnapshot *snap,
     bool any = false;
 
     for (unsigned int i = 0; i < n; i++) {
+        /* In a binding: DAMAGE_LEN says what changed. */
+        if (span[i].offset >= s->conf.vram_size) {
+            continue;
+        }
         any |= pvdc_plane_dirty_lines(s, snap, plane, width, height,
                                       span[i].offset, span[i].row_bytes,
                                       span[i].rows, span[i].pitch, damage);
@@ -314,7 +326,14 @@ static void pvdc_console_collect_damage(PVDCState *s)
 {
     DirtyBitmapSnapshot *snap;
     unsigned int c, i;
+    bool master = pvdc_memory_reachable(s);
 
+    /* Planes in bindings appear or vanish: every head whole. */
+    for (c = 0; master != s->bus_master_shown && c < s->conf.num_heads;
+         c++) {
+        s->connectors[c].display->shown_valid = false;
+    }
+    s->bus_master_shown = master;
     snap = memory_region_snapshot_and_clear_dirty(&s->vram, 0,
                                                   s->conf.vram_size,
                                                   DIRTY_MEMORY_VGA);
@@ -354,8 +373,11 @@ static bool pvdc_console_compose(PVDCHead *head,
 {
     PVDCState *s = head->dev;
     const uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
+    g_autoptr(GPtrArray) bounce = g_ptr_array_new_with_free_func(g_free);
+    PVDCComposeScene view = *scene;
 
-    if (!pvdc_compose(scene, vram, s->conf.vram_size, image, damage)) {
+    pvdc_memory_views(s, &view, bounce);
+    if (!pvdc_compose(&view, vram, s->conf.vram_size, image, damage)) {
         return false;
     }
     head->capture->compositions++;
@@ -394,9 +416,13 @@ static bool pvdc_console_show_direct(PVDCConnector *conn, PVDCHead *head,
     uint64_t size;
     uint8_t *pixels;
 
-    /* The CRC and the console must show the same: keep them composed. */
+    /*
+     * The CRC and the console must show the same: keep them composed.
+     * The engine checks the plane against the whole device address
+     * space; where it lies is checked next.
+     */
     if (FIELD_EX32(head->crc_ctrl, CRC_CTRL, ENABLE) ||
-        !pvdc_compose_direct(scene, s->conf.vram_size, &direct) ||
+        !pvdc_compose_direct(scene, PVDC_ADDR_SPACE_SIZE, &direct) ||
         !dpy_gfx_check_format(conn->con, direct.format)) {
         return false;
     }
@@ -404,11 +430,16 @@ static bool pvdc_console_show_direct(PVDCConnector *conn, PVDCHead *head,
     size = (uint64_t)direct.stride * scene->height;
     pixels = pvdc_vram_span(s, direct.offset, size);
     if (!pixels) {
+        pixels = pvdc_memory_host_span(s, direct.offset, size);
+    }
+    if (!pixels) {
         trace_pvdc_direct_refused(head->index, direct.offset, size);
         return false;
     }
+    /* The same device address may be bound to other pages since. */
     if (changed || d->kind != PVDC_SURFACE_DIRECT ||
-        memcmp(&direct, &d->direct, sizeof(direct))) {
+        memcmp(&direct, &d->direct, sizeof(direct)) ||
+        surface_data(qemu_console_surface(conn->con)) != (void *)pixels) {
         DisplaySurface *surface =
             qemu_create_displaysurface_from(scene->width, scene->height,
                                             direct.format, direct.stride,
@@ -620,6 +651,29 @@ void pvdc_console_color_changed(PVDCHead *head)
 
         if (d && d->shown_valid && d->shown.color == old) {
             d->shown_valid = false;
+        }
+    }
+}
+
+void pvdc_console_damage(PVDCState *s, uint64_t start, uint64_t len)
+{
+    unsigned int c, i;
+
+    for (c = 0; c < s->conf.num_heads; c++) {
+        PVDCDisplay *d = s->connectors[c].display;
+        PVDCHead *head = pvdc_connector_head(&s->connectors[c]);
+        PVDCComposeScene scene;
+        QemuRect rect;
+
+        if (!head) {
+            continue;
+        }
+        pvdc_console_scene(head, &scene, -1, NULL);
+        for (i = 0; i < scene.num_planes; i++) {
+            if (pvdc_compose_plane_damage(&scene.planes[i], scene.width,
+                                          scene.height, start, len, &rect)) {
+                pvdc_compose_rect_union(&d->damage, &rect);
+            }
         }
     }
 }

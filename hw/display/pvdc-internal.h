@@ -10,6 +10,7 @@
  *                  drives it; frame CRCs, writeback
  *   pvdc-compose.c composition of the active planes into a picture
  *   pvdc-output.c  connectors: EDID, preferred mode, hotplug
+ *   pvdc-memory.c  guest memory: bindings of guest pages above VRAM
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -35,6 +36,8 @@
 /* Preferred mode of the connectors unless the xres/yres properties say. */
 #define PVDC_DEFAULT_XRES               1024
 #define PVDC_DEFAULT_YRES               768
+/* The device address space: VRAM, then bindings (pvdc-memory.c). */
+#define PVDC_ADDR_SPACE_SIZE            BIT_ULL(32)
 
 static inline bool pvdc_head_on(const PVDCHead *head)
 {
@@ -163,6 +166,12 @@ void pvdc_crc_invalidate(PVDCHead *head);
  * one has.
  */
 void pvdc_console_color_changed(PVDCHead *head);
+/*
+ * The guest wrote [@start, @start + @len) of a binding (DAMAGE_LEN):
+ * every console whose head shows a plane reading those bytes composes
+ * again what they change.
+ */
+void pvdc_console_damage(PVDCState *s, uint64_t start, uint64_t len);
 
 /* pvdc-output.c */
 extern const VMStateDescription vmstate_pvdc_output;
@@ -177,5 +186,33 @@ uint32_t pvdc_output_position(PVDCState *s, unsigned int connector);
  */
 void pvdc_output_ui_info(PVDCState *s, unsigned int connector,
                          const QemuUIInfo *info);
+
+/* pvdc-memory.c */
+struct PVDCComposeScene;
+extern const VMStateDescription vmstate_pvdc_memory;
+/* The BIND_* registers at @addr; false if @addr is none of them. */
+bool pvdc_memory_read(PVDCState *s, hwaddr addr, uint32_t *val);
+bool pvdc_memory_write(PVDCState *s, hwaddr addr, uint32_t val);
+/* Unmap and forget every binding, clear the registers (reset, unrealize). */
+void pvdc_memory_reset(PVDCState *s);
+/* Whether [@addr, @addr + @len) lies wholly in one binding. */
+bool pvdc_memory_bound(PVDCState *s, uint64_t addr, uint64_t len);
+/*
+ * The host pointer to [@addr, @addr + @len) if those bytes lie in one
+ * binding, contiguous in the host's mapping of its pages, and bus
+ * mastering is on; else NULL.  Valid until the binding is dropped.
+ */
+uint8_t *pvdc_memory_host_span(PVDCState *s, uint64_t addr, uint64_t len);
+/* Whether the device may read bindings: bus mastering is on. */
+bool pvdc_memory_reachable(PVDCState *s);
+/*
+ * Give each plane of @scene that reads outside VRAM (its memory planes
+ * in bindings, as the commit rules accept them) views of its own, whose
+ * copies @bounce keeps (it frees them, g_free).  With bus mastering off
+ * such planes are dropped from @scene (not shown, as if disabled), as is
+ * a plane whose view cannot be made.
+ */
+void pvdc_memory_views(PVDCState *s, struct PVDCComposeScene *scene,
+                       GPtrArray *bounce);
 
 #endif /* HW_DISPLAY_PVDC_INTERNAL_H */

@@ -130,7 +130,8 @@ static uint32_t pvdc_features(PVDCState *s)
                         PVDC_FEATURE_CRC | PVDC_FEATURE_HOTPLUG |
                         PVDC_FEATURE_DOORBELL_AMEND | PVDC_FEATURE_CLOCK |
                         PVDC_FEATURE_YCBCR | PVDC_FEATURE_COLOR_MGMT |
-                        PVDC_FEATURE_WRITEBACK | PVDC_FEATURE_ROUTING;
+                        PVDC_FEATURE_WRITEBACK | PVDC_FEATURE_ROUTING |
+                        PVDC_FEATURE_GUEST_MEMORY;
 
     if (msi_present(PCI_DEVICE(s))) {
         features |= PVDC_FEATURE_MSI;
@@ -239,7 +240,7 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
                pvdc_compose_formats[i].fourcc : 0;
         return true;
     }
-    return false;
+    return pvdc_memory_read(s, addr, val);
 }
 
 static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
@@ -400,6 +401,9 @@ static void pvdc_global_write(PVDCState *s, hwaddr addr, uint32_t val)
         pvdc_doorbell(s, val);
         break;
     default:
+        if (pvdc_memory_write(s, addr, val)) {
+            break;
+        }
         qemu_log_mask(LOG_GUEST_ERROR, "pvdc: write 0x%x to read-only or "
                       "unknown register 0x%" HWADDR_PRIx "; ignored\n",
                       val, addr);

@@ -264,6 +264,8 @@ static void pvdc_exit(PCIDevice *pci)
 
     timer_del(s->timer);
     pvdc_console_unrealize(s);
+    /* The mappings hold references to the guest's RAM: drop them now. */
+    pvdc_memory_reset(s);
     msi_uninit(pci);
 }
 
@@ -325,6 +327,7 @@ static void pvdc_reset_enter(Object *obj, ResetType type)
     }
     s->int_status = 0;
     s->int_enable = 0;
+    pvdc_memory_reset(s);
 }
 
 static void pvdc_reset_hold(Object *obj, ResetType type)
@@ -382,6 +385,8 @@ static int pvdc_pre_load(void *opaque)
         pvdc_color_clear(&s->heads[h].armed_color);
         pvdc_color_clear(&s->heads[h].active_color);
     }
+    /* So do its bindings: none if it has no pvdc/memory subsection. */
+    pvdc_memory_reset(s);
     return 0;
 }
 
@@ -707,6 +712,7 @@ static const VMStateDescription vmstate_pvdc = {
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pvdc_output,
         &vmstate_pvdc_colors,
+        &vmstate_pvdc_memory,
         NULL
     },
 };
@@ -768,6 +774,11 @@ static void pvdc_instance_init(Object *obj)
     object_property_set_description(obj, "x-mmio-writes",
                                     "register writes the guest has made, "
                                     "ignored ones included (statistic)");
+    object_property_add_uint32_ptr(obj, "x-bindings", &s->num_bindings,
+                                   OBJ_PROP_FLAG_READ);
+    object_property_set_description(obj, "x-bindings",
+                                    "ranges of guest pages bound into the "
+                                    "device address space");
     object_property_add_uint64_ptr(obj, "x-commits-applied",
                                    &s->commits_applied, OBJ_PROP_FLAG_READ);
     object_property_set_description(obj, "x-commits-applied",

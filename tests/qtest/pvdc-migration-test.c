@@ -903,6 +903,132 @@ static void test_hostile_routes_are_refused(void)
 }
 
 /*
+ * A source with two bindings of guest pages, its stream in @path; the
+ * address of its register BAR in *@bar0.
+ */
+static void save_bound_source(const char *path, uint64_t *bar0)
+{
+    g_autofree char *uri = g_strdup_printf("file:%s", path);
+    const uint64_t table = 8 * MiB;
+    const uint64_t entries[] = { 10 * MiB, PVDC_BIND_PAGE_SIZE,
+                                 9 * MiB, 2 * PVDC_BIND_PAGE_SIZE };
+    PVDCTest t;
+
+    pvdc_test_start(&t, SOURCE_PROPS);
+    *bar0 = t.mmio.addr;
+    write_bind_table(&t, table, entries, 2);
+    g_assert_cmphex(bind_range(&t, 0x80000000, 3 * PVDC_BIND_PAGE_SIZE,
+                               table, 2), ==, PVDC_BIND_OK);
+    g_assert_cmphex(bind_range(&t, 0x90000000, PVDC_BIND_PAGE_SIZE,
+                               table, 1), ==, PVDC_BIND_OK);
+    qtest_qmp_assert_success(t.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(pvdc_migration_wait(t.qts));
+    pvdc_test_stop(&t);
+}
+
+/*
+ * Bindings in a stream are checked as BIND checks them: pages that are
+ * not RAM (the register BAR: DMA into the device's own registers), past
+ * RAM, misaligned, lengths that do not add up, ranges in VRAM or over
+ * each other, counts past the limits are refused, never mapped.  A
+ * subsection that comes twice replaces, and leaks nothing (ASan).
+ */
+static void test_hostile_bindings_are_refused(void)
+{
+    Dir d = { g_dir_make_tmp("pvdc-migration-XXXXXX", NULL) };
+    char *state = dir_file(&d, "state");
+    g_autofree char *log = dir_file(&d, "stderr");
+    uint64_t bar0;
+    Stream s = {};
+    /*
+     * QEMU's description of the stream gives the first element of an
+     * array of structs an index and no other: "bindings" is binding 1.
+     */
+    const struct {
+        const char *field;
+        uint64_t value;         /* UINT64_MAX - 1: the register BAR */
+    } cases[] = {
+        { "pvdc/memory/bindings[0]/entries[0]/addr", UINT64_MAX - 1 },
+        { "pvdc/memory/bindings[0]/entries[1]/addr", 4 * GiB },
+        { "pvdc/memory/bindings[0]/entries[1]/addr", 128 * MiB - 4096 },
+        { "pvdc/memory/bindings[0]/entries[0]/addr", 10 * MiB + 8 },
+        { "pvdc/memory/bindings[0]/entries[0]/len", 0 },
+        { "pvdc/memory/bindings[0]/entries[0]/len", UINT64_MAX - 4095 },
+        { "pvdc/memory/bindings[0]/entries[1]/len", 4096 },
+        { "pvdc/memory/bindings/entries/len", 4097 },
+        { "pvdc/memory/bindings[0]/addr", 0 },
+        { "pvdc/memory/bindings[0]/addr", 0x80000800 },
+        { "pvdc/memory/bindings/addr", 0x80002000 },
+        { "pvdc/memory/bindings/addr", 0x7ffff000 },
+        { "pvdc/memory/bindings/size", 0x70000000 },
+        { "pvdc/memory/bindings[0]/size", 4 * 4096 },
+        { "pvdc/memory/bindings/size", 0 },
+        { "pvdc/memory/bindings[0]/num_entries", 0 },
+        { "pvdc/memory/bindings[0]/num_entries", 0xffffffff },
+        { "pvdc/memory/bindings[0]/num_entries", 0x7fffffff },
+        { "pvdc/memory/bindings[0]/num_entries", 1 },
+        { "pvdc/memory/num_bindings", PVDC_MAX_BINDINGS + 1 },
+        { "pvdc/memory/num_bindings", 0xffffffff },
+        { "pvdc/memory/bind_status", 0x77 },
+    };
+
+    save_bound_source(state, &bar0);
+    stream_load(&s, state);
+    for (unsigned int i = 0; i < s.fields->len; i++) {
+        const Field *f = &g_array_index(s.fields, Field, i);
+
+        if (g_str_has_prefix(f->path, "pvdc/memory")) {
+            g_test_message("%s: %zu bytes", f->path, f->size);
+        }
+    }
+    g_assert_true(load_and_run(&d, s.data, s.len));
+
+    for (int i = 0; i < ARRAY_SIZE(cases); i++) {
+        g_autofree uint8_t *data = g_memdup2(s.data, s.len);
+        const Field *f = stream_field(&s, cases[i].field);
+        uint64_t value = cases[i].value == UINT64_MAX - 1 ? bar0
+                                                           : cases[i].value;
+
+        g_test_message("%s = 0x%" PRIx64, cases[i].field, value);
+        put_be(data + f->offset, f->size, value);
+        g_assert_false(load_and_run(&d, data, s.len));
+    }
+
+    /* The subsection twice in a row: the second replaces the first. */
+    {
+        static const char name[] = "pvdc/memory";
+        size_t at;
+        g_autofree uint8_t *data = g_malloc(2 * s.len);
+        size_t sub_len;
+
+        for (at = s.start; at < s.end; at++) {
+            if (s.data[at] == VM_SUBSECTION &&
+                s.data[at + 1] == sizeof(name) - 1 &&
+                !memcmp(s.data + at + 2, name, sizeof(name) - 1)) {
+                break;
+            }
+        }
+        g_assert_cmpuint(at, <, s.end);
+        /* the last subsection: it runs to the end of the section */
+        sub_len = s.end - at;
+        memcpy(data, s.data, s.end);
+        memcpy(data + s.end, s.data + at, sub_len);
+        memcpy(data + s.end + sub_len, s.data + s.end, s.len - s.end);
+        g_assert_true(load_and_run(&d, data, s.len + sub_len));
+    }
+    stream_free(&s);
+    unlink(state);
+    g_free(state);
+    state = dir_file(&d, "mutated");
+    unlink(state);
+    g_free(state);
+    unlink(log);
+    rmdir(d.path);
+    g_free(d.path);
+}
+
+/*
  * The fields worth a load of their own: every field of the device's own
  * state (not the PCI core's, not the shadow registers nor the entries of
  * the colour tables and matrices, where any value is one a guest may
@@ -1124,6 +1250,8 @@ int main(int argc, char **argv)
                    test_routing_comes_along);
     qtest_add_func("/pvdc/migration/hostile-routes-are-refused",
                    test_hostile_routes_are_refused);
+    qtest_add_func("/pvdc/migration/hostile-bindings-are-refused",
+                   test_hostile_bindings_are_refused);
     qtest_add_func("/pvdc/migration/writeback-comes-along",
                    test_writeback_comes_along);
     qtest_add_func("/pvdc/migration/writebacks-during-precopy-arrive",

@@ -558,6 +558,49 @@ static inline void pvdc_test_migrate(PVDCTest *src, PVDCTest *dst,
 }
 
 /*
+ * Write the BIND table of @n entries (@entries[2 * i]: address,
+ * @entries[2 * i + 1]: length) into guest memory at @table, little-endian.
+ */
+static inline void write_bind_table(PVDCTest *t, uint64_t table,
+                                    const uint64_t *entries, size_t n)
+{
+    g_autofree uint64_t *le = g_new(uint64_t, 2 * n);
+
+    for (size_t i = 0; i < 2 * n; i++) {
+        le[i] = cpu_to_le64(entries[i]);
+    }
+    qtest_bufwrite(t->qts, table, le, 2 * n * sizeof(uint64_t));
+}
+
+/*
+ * Run BIND_CMD @cmd on [@addr, @addr + @size) with @n entries at @table;
+ * returns BIND_STATUS.
+ */
+static inline uint32_t bind_cmd(PVDCTest *t, uint32_t cmd, uint32_t addr,
+                                uint32_t size, uint64_t table, uint32_t n)
+{
+    wr(t, PVDC_REG_BIND_ADDR, addr);
+    wr(t, PVDC_REG_BIND_SIZE, size);
+    wr(t, PVDC_REG_BIND_TABLE_LO, (uint32_t)table);
+    wr(t, PVDC_REG_BIND_TABLE_HI, table >> 32);
+    wr(t, PVDC_REG_BIND_ENTRIES, n);
+    wr(t, PVDC_REG_BIND_CMD, cmd);
+    return rd(t, PVDC_REG_BIND_STATUS);
+}
+
+static inline uint32_t bind_range(PVDCTest *t, uint32_t addr, uint32_t size,
+                                  uint64_t table, uint32_t n)
+{
+    return bind_cmd(t, PVDC_BIND_CMD_BIND, addr, size, table, n);
+}
+
+static inline uint32_t unbind_range(PVDCTest *t, uint32_t addr,
+                                    uint32_t size)
+{
+    return bind_cmd(t, PVDC_BIND_CMD_UNBIND, addr, size, 0, 0);
+}
+
+/*
  * The frame CRC as docs/specs/pvdc.rst defines it: CRC-32 (IEEE 802.3, as
  * zlib's crc32()) over the pixels as little-endian 0x00RRGGBB words, the
  * X byte counting as zero.  Written bit by bit, independently of the

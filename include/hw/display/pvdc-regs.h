@@ -58,7 +58,7 @@
 #define PVDC_ID                         0x43445650 /* "PVDC" little-endian */
 #define PVDC_REG_VERSION                0x0004  /* RO: major, minor */
 #define PVDC_VERSION_MAJOR              1
-#define PVDC_VERSION_MINOR              5
+#define PVDC_VERSION_MINOR              6
 #define PVDC_VERSION_MAJOR_SHIFT        16
 #define PVDC_VERSION_MAJOR_LENGTH       16
 #define PVDC_VERSION_MINOR_SHIFT        0
@@ -79,6 +79,8 @@
 #define PVDC_FEATURE_WRITEBACK          (1u << 9)
 /* HS_CONNECTOR, NUM_CONNECTORS: a head drives any one connector */
 #define PVDC_FEATURE_ROUTING            (1u << 10)
+/* BIND_*: guest pages bound into the device address space above VRAM */
+#define PVDC_FEATURE_GUEST_MEMORY       (1u << 11)
 #define PVDC_REG_NUM_HEADS              0x000c  /* RO */
 #define PVDC_REG_NUM_OVERLAYS           0x0010  /* RO: overlays per head */
 #define PVDC_REG_NUM_PLANES             0x0014  /* RO: all planes, all heads */
@@ -160,6 +162,52 @@
 #define PVDC_REG_FORMATS_CURSOR         0x00c8  /* RO */
 /* RO: the formats HS_WB_FORMAT takes */
 #define PVDC_REG_FORMATS_WRITEBACK      0x00cc
+
+/*
+ * Guest memory.  The device address space is [0, 2^32): VRAM occupies
+ * [0, VRAM_SIZE); above it the guest binds ranges of its own pages, read
+ * by DMA through the device's PCI address space.  BIND_CMD executes a
+ * command on [BIND_ADDR, BIND_ADDR + BIND_SIZE) inside the write and
+ * leaves its outcome in BIND_STATUS.  The table of a BIND is an array of
+ * BIND_ENTRIES entries of PVDC_BIND_ENTRY_SIZE bytes, read once, by the
+ * command: a little-endian u64 DMA address and a u64 length, both
+ * multiples of PVDC_BIND_PAGE_SIZE, the lengths adding up to BIND_SIZE.
+ */
+#define PVDC_REG_BIND_ADDR              0x0100  /* RW: device address */
+#define PVDC_REG_BIND_SIZE              0x0104  /* RW: bytes */
+#define PVDC_REG_BIND_TABLE_LO          0x0108  /* RW: DMA address */
+#define PVDC_REG_BIND_TABLE_HI          0x010c  /* RW */
+#define PVDC_REG_BIND_ENTRIES           0x0110  /* RW: entries in the table */
+#define PVDC_REG_BIND_CMD               0x0114  /* W: PVDC_BIND_CMD_* */
+#define PVDC_BIND_CMD_BIND              1
+#define PVDC_BIND_CMD_UNBIND            2
+#define PVDC_REG_BIND_STATUS            0x0118  /* RO: of the last command */
+#define PVDC_BIND_OK                    0x00
+/* address or size misaligned or zero, below VRAM_SIZE or past 2^32 */
+#define PVDC_BIND_ERR_RANGE             0x01
+#define PVDC_BIND_ERR_OVERLAP           0x02    /* overlaps a binding */
+/* table misaligned or of 0 or too many entries; an entry is not valid */
+#define PVDC_BIND_ERR_TABLE             0x03
+/* the table or an entry is not guest RAM the device may reach */
+#define PVDC_BIND_ERR_DMA               0x04
+/* PVDC_MAX_BINDINGS or PVDC_MAX_BIND_ENTRIES, all bindings, reached */
+#define PVDC_BIND_ERR_NOSPC             0x05
+#define PVDC_BIND_ERR_NOT_BOUND         0x06    /* UNBIND: not one binding */
+/* a byte of the range is read by the active state or an armed commit */
+#define PVDC_BIND_ERR_BUSY              0x07
+#define PVDC_REG_NUM_BINDINGS           0x011c  /* RO: PVDC_MAX_BINDINGS */
+#define PVDC_BIND_PAGE_SIZE             4096
+#define PVDC_BIND_ENTRY_SIZE            16
+#define PVDC_BIND_TABLE_ALIGN           8
+#define PVDC_MAX_BINDINGS               256
+/* entries of one table, and of all bindings together */
+#define PVDC_MAX_BIND_ENTRIES           (1u << 20)
+/*
+ * Guest RAM has no dirty log: writing DAMAGE_LEN tells the device that
+ * the guest wrote [DAMAGE_ADDR, DAMAGE_ADDR + DAMAGE_LEN) of a binding.
+ */
+#define PVDC_REG_DAMAGE_ADDR            0x0120  /* RW: device address */
+#define PVDC_REG_DAMAGE_LEN             0x0124  /* W: bytes, acts */
 
 /* DRM fourccs, spelled out so that this header needs no drm_fourcc.h. */
 #define PVDC_FOURCC(a, b, c, d) \

@@ -186,6 +186,27 @@ typedef struct PVDCConnector {
     struct PVDCDisplay *display;
 } PVDCConnector;
 
+/* One entry of a BIND table, as the guest wrote it. */
+typedef struct PVDCBindEntry {
+    uint64_t addr;              /* DMA address */
+    uint64_t len;
+} PVDCBindEntry;
+
+/*
+ * Guest pages bound at [@addr, @addr + @size) of the device address space
+ * (pvdc-memory.c): the entries copied from the table at BIND, and the
+ * host mappings of their pages, kept until UNBIND or reset.
+ */
+typedef struct PVDCBinding {
+    uint32_t addr;
+    uint32_t size;
+    /* int32_t for VMSTATE_STRUCT_VARRAY_ALLOC; 1..PVDC_MAX_BIND_ENTRIES */
+    int32_t num_entries;
+    PVDCBindEntry *entries;
+    /* derived from @entries, not migrated: NULL while not mapped */
+    GArray *maps;               /* of PVDCBindMap, pvdc-memory.c */
+} PVDCBinding;
+
 /*
  * What the guest reads of the device's configuration in the capability
  * registers: the properties (and the VRAM size and bandwidth total derived
@@ -253,6 +274,23 @@ struct PVDCState {
     /* head commits at their latch point, by outcome */
     uint64_t commits_applied;
     uint64_t commits_rejected;
+
+    /* Guest memory (pvdc-memory.c): the BIND_* registers */
+    uint32_t bind_addr;
+    uint32_t bind_size;
+    uint32_t bind_table_lo;
+    uint32_t bind_table_hi;
+    uint32_t bind_entries;
+    uint32_t bind_status;
+    /* the bindings, in address order, and their entries together */
+    uint32_t num_bindings;
+    uint32_t bound_entries;     /* derived, not migrated */
+    uint32_t damage_addr;       /* DAMAGE_ADDR */
+    /* the guest was told planes in bindings are not shown; not migrated */
+    bool bus_master_off_logged;
+    /* bus mastering as the consoles last showed planes in bindings */
+    bool bus_master_shown;
+    PVDCBinding bindings[PVDC_MAX_BINDINGS];
 
     PVDCHead heads[PVDC_MAX_HEADS];
     /* As many as heads (PVDC_REG_NUM_CONNECTORS). */

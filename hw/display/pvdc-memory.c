@@ -1,0 +1,797 @@
+/*
+ * pvdc: paravirtual display controller - guest memory.
+ *
+ * The device address space is [0, 2^32): VRAM at [0, VRAM_SIZE), and
+ * above it ranges of guest pages the guest binds with BIND_CMD, a GART
+ * at buffer granularity.  A BIND reads the guest's table of pages once,
+ * checks every entry and maps its pages (through the device's PCI DMA
+ * address space, so that an IOMMU translates them and a device without
+ * bus mastering reaches nothing); the mappings stay until the UNBIND of
+ * the range, a reset or unrealize.  So a page flip, which names a
+ * buffer by its device address like a VRAM offset, needs no DMA set-up.
+ * A plane's framebuffer (and Cb:Cr plane) lies wholly in VRAM or wholly
+ * in one binding; composition reads a binding's bytes through views
+ * (pvdc_memory_views()).  The latch contract holds because a binding
+ * cannot change while an armed or active state reads it: BIND and
+ * UNBIND of such a range are refused (PVDC_BIND_ERR_BUSY).  Guest RAM
+ * has no dirty log the consoles could use: the guest reports what it
+ * writes into a binding with DAMAGE_ADDR and DAMAGE_LEN.
+ *
+ * Nothing is read from or mapped out of anything but guest RAM: the
+ * device's own BARs and any other MMIO are refused before the first
+ * access (the DMA re-entrancy of CVE-2021-3750).
+ *
+ * Copyright (c) 2026 The pvdc authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qapi/error.h"
+#include "system/dma.h"
+#include "hw/pci/pci.h"
+#include "migration/vmstate.h"
+#include "pvdc-compose.h"
+#include "pvdc-internal.h"
+#include "trace.h"
+
+/* One host mapping of a run of guest pages of a binding. */
+typedef struct PVDCBindMap {
+    void *host;
+    dma_addr_t len;
+} PVDCBindMap;
+
+/*
+ * Map [@addr, @addr + @len) of @as, which must be guest RAM other than
+ * the device's own, appending the mappings to @maps (a RAM region ends a
+ * mapping: the range may take several).  False, with the mappings made
+ * so far still in @maps, if a byte of it is not.
+ */
+static bool pvdc_dma_map(PVDCState *s, AddressSpace *as, uint64_t addr,
+                         uint64_t len, GArray *maps)
+{
+    MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
+
+    if (addr + len < addr) {
+        return false;
+    }
+    /* Each pass maps at least one byte: bounded by @len. */
+    while (len) {
+        PVDCBindMap map;
+        MemoryRegion *mr;
+        hwaddr xlat, plen = len;
+        bool ram;
+
+        WITH_RCU_READ_LOCK_GUARD() {
+            mr = address_space_translate(as, addr, &xlat, &plen, true,
+                                         attrs);
+            /* Writable RAM only: not MMIO, not ROM, not our VRAM BAR. */
+            ram = memory_access_is_direct(mr, true, attrs) &&
+                  mr != &s->vram;
+        }
+        if (!ram || !plen) {
+            return false;
+        }
+        map.len = MIN(plen, len);
+        map.host = dma_memory_map(as, addr, &map.len,
+                                  DMA_DIRECTION_FROM_DEVICE, attrs);
+        if (!map.host) {
+            return false;
+        }
+        g_array_append_val(maps, map);
+        if (!map.len) {
+            return false;
+        }
+        addr += map.len;
+        len -= map.len;
+    }
+    return true;
+}
+
+/*
+ * Nothing has been written through the mappings yet (writeback targets
+ * lie in VRAM): an unmap marks nothing dirty.
+ */
+static void pvdc_dma_unmap(PVDCState *s, GArray *maps)
+{
+    AddressSpace *as = pci_device_iommu_address_space(PCI_DEVICE(s));
+    unsigned int i;
+
+    for (i = 0; i < maps->len; i++) {
+        PVDCBindMap *map = &g_array_index(maps, PVDCBindMap, i);
+
+        dma_memory_unmap(as, map->host, map->len, DMA_DIRECTION_FROM_DEVICE,
+                         0);
+    }
+    g_array_set_size(maps, 0);
+}
+
+static void pvdc_binding_free(PVDCState *s, PVDCBinding *b)
+{
+    if (b->maps) {
+        pvdc_dma_unmap(s, b->maps);
+        g_array_free(b->maps, true);
+    }
+    g_free(b->entries);
+    memset(b, 0, sizeof(*b));
+}
+
+/* Map the pages of @b's entries from @as; false, nothing mapped, if not. */
+static bool pvdc_binding_map(PVDCState *s, AddressSpace *as, PVDCBinding *b)
+{
+    int32_t i;
+
+    b->maps = g_array_new(false, false, sizeof(PVDCBindMap));
+    for (i = 0; i < b->num_entries; i++) {
+        if (!pvdc_dma_map(s, as, b->entries[i].addr, b->entries[i].len,
+                          b->maps)) {
+            pvdc_dma_unmap(s, b->maps);
+            g_array_free(b->maps, true);
+            b->maps = NULL;
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * The rules of BIND on a range, in the order BIND_STATUS reports them;
+ * the number of entries and the DMA are checked by the callers.
+ */
+static uint32_t pvdc_bind_range_check(PVDCState *s, uint64_t addr,
+                                      uint64_t size, uint32_t ignore)
+{
+    uint32_t i;
+
+    if (!size || addr % PVDC_BIND_PAGE_SIZE || size % PVDC_BIND_PAGE_SIZE ||
+        addr < s->conf.vram_size || addr + size > PVDC_ADDR_SPACE_SIZE) {
+        return PVDC_BIND_ERR_RANGE;
+    }
+    for (i = 0; i < s->num_bindings; i++) {
+        PVDCBinding *b = &s->bindings[i];
+
+        if (i != ignore && addr < (uint64_t)b->addr + b->size &&
+            b->addr < addr + size) {
+            return PVDC_BIND_ERR_OVERLAP;
+        }
+    }
+    return PVDC_BIND_OK;
+}
+
+/* Each entry page-aligned and non-empty, their lengths adding to @size. */
+static bool pvdc_bind_entries_valid(const PVDCBindEntry *e, uint32_t n,
+                                    uint64_t size)
+{
+    uint64_t sum = 0;
+    uint32_t i;
+
+    for (i = 0; i < n; i++) {
+        if (!e[i].len || e[i].addr % PVDC_BIND_PAGE_SIZE ||
+            e[i].len % PVDC_BIND_PAGE_SIZE || e[i].len > size - sum) {
+            return false;
+        }
+        sum += e[i].len;
+    }
+    return sum == size;
+}
+
+/*
+ * Copy the table of @n entries at @table into @e, read once: DMA from
+ * RAM only, through the bus-master address space.
+ */
+static bool pvdc_bind_read_table(PVDCState *s, uint64_t table, uint32_t n,
+                                 PVDCBindEntry *e)
+{
+    AddressSpace *as = pci_get_address_space(PCI_DEVICE(s));
+    g_autoptr(GArray) maps = g_array_new(false, false, sizeof(PVDCBindMap));
+    uint64_t len = (uint64_t)n * PVDC_BIND_ENTRY_SIZE;
+    g_autofree uint8_t *raw = g_malloc(len);
+    uint64_t done = 0;
+    bool ok;
+    uint32_t i;
+
+    ok = pvdc_dma_map(s, as, table, len, maps);
+    for (i = 0; ok && i < maps->len; i++) {
+        PVDCBindMap *map = &g_array_index(maps, PVDCBindMap, i);
+
+        memcpy(raw + done, map->host, map->len);
+        done += map->len;
+    }
+    pvdc_dma_unmap(s, maps);
+    if (!ok) {
+        return false;
+    }
+    for (i = 0; i < n; i++) {
+        e[i].addr = ldq_le_p(raw + (uint64_t)i * PVDC_BIND_ENTRY_SIZE);
+        e[i].len = ldq_le_p(raw + (uint64_t)i * PVDC_BIND_ENTRY_SIZE + 8);
+    }
+    return true;
+}
+
+/*
+ * The device address ranges plane state @r reads, [@start[i], @end[i])
+ * per memory plane, as the commit rules bound them; 0 if it reads none
+ * (disabled, or a format or size no commit accepts).
+ */
+static unsigned int pvdc_plane_ranges(const PVDCPlaneRegs *r,
+                                      uint64_t start[2], uint64_t end[2])
+{
+    const PVDCComposeFormat *fmt = pvdc_compose_format(r->format);
+    uint64_t w = FIELD_EX32(r->fb_size, XY, X);
+    uint64_t h = FIELD_EX32(r->fb_size, XY, Y);
+
+    if (!pvdc_plane_on(r) || !fmt || !w || !h) {
+        return 0;
+    }
+    start[0] = r->fb_offset;
+    end[0] = start[0] + (uint64_t)r->fb_pitch * (h - 1) + w * fmt->cpp;
+    if (!fmt->chroma_cpp) {
+        return 1;
+    }
+    start[1] = r->chroma_offset;
+    end[1] = start[1] + (uint64_t)r->chroma_pitch * (DIV_ROUND_UP(h, 2) - 1) +
+             DIV_ROUND_UP(w, 2) * fmt->chroma_cpp;
+    return 2;
+}
+
+static bool pvdc_plane_reads(const PVDCPlaneRegs *r, uint64_t addr,
+                             uint64_t size)
+{
+    uint64_t start[2], end[2];
+    unsigned int i, n = pvdc_plane_ranges(r, start, end);
+
+    for (i = 0; i < n; i++) {
+        if (start[i] < addr + size && addr < end[i]) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
+ * Whether a byte of [@addr, @addr + @size) is read by an enabled plane
+ * of the active state or of an armed commit (whose content is only
+ * checked at its latch point: it may name a range not bound yet).
+ * Writeback targets and colour tables lie in VRAM.
+ */
+static bool pvdc_memory_in_use(PVDCState *s, uint64_t addr, uint64_t size)
+{
+    unsigned int h, p;
+
+    for (p = 0; p < s->num_planes; p++) {
+        if (pvdc_plane_reads(&s->planes[p].active, addr, size)) {
+            return true;
+        }
+    }
+    for (h = 0; h < s->conf.num_heads; h++) {
+        PVDCHead *head = &s->heads[h];
+
+        for (p = 0; head->is_armed && p < s->num_planes; p++) {
+            if (head->plane_armed[p] &&
+                pvdc_plane_reads(&head->armed_planes[p], addr, size)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* The binding holding all of [@addr, @addr + @len), or NULL. */
+static PVDCBinding *pvdc_binding_find(PVDCState *s, uint64_t addr,
+                                      uint64_t len)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->num_bindings; i++) {
+        PVDCBinding *b = &s->bindings[i];
+
+        if (addr >= b->addr && addr - b->addr <= b->size &&
+            len <= b->size - (addr - b->addr)) {
+            return b;
+        }
+    }
+    return NULL;
+}
+
+bool pvdc_memory_bound(PVDCState *s, uint64_t addr, uint64_t len)
+{
+    return pvdc_binding_find(s, addr, len) != NULL;
+}
+
+bool pvdc_memory_reachable(PVDCState *s)
+{
+    return pci_get_word(PCI_DEVICE(s)->config + PCI_COMMAND) &
+           PCI_COMMAND_MASTER;
+}
+
+/*
+ * The host pointer to bytes [@off, @off + @len) of @b if they lie in
+ * one mapping, else NULL.
+ */
+static const uint8_t *pvdc_binding_ptr(PVDCBinding *b, uint64_t off,
+                                       uint64_t len)
+{
+    unsigned int i;
+
+    for (i = 0; b->maps && i < b->maps->len; i++) {
+        PVDCBindMap *map = &g_array_index(b->maps, PVDCBindMap, i);
+
+        if (off < map->len) {
+            return len <= map->len - off ? (uint8_t *)map->host + off : NULL;
+        }
+        off -= map->len;
+    }
+    return NULL;
+}
+
+/* Copy bytes [@off, @off + @len) of @b, which it holds, to @dst. */
+static void pvdc_binding_copy(PVDCBinding *b, uint64_t off, uint64_t len,
+                              uint8_t *dst)
+{
+    unsigned int i;
+
+    for (i = 0; len && b->maps && i < b->maps->len; i++) {
+        PVDCBindMap *map = &g_array_index(b->maps, PVDCBindMap, i);
+        uint64_t n;
+
+        if (off >= map->len) {
+            off -= map->len;
+            continue;
+        }
+        n = MIN(len, map->len - off);
+        memcpy(dst, (uint8_t *)map->host + off, n);
+        dst += n;
+        len -= n;
+        off = 0;
+    }
+}
+
+/*
+ * A view of one memory plane of a plane outside VRAM: device addresses
+ * [@base, @end), of which composition reads [@first, @end).  A direct
+ * pointer where they are host-contiguous, else a copy of the bytes read
+ * (the rest zero) kept in @bounce.  False if there is none.
+ */
+static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t first,
+                             uint64_t end, const uint8_t **mem,
+                             uint64_t *size, GPtrArray *bounce)
+{
+    PVDCBinding *b = pvdc_binding_find(s, base, end - base);
+    uint8_t *copy;
+
+    if (!b) {
+        return false;
+    }
+    *size = end - base;
+    *mem = pvdc_binding_ptr(b, base - b->addr, *size);
+    if (*mem) {
+        return true;
+    }
+    copy = g_try_malloc0(*size);
+    if (!copy) {
+        return false;
+    }
+    pvdc_binding_copy(b, first - b->addr, end - first, copy + (first - base));
+    g_ptr_array_add(bounce, copy);
+    *mem = copy;
+    trace_pvdc_memory_bounce(base, first, end);
+    return true;
+}
+
+uint8_t *pvdc_memory_host_span(PVDCState *s, uint64_t addr, uint64_t len)
+{
+    PVDCBinding *b = pvdc_binding_find(s, addr, len);
+
+    if (!b || !pvdc_memory_reachable(s)) {
+        return NULL;
+    }
+    return (uint8_t *)pvdc_binding_ptr(b, addr - b->addr, len);
+}
+
+void pvdc_memory_views(PVDCState *s, PVDCComposeScene *scene,
+                       GPtrArray *bounce)
+{
+    bool master = pvdc_memory_reachable(s);
+    unsigned int i = 0;
+
+    /* Each pass keeps or drops plane @i: bounded by the planes. */
+    while (i < scene->num_planes) {
+        PVDCComposePlane *plane = &scene->planes[i];
+        PVDCComposeSpan span[2];
+        unsigned int n = pvdc_compose_plane_sources(plane, span);
+        uint64_t base[2] = { plane->offset, plane->chroma_offset };
+        const uint8_t *mem[2] = {};
+        uint64_t size[2] = {};
+        bool ok = true, outside = false;
+        unsigned int k;
+
+        for (k = 0; k < n; k++) {
+            uint64_t end = span[k].offset +
+                           (uint64_t)span[k].pitch * (span[k].rows - 1) +
+                           span[k].row_bytes;
+
+            if (end <= s->conf.vram_size) {
+                continue;
+            }
+            outside = true;
+            ok &= master && span[k].offset >= base[k] &&
+                  pvdc_memory_view(s, base[k], span[k].offset, end, &mem[k],
+                                   &size[k], bounce);
+        }
+        if (outside && !master && !s->bus_master_off_logged) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pvdc: bus mastering is off: "
+                          "planes in guest memory are not shown\n");
+            s->bus_master_off_logged = true;
+        }
+        if (!ok) {
+            /* Not shown, as if disabled: the rest of the scene is. */
+            memmove(plane, plane + 1,
+                    (scene->num_planes - i - 1) * sizeof(*plane));
+            scene->num_planes--;
+            continue;
+        }
+        plane->mem = mem[0];
+        plane->mem_size = size[0];
+        if (mem[0]) {
+            plane->offset = 0;
+        }
+        plane->chroma_mem = mem[1];
+        plane->chroma_mem_size = size[1];
+        if (mem[1]) {
+            plane->chroma_offset = 0;
+        }
+        i++;
+    }
+    if (master) {
+        s->bus_master_off_logged = false;
+    }
+}
+
+static uint32_t pvdc_bind(PVDCState *s)
+{
+    PCIDevice *pci = PCI_DEVICE(s);
+    uint64_t table = deposit64(s->bind_table_lo, 32, 32, s->bind_table_hi);
+    uint32_t n = s->bind_entries;
+    PVDCBinding b = {
+        .addr = s->bind_addr,
+        .size = s->bind_size,
+    };
+    uint32_t status, i;
+
+    status = pvdc_bind_range_check(s, b.addr, b.size, UINT32_MAX);
+    if (status != PVDC_BIND_OK) {
+        return status;
+    }
+    if (pvdc_memory_in_use(s, b.addr, b.size)) {
+        return PVDC_BIND_ERR_BUSY;
+    }
+    if (s->num_bindings == PVDC_MAX_BINDINGS) {
+        return PVDC_BIND_ERR_NOSPC;
+    }
+    if (table % PVDC_BIND_TABLE_ALIGN || !n || n > PVDC_MAX_BIND_ENTRIES) {
+        return PVDC_BIND_ERR_TABLE;
+    }
+    if (n > PVDC_MAX_BIND_ENTRIES - s->bound_entries) {
+        return PVDC_BIND_ERR_NOSPC;
+    }
+    b.num_entries = n;
+    b.entries = g_new(PVDCBindEntry, n);
+    if (!pvdc_bind_read_table(s, table, n, b.entries)) {
+        status = PVDC_BIND_ERR_DMA;
+    } else if (!pvdc_bind_entries_valid(b.entries, n, b.size)) {
+        status = PVDC_BIND_ERR_TABLE;
+    } else if (!pvdc_binding_map(s, pci_get_address_space(pci), &b)) {
+        status = PVDC_BIND_ERR_DMA;
+    }
+    if (status != PVDC_BIND_OK) {
+        g_free(b.entries);
+        return status;
+    }
+
+    /* Keep the array in address order. */
+    for (i = s->num_bindings; i > 0 && s->bindings[i - 1].addr > b.addr;
+         i--) {
+        s->bindings[i] = s->bindings[i - 1];
+    }
+    s->bindings[i] = b;
+    s->num_bindings++;
+    s->bound_entries += n;
+    return PVDC_BIND_OK;
+}
+
+static uint32_t pvdc_unbind(PVDCState *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->num_bindings; i++) {
+        PVDCBinding *b = &s->bindings[i];
+
+        if (b->addr == s->bind_addr && b->size == s->bind_size) {
+            if (pvdc_memory_in_use(s, b->addr, b->size)) {
+                return PVDC_BIND_ERR_BUSY;
+            }
+            s->bound_entries -= b->num_entries;
+            pvdc_binding_free(s, b);
+            memmove(b, b + 1, (s->num_bindings - i - 1) * sizeof(*b));
+            s->num_bindings--;
+            memset(&s->bindings[s->num_bindings], 0, sizeof(*b));
+            return PVDC_BIND_OK;
+        }
+    }
+    return PVDC_BIND_ERR_NOT_BOUND;
+}
+
+static void pvdc_bind_cmd(PVDCState *s, uint32_t cmd)
+{
+    switch (cmd) {
+    case PVDC_BIND_CMD_BIND:
+        s->bind_status = pvdc_bind(s);
+        break;
+    case PVDC_BIND_CMD_UNBIND:
+        s->bind_status = pvdc_unbind(s);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pvdc: BIND_CMD %u is not a "
+                      "PVDC_BIND_CMD_*; ignored\n", cmd);
+        return;
+    }
+    if (s->bind_status != PVDC_BIND_OK) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pvdc: BIND_CMD %u of 0x%x+0x%x "
+                      "(table 0x%x%08x, %u entries) refused: status %u\n",
+                      cmd, s->bind_addr, s->bind_size, s->bind_table_hi,
+                      s->bind_table_lo, s->bind_entries, s->bind_status);
+    }
+    trace_pvdc_bind_cmd(cmd, s->bind_addr, s->bind_size, s->bind_entries,
+                        s->bind_status);
+}
+
+/*
+ * DAMAGE_LEN: the part of the range above VRAM (which has a dirty log of
+ * its own) and below 2^32; a range past 2^32 is clipped and logged.
+ */
+static void pvdc_memory_damage(PVDCState *s, uint32_t len)
+{
+    uint64_t start = MAX(s->damage_addr, s->conf.vram_size);
+    uint64_t end = (uint64_t)s->damage_addr + len;
+
+    if (end > PVDC_ADDR_SPACE_SIZE) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pvdc: DAMAGE of 0x%x+0x%x ends past "
+                      "the device address space; clipped\n",
+                      s->damage_addr, len);
+        end = PVDC_ADDR_SPACE_SIZE;
+    }
+    trace_pvdc_memory_damage(s->damage_addr, len);
+    if (start < end) {
+        pvdc_console_damage(s, start, end - start);
+    }
+}
+
+bool pvdc_memory_read(PVDCState *s, hwaddr addr, uint32_t *val)
+{
+    switch (addr) {
+    case PVDC_REG_BIND_ADDR:
+        *val = s->bind_addr;
+        return true;
+    case PVDC_REG_BIND_SIZE:
+        *val = s->bind_size;
+        return true;
+    case PVDC_REG_BIND_TABLE_LO:
+        *val = s->bind_table_lo;
+        return true;
+    case PVDC_REG_BIND_TABLE_HI:
+        *val = s->bind_table_hi;
+        return true;
+    case PVDC_REG_BIND_ENTRIES:
+        *val = s->bind_entries;
+        return true;
+    case PVDC_REG_BIND_STATUS:
+        *val = s->bind_status;
+        return true;
+    case PVDC_REG_BIND_CMD:
+        *val = 0;               /* write-only: a command is never pending */
+        return true;
+    case PVDC_REG_NUM_BINDINGS:
+        *val = PVDC_MAX_BINDINGS;
+        return true;
+    case PVDC_REG_DAMAGE_ADDR:
+        *val = s->damage_addr;
+        return true;
+    case PVDC_REG_DAMAGE_LEN:
+        *val = 0;               /* write-only: it acts when written */
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool pvdc_memory_write(PVDCState *s, hwaddr addr, uint32_t val)
+{
+    switch (addr) {
+    case PVDC_REG_BIND_ADDR:
+        s->bind_addr = val;
+        return true;
+    case PVDC_REG_BIND_SIZE:
+        s->bind_size = val;
+        return true;
+    case PVDC_REG_BIND_TABLE_LO:
+        s->bind_table_lo = val;
+        return true;
+    case PVDC_REG_BIND_TABLE_HI:
+        s->bind_table_hi = val;
+        return true;
+    case PVDC_REG_BIND_ENTRIES:
+        s->bind_entries = val;
+        return true;
+    case PVDC_REG_BIND_CMD:
+        pvdc_bind_cmd(s, val);
+        return true;
+    case PVDC_REG_DAMAGE_ADDR:
+        s->damage_addr = val;
+        return true;
+    case PVDC_REG_DAMAGE_LEN:
+        pvdc_memory_damage(s, val);
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void pvdc_memory_drop(PVDCState *s)
+{
+    unsigned int i;
+
+    /* All of them: a stream that failed to load may have left entries. */
+    for (i = 0; i < PVDC_MAX_BINDINGS; i++) {
+        pvdc_binding_free(s, &s->bindings[i]);
+    }
+    s->num_bindings = 0;
+    s->bound_entries = 0;
+}
+
+void pvdc_memory_reset(PVDCState *s)
+{
+    pvdc_memory_drop(s);
+    s->bind_addr = s->bind_size = 0;
+    s->bind_table_lo = s->bind_table_hi = 0;
+    s->bind_entries = 0;
+    s->bind_status = PVDC_BIND_OK;
+    s->damage_addr = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Migration                                                                */
+/* ------------------------------------------------------------------------ */
+
+static bool pvdc_memory_needed(void *opaque)
+{
+    PVDCState *s = opaque;
+
+    return s->num_bindings || s->bind_addr || s->bind_size ||
+           s->bind_table_lo || s->bind_table_hi || s->bind_entries ||
+           s->bind_status || s->damage_addr;
+}
+
+/* The bindings a stream brings replace the device's own, once each. */
+static int pvdc_memory_pre_load(void *opaque)
+{
+    pvdc_memory_drop(opaque);
+    return 0;
+}
+
+/*
+ * Each binding as BIND checks it, in address order, then mapped.  The
+ * source's guest may have turned bus mastering off since it bound them:
+ * the pages are mapped through the IOMMU address space, which ignores it,
+ * as they were at BIND.
+ */
+static int pvdc_memory_post_load(void *opaque, int version_id)
+{
+    PVDCState *s = opaque;
+    AddressSpace *as = pci_device_iommu_address_space(PCI_DEVICE(s));
+    uint64_t entries = 0;
+    uint32_t i;
+
+    if (s->bind_status > PVDC_BIND_ERR_BUSY) {
+        error_report("pvdc: BIND_STATUS %u is no PVDC_BIND_* outcome",
+                     s->bind_status);
+        return -EINVAL;
+    }
+    for (i = 0; i < s->num_bindings; i++) {
+        PVDCBinding *b = &s->bindings[i];
+        uint32_t status = pvdc_bind_range_check(s, b->addr, b->size, i);
+
+        entries += b->num_entries;
+        if (status == PVDC_BIND_OK && i && b->addr < s->bindings[i - 1].addr) {
+            status = PVDC_BIND_ERR_OVERLAP;
+        }
+        if (status == PVDC_BIND_OK && entries > PVDC_MAX_BIND_ENTRIES) {
+            status = PVDC_BIND_ERR_NOSPC;
+        }
+        if (status == PVDC_BIND_OK &&
+            !pvdc_bind_entries_valid(b->entries, b->num_entries, b->size)) {
+            status = PVDC_BIND_ERR_TABLE;
+        }
+        if (status == PVDC_BIND_OK && !pvdc_binding_map(s, as, b)) {
+            status = PVDC_BIND_ERR_DMA;
+        }
+        if (status != PVDC_BIND_OK) {
+            error_report("pvdc: binding %u at 0x%x+0x%x: status %u, as BIND "
+                         "would refuse it", i, b->addr, b->size, status);
+            return -EINVAL;
+        }
+    }
+    s->bound_entries = entries;
+    return 0;
+}
+
+static bool pvdc_bindings_fit(void *opaque, int version_id)
+{
+    PVDCState *s = opaque;
+
+    return s->num_bindings <= PVDC_MAX_BINDINGS;
+}
+
+static bool pvdc_entries_fit(void *opaque, int version_id)
+{
+    PVDCBinding *b = opaque;
+
+    return b->num_entries > 0 && b->num_entries <= PVDC_MAX_BIND_ENTRIES;
+}
+
+static const VMStateDescription vmstate_pvdc_bind_entry = {
+    .name = "pvdc/bind-entry",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64(addr, PVDCBindEntry),
+        VMSTATE_UINT64(len, PVDCBindEntry),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static const VMStateDescription vmstate_pvdc_binding = {
+    .name = "pvdc/binding",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(addr, PVDCBinding),
+        VMSTATE_UINT32(size, PVDCBinding),
+        VMSTATE_INT32(num_entries, PVDCBinding),
+        /* before the allocation it sizes */
+        VMSTATE_VALIDATE("1 to PVDC_MAX_BIND_ENTRIES entries",
+                         pvdc_entries_fit),
+        VMSTATE_STRUCT_VARRAY_ALLOC(entries, PVDCBinding, num_entries, 1,
+                                    vmstate_pvdc_bind_entry, PVDCBindEntry),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/*
+ * The BIND_* and DAMAGE_ADDR registers and the bindings with their
+ * entries; without this subsection there are none.  The mappings are
+ * made again by post_load.
+ */
+const VMStateDescription vmstate_pvdc_memory = {
+    .name = "pvdc/memory",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pvdc_memory_needed,
+    .pre_load = pvdc_memory_pre_load,
+    .post_load = pvdc_memory_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(bind_addr, PVDCState),
+        VMSTATE_UINT32(bind_size, PVDCState),
+        VMSTATE_UINT32(bind_table_lo, PVDCState),
+        VMSTATE_UINT32(bind_table_hi, PVDCState),
+        VMSTATE_UINT32(bind_entries, PVDCState),
+        VMSTATE_UINT32(bind_status, PVDCState),
+        VMSTATE_UINT32(num_bindings, PVDCState),
+        VMSTATE_VALIDATE("at most PVDC_MAX_BINDINGS bindings",
+                         pvdc_bindings_fit),
+        VMSTATE_STRUCT_VARRAY_UINT32(bindings, PVDCState, num_bindings, 1,
+                                     vmstate_pvdc_binding, PVDCBinding),
+        VMSTATE_UINT32(damage_addr, PVDCState),
+        VMSTATE_END_OF_LIST()
+    },
+};

@@ -1,0 +1,1022 @@
+/*
+ * QTest cases for pvdc's guest memory: ranges of guest pages bound into
+ * the device address space above VRAM (BIND_*), as docs/specs/pvdc.rst
+ * specifies them.
+ *
+ * Every BIND checks its range, its table and every page before it maps
+ * anything: each hostile case below has its BIND_STATUS, and leaves the
+ * device as it was (the bindings it holds, x-bindings).  The guest pages
+ * come from libqos' allocator, one page at a time and listed in reverse
+ * order, so that no binding is contiguous in guest memory.  Run under
+ * ASan and LeakSanitizer by the qtest-memory-asan suite: a mapping left
+ * behind by a reset, an unplug or a refused bind is reported there.
+ *
+ * Copyright (c) 2026 The pvdc authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "libqos/libqos-malloc.h"
+#include "libqos/malloc-pc.h"
+#include "pvdc-qtest.h"
+
+#define PAGE                PVDC_BIND_PAGE_SIZE
+#define RAM_SIZE            (128 * MiB)
+#define PROPS               "vram-size=16M"
+#define EXTRA               "-m 128M"
+/* pages of the scattered buffer */
+#define BUF_PAGES           16
+
+typedef struct Mem {
+    PVDCTest t;
+    QGuestAllocator alloc;
+    uint64_t table;             /* room for TABLE_ROOM entries */
+    uint64_t pages[BUF_PAGES];  /* allocated in this order */
+    uint32_t base;              /* the first device address above VRAM */
+} Mem;
+
+#define TABLE_ROOM          256
+
+static void mem_start(Mem *m)
+{
+    pvdc_test_start_with(&m->t, PROPS, EXTRA);
+    pc_alloc_init(&m->alloc, m->t.qts, ALLOC_NO_FLAGS);
+    m->table = guest_alloc(&m->alloc, TABLE_ROOM * PVDC_BIND_ENTRY_SIZE);
+    for (int i = 0; i < BUF_PAGES; i++) {
+        m->pages[i] = guest_alloc(&m->alloc, PAGE);
+        g_assert_cmpuint(m->pages[i] % PAGE, ==, 0);
+    }
+    m->base = m->t.vram_size;
+}
+
+static void mem_stop(Mem *m)
+{
+    alloc_destroy(&m->alloc);
+    pvdc_test_stop(&m->t);
+}
+
+static uint32_t bindings(Mem *m)
+{
+    return pvdc_statistic(m->t.qts, "x-bindings");
+}
+
+/* Bind the scattered buffer, its pages in reverse order, at @addr. */
+static uint32_t bind_scattered(Mem *m, uint32_t addr)
+{
+    uint64_t e[2 * BUF_PAGES];
+
+    for (int i = 0; i < BUF_PAGES; i++) {
+        e[2 * i] = m->pages[BUF_PAGES - 1 - i];
+        e[2 * i + 1] = PAGE;
+    }
+    write_bind_table(&m->t, m->table, e, BUF_PAGES);
+    return bind_range(&m->t, addr, BUF_PAGES * PAGE, m->table, BUF_PAGES);
+}
+
+/* Bind @size bytes at @addr to one entry: @entry_addr, @entry_len. */
+static uint32_t bind_one(Mem *m, uint32_t addr, uint32_t size,
+                         uint64_t entry_addr, uint64_t entry_len)
+{
+    uint64_t e[2] = { entry_addr, entry_len };
+
+    write_bind_table(&m->t, m->table, e, 1);
+    return bind_range(&m->t, addr, size, m->table, 1);
+}
+
+static void test_device_offers_guest_memory(void)
+{
+    static const uint32_t regs[] = {
+        PVDC_REG_BIND_ADDR, PVDC_REG_BIND_SIZE, PVDC_REG_BIND_TABLE_LO,
+        PVDC_REG_BIND_TABLE_HI, PVDC_REG_BIND_ENTRIES,
+    };
+    PVDCTest t;
+
+    pvdc_test_start(&t, PROPS);
+    g_assert_cmphex(rd(&t, PVDC_REG_VERSION), ==,
+                    PVDC_VERSION_MAJOR << PVDC_VERSION_MAJOR_SHIFT |
+                    PVDC_VERSION_MINOR << PVDC_VERSION_MINOR_SHIFT);
+    g_assert_cmpuint(PVDC_VERSION_MINOR, >=, 6);
+    g_assert_true(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_GUEST_MEMORY);
+    g_assert_cmpuint(rd(&t, PVDC_REG_NUM_BINDINGS), ==, PVDC_MAX_BINDINGS);
+    g_assert_cmphex(rd(&t, PVDC_REG_BIND_STATUS), ==, PVDC_BIND_OK);
+    for (int i = 0; i < ARRAY_SIZE(regs); i++) {
+        g_assert_cmphex(rd(&t, regs[i]), ==, 0);
+        wr(&t, regs[i], 0xdead0000 + i);
+        g_assert_cmphex(rd(&t, regs[i]), ==, 0xdead0000 + i);
+    }
+    /* Read-only: the status and the limit stay. */
+    wr(&t, PVDC_REG_BIND_STATUS, PVDC_BIND_ERR_DMA);
+    wr(&t, PVDC_REG_NUM_BINDINGS, 1);
+    g_assert_cmphex(rd(&t, PVDC_REG_BIND_STATUS), ==, PVDC_BIND_OK);
+    g_assert_cmpuint(rd(&t, PVDC_REG_NUM_BINDINGS), ==, PVDC_MAX_BINDINGS);
+    g_assert_cmpuint(rd(&t, PVDC_REG_BIND_CMD), ==, 0);
+    pvdc_test_stop(&t);
+}
+
+static void test_scattered_pages_bind_and_unbind(void)
+{
+    uint32_t size = BUF_PAGES * PAGE;
+    uint64_t repeated[4];
+    Mem m;
+
+    mem_start(&m);
+    repeated[0] = repeated[2] = m.pages[0];
+    repeated[1] = repeated[3] = PAGE;
+    g_assert_cmphex(bind_scattered(&m, m.base), ==, PVDC_BIND_OK);
+    g_assert_cmpuint(bindings(&m), ==, 1);
+    /* The same page twice, in one binding and in two: just pages. */
+    write_bind_table(&m.t, m.table, repeated, 2);
+    g_assert_cmphex(bind_range(&m.t, m.base + size, 2 * PAGE, m.table, 2),
+                    ==, PVDC_BIND_OK);
+    g_assert_cmpuint(bindings(&m), ==, 2);
+
+    /* An unknown command changes nothing, the status included. */
+    wr(&m.t, PVDC_REG_BIND_CMD, 3);
+    g_assert_cmphex(rd(&m.t, PVDC_REG_BIND_STATUS), ==, PVDC_BIND_OK);
+    g_assert_cmpuint(bindings(&m), ==, 2);
+
+    /* Only exactly one binding unbinds. */
+    g_assert_cmphex(unbind_range(&m.t, m.base, size / 2), ==,
+                    PVDC_BIND_ERR_NOT_BOUND);
+    g_assert_cmphex(unbind_range(&m.t, m.base + PAGE, size - PAGE), ==,
+                    PVDC_BIND_ERR_NOT_BOUND);
+    g_assert_cmphex(unbind_range(&m.t, m.base, size + 2 * PAGE), ==,
+                    PVDC_BIND_ERR_NOT_BOUND);
+    g_assert_cmpuint(bindings(&m), ==, 2);
+    g_assert_cmphex(unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
+    g_assert_cmpuint(bindings(&m), ==, 1);
+    g_assert_cmphex(unbind_range(&m.t, m.base, size), ==,
+                    PVDC_BIND_ERR_NOT_BOUND);
+    g_assert_cmphex(unbind_range(&m.t, m.base + size, 2 * PAGE), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmpuint(bindings(&m), ==, 0);
+    /* The range is free again. */
+    g_assert_cmphex(bind_scattered(&m, m.base), ==, PVDC_BIND_OK);
+    mem_stop(&m);
+}
+
+static void test_hostile_ranges_are_refused(void)
+{
+    Mem m;
+
+    mem_start(&m);
+    const struct {
+        uint32_t addr, size, status;
+    } cases[] = {
+        { m.base + 1, PAGE, PVDC_BIND_ERR_RANGE },
+        { m.base + PAGE / 2, PAGE, PVDC_BIND_ERR_RANGE },
+        { m.base, 0, PVDC_BIND_ERR_RANGE },
+        { m.base, PAGE + 8, PVDC_BIND_ERR_RANGE },
+        { 0, PAGE, PVDC_BIND_ERR_RANGE },                   /* VRAM */
+        { m.base - PAGE, 2 * PAGE, PVDC_BIND_ERR_RANGE },   /* its end */
+        { 0xfffff000, 2 * PAGE, PVDC_BIND_ERR_RANGE },      /* past 2^32 */
+        { 0xfffff000, 0xfffff000, PVDC_BIND_ERR_RANGE },
+        { m.base, 0xfffff000, PVDC_BIND_ERR_RANGE },
+    };
+
+    for (int i = 0; i < ARRAY_SIZE(cases); i++) {
+        g_test_message("0x%x+0x%x", cases[i].addr, cases[i].size);
+        g_assert_cmphex(bind_one(&m, cases[i].addr, cases[i].size,
+                                 m.pages[0], cases[i].size), ==,
+                        cases[i].status);
+    }
+    g_assert_cmpuint(bindings(&m), ==, 0);
+
+    /* The last page of the device address space binds. */
+    g_assert_cmphex(bind_one(&m, 0xfffff000, PAGE, m.pages[0], PAGE), ==,
+                    PVDC_BIND_OK);
+    /* Bindings do not overlap, but may touch. */
+    g_assert_cmphex(bind_scattered(&m, m.base + 4 * PAGE), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmphex(bind_scattered(&m, m.base + 8 * PAGE), ==,
+                    PVDC_BIND_ERR_OVERLAP);
+    g_assert_cmphex(bind_scattered(&m, m.base), ==, PVDC_BIND_ERR_OVERLAP);
+    g_assert_cmphex(bind_one(&m, m.base + (4 + BUF_PAGES - 1) * PAGE, PAGE,
+                             m.pages[0], PAGE), ==, PVDC_BIND_ERR_OVERLAP);
+    g_assert_cmphex(bind_one(&m, 0xffffe000, 2 * PAGE, m.pages[0], 2 * PAGE),
+                    ==, PVDC_BIND_ERR_OVERLAP);
+    g_assert_cmpuint(bindings(&m), ==, 2);
+    g_assert_cmphex(bind_one(&m, m.base + 3 * PAGE, PAGE, m.pages[0], PAGE),
+                    ==, PVDC_BIND_OK);
+    g_assert_cmphex(bind_one(&m, m.base + (4 + BUF_PAGES) * PAGE, PAGE,
+                             m.pages[0], PAGE), ==, PVDC_BIND_OK);
+    g_assert_cmpuint(bindings(&m), ==, 4);
+    mem_stop(&m);
+}
+
+static void test_hostile_tables_are_refused(void)
+{
+    Mem m;
+    uint32_t status;
+
+    mem_start(&m);
+    uint64_t p0 = m.pages[0], p1 = m.pages[1];
+    const struct {
+        const char *what;
+        uint64_t e[4];
+        uint32_t n;
+    } cases[] = {
+        { "entry address misaligned", { p0 + 8, PAGE, p1, PAGE }, 2 },
+        { "entry address in a page", { p0, PAGE, p1 + PAGE / 2, PAGE }, 2 },
+        { "entry of length 0", { p0, 0, p1, 2 * PAGE }, 2 },
+        { "entry length misaligned", { p0, PAGE + 1, p1, PAGE - 1 }, 2 },
+        { "lengths short", { p0, PAGE, 0, 0 }, 1 },
+        { "lengths long", { p0, PAGE, p1, 2 * PAGE }, 2 },
+        { "lengths overflow 64 bits", { p0, 2 * PAGE, p1, -(uint64_t)PAGE },
+          2 },
+        { "lengths wrap to the size",
+          { p0, 3 * PAGE, p1, -(uint64_t)PAGE }, 2 },
+    };
+
+    for (int i = 0; i < ARRAY_SIZE(cases); i++) {
+        g_test_message("%s", cases[i].what);
+        write_bind_table(&m.t, m.table, cases[i].e, cases[i].n);
+        g_assert_cmphex(bind_range(&m.t, m.base, 2 * PAGE, m.table,
+                                   cases[i].n), ==, PVDC_BIND_ERR_TABLE);
+    }
+
+    /* The table itself: aligned, 1..PVDC_MAX_BIND_ENTRIES entries. */
+    {
+        uint64_t e[] = { p1, PAGE };
+
+        g_assert_cmphex(bind_range(&m.t, m.base, PAGE, m.table + 4, 1), ==,
+                        PVDC_BIND_ERR_TABLE);
+        g_assert_cmphex(bind_range(&m.t, m.base, PAGE, m.table, 0), ==,
+                        PVDC_BIND_ERR_TABLE);
+        g_assert_cmphex(bind_range(&m.t, m.base, PAGE, m.table, UINT32_MAX),
+                        ==, PVDC_BIND_ERR_TABLE);
+        g_assert_cmphex(bind_range(&m.t, m.base, PAGE, m.table,
+                                   PVDC_MAX_BIND_ENTRIES + 1), ==,
+                        PVDC_BIND_ERR_TABLE);
+        g_assert_cmpuint(bindings(&m), ==, 0);
+        /* 8-byte aligned is enough: the entry at table + 8 */
+        write_bind_table(&m.t, m.table + 8, e, 1);
+        status = bind_range(&m.t, m.base, PAGE, m.table + 8, 1);
+        g_assert_cmphex(status, ==, PVDC_BIND_OK);
+    }
+    g_assert_cmpuint(bindings(&m), ==, 1);
+    mem_stop(&m);
+}
+
+/*
+ * Tables and pages that are not guest RAM: the device reads and maps
+ * nothing of them.  Its own register BAR read by DMA would re-enter the
+ * device (CVE-2021-3750); MMIO of any kind, ROM and addresses past RAM
+ * are refused alike.
+ */
+static void test_memory_that_is_not_ram_is_refused(void)
+{
+    Mem m;
+
+    mem_start(&m);
+    const uint64_t bar0 = m.t.mmio.addr, vram = m.t.vram.addr;
+    const struct {
+        const char *what;
+        uint64_t addr;
+        uint64_t len;
+    } where[] = {
+        { "the register BAR", bar0, PAGE },
+        { "the register BAR's doorbells",
+          bar0 + PVDC_HEAD_CONTROL_BASE, PAGE },
+        { "the VRAM BAR", vram, PAGE },
+        { "past RAM, below 4 GiB", RAM_SIZE, PAGE },
+        { "past RAM, above 4 GiB", 4 * GiB, PAGE },
+        { "the top of the address space", -(uint64_t)PAGE, PAGE },
+        { "across the end of RAM", RAM_SIZE - PAGE, 2 * PAGE },
+        { "the BIOS ROM", 0xfffc0000, PAGE },
+    };
+
+    for (int i = 0; i < ARRAY_SIZE(where); i++) {
+        g_test_message("pages in %s", where[i].what);
+        g_assert_cmphex(bind_one(&m, m.base, where[i].len, where[i].addr,
+                                 where[i].len), ==, PVDC_BIND_ERR_DMA);
+
+        /* A table there, of entries that would be valid. */
+        if (where[i].addr % PAGE == 0 && where[i].addr != RAM_SIZE - PAGE) {
+            g_test_message("table in %s", where[i].what);
+            g_assert_cmphex(bind_range(&m.t, m.base, PAGE, where[i].addr,
+                                       1), ==, PVDC_BIND_ERR_DMA);
+        }
+    }
+    /* A table whose last entry runs past the end of RAM. */
+    {
+        uint64_t e[] = { m.pages[0], PAGE };
+
+        write_bind_table(&m.t, RAM_SIZE - PVDC_BIND_ENTRY_SIZE, e, 1);
+        g_assert_cmphex(bind_range(&m.t, m.base, 2 * PAGE,
+                                   RAM_SIZE - PVDC_BIND_ENTRY_SIZE, 2), ==,
+                        PVDC_BIND_ERR_DMA);
+        /* its first entry alone is RAM */
+        g_assert_cmphex(bind_range(&m.t, m.base, PAGE,
+                                   RAM_SIZE - PVDC_BIND_ENTRY_SIZE, 1), ==,
+                        PVDC_BIND_OK);
+        g_assert_cmphex(unbind_range(&m.t, m.base, PAGE), ==, PVDC_BIND_OK);
+    }
+    /* One bad entry among good ones: nothing stays mapped. */
+    {
+        uint64_t e[] = { m.pages[0], PAGE, m.pages[1], PAGE, bar0, PAGE };
+
+        write_bind_table(&m.t, m.table, e, 3);
+        g_assert_cmphex(bind_range(&m.t, m.base, 3 * PAGE, m.table, 3), ==,
+                        PVDC_BIND_ERR_DMA);
+    }
+    g_assert_cmpuint(bindings(&m), ==, 0);
+    /* The last page of RAM is RAM. */
+    g_assert_cmphex(bind_one(&m, m.base, PAGE, RAM_SIZE - PAGE, PAGE), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmpuint(bindings(&m), ==, 1);
+    mem_stop(&m);
+}
+
+static void set_bus_master(PVDCTest *t, bool on)
+{
+    uint16_t cmd = qpci_config_readw(t->dev, PCI_COMMAND);
+
+    cmd = on ? cmd | PCI_COMMAND_MASTER : cmd & ~PCI_COMMAND_MASTER;
+    qpci_config_writew(t->dev, PCI_COMMAND, cmd);
+}
+
+/* Without bus mastering the device reaches no memory, but keeps what it has. */
+static void test_bus_mastering_off_refuses_binds(void)
+{
+    Mem m;
+
+    mem_start(&m);
+    g_assert_cmphex(bind_scattered(&m, m.base), ==, PVDC_BIND_OK);
+    set_bus_master(&m.t, false);
+    g_assert_cmphex(bind_scattered(&m, m.base + BUF_PAGES * PAGE), ==,
+                    PVDC_BIND_ERR_DMA);
+    g_assert_cmpuint(bindings(&m), ==, 1);
+    set_bus_master(&m.t, true);
+    g_assert_cmphex(bind_scattered(&m, m.base + BUF_PAGES * PAGE), ==,
+                    PVDC_BIND_OK);
+    set_bus_master(&m.t, false);
+    /* Unbinding needs no DMA. */
+    g_assert_cmphex(unbind_range(&m.t, m.base, BUF_PAGES * PAGE), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmpuint(bindings(&m), ==, 1);
+    mem_stop(&m);
+}
+
+/* PVDC_MAX_BINDINGS bindings, and PVDC_MAX_BIND_ENTRIES entries in all. */
+static void test_limits_are_kept(void)
+{
+    const uint32_t half = PVDC_MAX_BIND_ENTRIES / 2;
+    g_autofree uint64_t *e = g_new(uint64_t, 2 * half);
+    uint64_t big;
+    Mem m;
+
+    mem_start(&m);
+    for (uint32_t i = 0; i < PVDC_MAX_BINDINGS; i++) {
+        g_assert_cmphex(bind_one(&m, m.base + i * PAGE, PAGE, m.pages[i % 2],
+                                 PAGE), ==, PVDC_BIND_OK);
+    }
+    g_assert_cmpuint(bindings(&m), ==, PVDC_MAX_BINDINGS);
+    g_assert_cmphex(bind_one(&m, m.base + PVDC_MAX_BINDINGS * PAGE, PAGE,
+                             m.pages[0], PAGE), ==, PVDC_BIND_ERR_NOSPC);
+    for (uint32_t i = 0; i < PVDC_MAX_BINDINGS; i++) {
+        g_assert_cmphex(unbind_range(&m.t, m.base + i * PAGE, PAGE), ==,
+                        PVDC_BIND_OK);
+    }
+    g_assert_cmpuint(bindings(&m), ==, 0);
+
+    /* Half the entries in one binding: the same page 2^19 times. */
+    big = guest_alloc(&m.alloc, (size_t)half * PVDC_BIND_ENTRY_SIZE);
+    for (uint32_t i = 0; i < half; i++) {
+        e[2 * i] = m.pages[0];
+        e[2 * i + 1] = PAGE;
+    }
+    write_bind_table(&m.t, big, e, half);
+    g_assert_cmphex(bind_range(&m.t, m.base, half * PAGE, big, half), ==,
+                    PVDC_BIND_OK);
+    /* More than the other half is refused before the table is read ... */
+    g_assert_cmphex(bind_range(&m.t, m.base + half * PAGE, PAGE, 0, half + 1),
+                    ==, PVDC_BIND_ERR_NOSPC);
+    /* ... the other half is not (then its lengths do not add up). */
+    g_assert_cmphex(bind_range(&m.t, m.base + half * PAGE, PAGE, big, half),
+                    ==, PVDC_BIND_ERR_TABLE);
+    g_assert_cmpuint(bindings(&m), ==, 1);
+    mem_stop(&m);
+}
+
+/* A reset unmaps and forgets every binding and clears the registers. */
+static void test_reset_drops_every_binding(void)
+{
+    Mem m;
+
+    mem_start(&m);
+    g_assert_cmphex(bind_scattered(&m, m.base), ==, PVDC_BIND_OK);
+    g_assert_cmphex(bind_scattered(&m, m.base + BUF_PAGES * PAGE), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmphex(unbind_range(&m.t, m.base, PAGE), ==,
+                    PVDC_BIND_ERR_NOT_BOUND);
+    qtest_system_reset(m.t.qts);
+    pvdc_test_detach(&m.t);
+    pvdc_test_attach(&m.t, m.t.qts);
+    g_assert_cmpuint(bindings(&m), ==, 0);
+    g_assert_cmphex(rd(&m.t, PVDC_REG_BIND_STATUS), ==, PVDC_BIND_OK);
+    g_assert_cmphex(rd(&m.t, PVDC_REG_BIND_ADDR), ==, 0);
+    g_assert_cmphex(rd(&m.t, PVDC_REG_BIND_ENTRIES), ==, 0);
+    g_assert_cmphex(unbind_range(&m.t, m.base, BUF_PAGES * PAGE), ==,
+                    PVDC_BIND_ERR_NOT_BOUND);
+    g_assert_cmphex(bind_scattered(&m, m.base + BUF_PAGES * PAGE), ==,
+                    PVDC_BIND_OK);
+    mem_stop(&m);
+}
+
+/*
+ * The bindings come along, with the entries read at BIND: the table
+ * rewritten since, with entries that would be refused, changes nothing.
+ */
+static void test_bindings_come_along(void)
+{
+    uint64_t garbage[2 * BUF_PAGES];
+    PVDCTest dst;
+    Mem m;
+
+    mem_start(&m);
+    g_assert_cmphex(bind_scattered(&m, m.base), ==, PVDC_BIND_OK);
+    g_assert_cmphex(bind_one(&m, 0xfffff000, PAGE, RAM_SIZE - PAGE, PAGE),
+                    ==, PVDC_BIND_OK);
+    for (int i = 0; i < 2 * BUF_PAGES; i++) {
+        garbage[i] = i % 2 ? 1 : m.t.mmio.addr;
+    }
+    write_bind_table(&m.t, m.table, garbage, BUF_PAGES);
+    wr(&m.t, PVDC_REG_BIND_ENTRIES, 7);
+    wr(&m.t, PVDC_REG_DAMAGE_ADDR, 0x12345678);
+
+    pvdc_test_migrate(&m.t, &dst, PROPS, EXTRA);
+    g_assert_cmphex(rd(&dst, PVDC_REG_DAMAGE_ADDR), ==, 0x12345678);
+    g_assert_cmpuint(pvdc_statistic(dst.qts, "x-bindings"), ==, 2);
+    g_assert_cmphex(rd(&dst, PVDC_REG_BIND_ENTRIES), ==, 7);
+    g_assert_cmphex(rd(&dst, PVDC_REG_BIND_ADDR), ==, 0xfffff000);
+    g_assert_cmphex(unbind_range(&dst, m.base, BUF_PAGES * PAGE), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmphex(unbind_range(&dst, 0xfffff000, PAGE), ==, PVDC_BIND_OK);
+    g_assert_cmpuint(pvdc_statistic(dst.qts, "x-bindings"), ==, 0);
+    pvdc_test_stop(&dst);
+    mem_stop(&m);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Planes scanned out of bindings                                           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * One scene, its bytes laid out alike in two buffers: A (the primary, a
+ * scaled overlay, a cursor and the Y plane of an NV12 overlay) and B (the
+ * NV12 overlay's Cb:Cr plane).  Each is bound from scattered pages, or
+ * copied into VRAM at VRAM_A and VRAM_B.  The primary and the overlay
+ * span several pages: they are composed from copies of their rows; the
+ * cursor lies in one page: it is composed straight from it.
+ */
+#define A_PAGES             6
+#define B_PAGES             2
+#define PRI_REL             0
+#define OV_REL              (4 * PAGE - 512)    /* across a page */
+#define CUR_REL             (4 * PAGE + 1024)
+#define NVY_REL             (5 * PAGE)
+#define NVC_REL             (PAGE - 256)        /* across a page, in B */
+#define VRAM_A              0x200000
+#define VRAM_B              0x300000
+#define BACKGROUND          0x336699
+/* the pages of A and B among Mem.pages */
+#define A_FIRST             0
+#define B_FIRST             A_PAGES
+
+typedef struct Scene {
+    uint8_t a[A_PAGES * PAGE];
+    uint8_t b[B_PAGES * PAGE];
+} Scene;
+
+/* The guest page holding byte @rel of the buffer of pages @first.. */
+static uint64_t page_of(Mem *m, int first, int n, uint32_t rel)
+{
+    return m->pages[first + n - 1 - rel / PAGE] + rel % PAGE;
+}
+
+/* Bind the @n pages from @first, in reverse order, at @addr. */
+static uint32_t bind_pages(Mem *m, uint32_t addr, int first, int n)
+{
+    uint64_t e[2 * BUF_PAGES];
+
+    for (int i = 0; i < n; i++) {
+        e[2 * i] = page_of(m, first, n, i * PAGE);
+        e[2 * i + 1] = PAGE;
+    }
+    write_bind_table(&m->t, m->table, e, n);
+    return bind_range(&m->t, addr, n * PAGE, m->table, n);
+}
+
+/* Write @buf into the pages from @first and into VRAM at @vram. */
+static void scene_write(Mem *m, int first, int n, const uint8_t *buf,
+                        uint32_t vram)
+{
+    for (int i = 0; i < n; i++) {
+        qtest_memwrite(m->t.qts, page_of(m, first, n, i * PAGE),
+                       buf + i * PAGE, PAGE);
+    }
+    qpci_memwrite(m->t.dev, m->t.vram, vram, buf, n * PAGE);
+}
+
+static void scene_init(Mem *m, Scene *sc)
+{
+    g_autoptr(GRand) rng = g_rand_new_with_seed(33);
+
+    for (size_t i = 0; i < sizeof(sc->a); i++) {
+        sc->a[i] = g_rand_int(rng);
+    }
+    for (size_t i = 0; i < sizeof(sc->b); i++) {
+        sc->b[i] = g_rand_int(rng);
+    }
+    scene_write(m, A_FIRST, A_PAGES, sc->a, VRAM_A);
+    scene_write(m, B_FIRST, B_PAGES, sc->b, VRAM_B);
+    wr(&m->t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
+       PVDC_CRC_CTRL_ENABLE);
+}
+
+/*
+ * Head 0 shows the scene with A at @a and B at @b, written back into VRAM
+ * at @wb unless it is 0; the commit's result.
+ */
+static uint32_t show_scene_wb(PVDCTest *t, uint32_t a, uint32_t b,
+                              uint32_t wb)
+{
+    unsigned int ov = plane_of(t, 0, OVERLAY(0));
+    unsigned int nv = plane_of(t, 0, OVERLAY(1));
+    unsigned int cur = cursor_of(t, 0);
+
+    write_mode(t, 0, CLOCK_1MS);
+    wr_head(t, 0, PVDC_HS_BACKGROUND, BACKGROUND);
+    if (wb) {
+        wr_head(t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_XRGB8888);
+        wr_head(t, 0, PVDC_HS_WB_OFFSET, wb);
+        wr_head(t, 0, PVDC_HS_WB_PITCH, MODE_PITCH);
+        wr_head(t, 0, PVDC_HS_CTRL,
+                PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
+    }
+    write_plane(t, plane_of(t, 0, PRIMARY), 0, a + PRI_REL, 0);
+
+    wr_plane(t, ov, PVDC_PS_HEAD, 0);
+    write_fb(t, ov, PVDC_FMT_ARGB8888, a + OV_REL, 64, 16, 16);
+    /* cropped: its copy starts past the framebuffer's first byte */
+    wr_plane(t, ov, PVDC_PS_SRC_X, 0x28000);
+    wr_plane(t, ov, PVDC_PS_SRC_Y, FP16(3));
+    wr_plane(t, ov, PVDC_PS_SRC_W, FP16(12));
+    wr_plane(t, ov, PVDC_PS_SRC_H, FP16(10));
+    wr_plane(t, ov, PVDC_PS_DST_POS, PVDC_XY(8, 6));
+    wr_plane(t, ov, PVDC_PS_DST_SIZE, PVDC_XY(40, 30));
+    wr_plane(t, ov, PVDC_PS_ZPOS, 1);
+    wr_plane(t, ov, PVDC_PS_ALPHA, 0xffff);
+    wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+             PVDC_PS_CTRL_FILTER_BILINEAR |
+             PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT);
+
+    wr_plane(t, nv, PVDC_PS_HEAD, 0);
+    write_fb(t, nv, PVDC_FMT_NV12, a + NVY_REL, 64, 32, 24);
+    wr_plane(t, nv, PVDC_PS_CHROMA_OFFSET, b + NVC_REL);
+    wr_plane(t, nv, PVDC_PS_CHROMA_PITCH, 64);
+    wr_plane(t, nv, PVDC_PS_DST_POS, PVDC_XY(20, 10));
+    wr_plane(t, nv, PVDC_PS_ZPOS, 2);
+    wr_plane(t, nv, PVDC_PS_ALPHA, 0xc000);
+    wr_plane(t, nv, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+             PVDC_COLOR_BT709 << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT);
+
+    wr_plane(t, cur, PVDC_PS_HEAD, 0);
+    write_fb(t, cur, PVDC_FMT_ARGB8888, a + CUR_REL, 64, 16, 16);
+    wr_plane(t, cur, PVDC_PS_DST_POS, PVDC_XY(56, 40));
+    wr_plane(t, cur, PVDC_PS_ZPOS, 3);
+    wr_plane(t, cur, PVDC_PS_ALPHA, 0xffff);
+    wr_plane(t, cur, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+             PVDC_BLEND_PREMULTI << PVDC_PS_CTRL_BLEND_SHIFT);
+    return commit(t, 0);
+}
+
+static uint32_t show_scene(PVDCTest *t, uint32_t a, uint32_t b)
+{
+    return show_scene_wb(t, a, b, 0);
+}
+
+/* The guest wrote [@addr, @addr + @len) of the device address space. */
+static void damage(PVDCTest *t, uint32_t addr, uint32_t len)
+{
+    wr(t, PVDC_REG_DAMAGE_ADDR, addr);
+    wr(t, PVDC_REG_DAMAGE_LEN, len);
+}
+
+/* Console 0 as a screendump of the test mode. */
+static uint32_t *dump(PVDCTest *t)
+{
+    int w, h;
+    uint32_t *pixels = screendump(t->qts, 0, &w, &h);
+
+    g_assert_cmpint(w, ==, MODE_W);
+    g_assert_cmpint(h, ==, MODE_H);
+    return pixels;
+}
+
+static void assert_same_picture(const uint32_t *a, const uint32_t *b)
+{
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        if (a[i] != b[i]) {
+            g_error("pixel (%d, %d): 0x%06x, expected 0x%06x", i % MODE_W,
+                    i / MODE_W, b[i], a[i]);
+        }
+    }
+}
+
+static uint32_t crc_now(PVDCTest *t)
+{
+    uint32_t frame;
+
+    return frame_crc(t, 0, &frame);
+}
+
+/* The CRC of a frame of the background alone. */
+static uint32_t background_crc(void)
+{
+    uint32_t pixels[MODE_W * MODE_H];
+
+    for (int i = 0; i < ARRAY_SIZE(pixels); i++) {
+        pixels[i] = BACKGROUND;
+    }
+    return pvdc_frame_crc(pixels, ARRAY_SIZE(pixels));
+}
+
+/* Bind A and B (apart) and show the scene from VRAM: its CRC and picture. */
+static uint32_t scene_from_vram(Mem *m, Scene *sc, uint32_t **picture)
+{
+    uint32_t crc;
+
+    scene_init(m, sc);
+    g_assert_cmphex(bind_pages(m, m->base, A_FIRST, A_PAGES), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmphex(bind_pages(m, m->base + BUF_PAGES * PAGE, B_FIRST,
+                               B_PAGES), ==, PVDC_BIND_OK);
+    g_assert_cmphex(show_scene(&m->t, VRAM_A, VRAM_B), ==,
+                    PVDC_RESULT_APPLIED);
+    crc = crc_now(&m->t);
+    g_assert_cmphex(crc, !=, background_crc());
+    *picture = dump(&m->t);
+    return crc;
+}
+
+/*
+ * A primary, a scaled overlay, a cursor and an NV12 overlay whose Cb:Cr
+ * plane lies in another binding, each read from scattered guest pages,
+ * show exactly what the same bytes show from VRAM: in the frame CRC and
+ * on the console.  Guest RAM has no dirty log: the console shows a write
+ * into a binding once DAMAGE_LEN reports it, and composes no more.
+ */
+static void test_planes_scan_out_of_bindings(void)
+{
+    g_autofree uint32_t *from_vram = NULL, *from_pages = NULL;
+    g_autofree uint32_t *written = NULL;
+    g_autofree Scene *sc = g_new0(Scene, 1);
+    uint32_t crc, pixel = cpu_to_le32(0x00123456);
+    Mem m;
+
+    mem_start(&m);
+    crc = scene_from_vram(&m, sc, &from_vram);
+    g_assert_cmphex(show_scene(&m.t, m.base, m.base + BUF_PAGES * PAGE), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(crc_now(&m.t), ==, crc);
+    from_pages = dump(&m.t);
+    assert_same_picture(from_vram, from_pages);
+
+    /*
+     * The top-left pixel of the primary, under no other plane: the
+     * console shows it once DAMAGE says so; the next frame's CRC at once.
+     */
+    qtest_memwrite(m.t.qts, page_of(&m, A_FIRST, A_PAGES, PRI_REL), &pixel,
+                   sizeof(pixel));
+    step_to_next_vblank(&m.t, 0);
+    g_assert_cmphex(crc_now(&m.t), !=, crc);
+    written = dump(&m.t);
+    assert_same_picture(from_pages, written);
+    damage(&m.t, 0, m.t.vram_size);             /* VRAM: its own log */
+    damage(&m.t, m.base + PRI_REL + 4, 4);      /* the next pixel */
+    g_free(written);
+    written = dump(&m.t);
+    assert_same_picture(from_pages, written);
+    damage(&m.t, m.base + PRI_REL, 4);
+    g_free(written);
+    written = dump(&m.t);
+    g_assert_cmphex(written[0], ==, 0x123456);
+    from_pages[0] = 0x123456;
+    assert_same_picture(from_pages, written);
+
+    /* Past the device address space: clipped, and nothing breaks. */
+    damage(&m.t, 0xffffff00, UINT32_MAX);
+    damage(&m.t, m.base, UINT32_MAX);
+    g_free(written);
+    written = dump(&m.t);
+    assert_same_picture(from_pages, written);
+    g_assert_cmphex(rd(&m.t, PVDC_REG_DAMAGE_ADDR), ==, m.base);
+    g_assert_cmphex(rd(&m.t, PVDC_REG_DAMAGE_LEN), ==, 0);
+    mem_stop(&m);
+}
+
+/*
+ * A head showing one framebuffer unchanged is shown straight from its
+ * memory: from a binding too, where its bytes are contiguous in the
+ * host (one entry of contiguous guest pages), and it shows what the guest
+ * writes there at once.  From scattered pages it is composed, and with
+ * bus mastering off it is not shown.
+ */
+static void test_one_plane_shows_straight_from_a_binding(void)
+{
+    const uint32_t size = MODE_PITCH * MODE_H;
+    g_autofree uint32_t *shown = NULL, *written = NULL, *blank = NULL;
+    g_autofree uint8_t *fb = g_malloc(size);
+    uint32_t pixel = cpu_to_le32(0x00654321);
+    unsigned int pri;
+    uint64_t pages, before;
+    Mem m;
+
+    mem_start(&m);
+    pri = plane_of(&m.t, 0, PRIMARY);
+    g_assert_cmpuint(size % PAGE, ==, 0);
+    pages = guest_alloc(&m.alloc, size);
+    g_assert_cmpuint(pages % PAGE, ==, 0);
+    for (uint32_t i = 0; i < size; i++) {
+        fb[i] = i * 7 + (i >> 8);
+    }
+    qtest_memwrite(m.t.qts, pages, fb, size);
+    g_assert_cmphex(bind_one(&m, m.base, size, pages, size), ==,
+                    PVDC_BIND_OK);
+    write_mode(&m.t, 0, CLOCK_1MS);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+
+    before = pvdc_statistic(m.t.qts, "x-head0-compositions");
+    shown = dump(&m.t);
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        g_assert_cmphex(shown[i], ==, ldl_le_p(fb + i * 4) & 0xffffff);
+    }
+    qtest_memwrite(m.t.qts, pages + 5 * MODE_PITCH + 9 * 4, &pixel, 4);
+    written = dump(&m.t);
+    g_assert_cmphex(written[5 * MODE_W + 9], ==, 0x654321);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-head0-compositions"), ==,
+                     before);
+
+    /* Without bus mastering: composed, without the plane. */
+    set_bus_master(&m.t, false);
+    blank = dump(&m.t);
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        g_assert_cmphex(blank[i], ==, 0);
+    }
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-head0-compositions"), >,
+                     before);
+    set_bus_master(&m.t, true);
+
+    /* The same bytes from scattered pages: composed, the same picture. */
+    g_free(shown);
+    shown = dump(&m.t);
+    write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
+    for (int i = 0; i < size / PAGE; i++) {
+        g_autofree uint8_t *page = g_malloc(PAGE);
+
+        qtest_memread(m.t.qts, pages + i * PAGE, page, PAGE);
+        qtest_memwrite(m.t.qts, m.pages[size / PAGE - 1 - i], page, PAGE);
+    }
+    g_assert_cmphex(bind_pages(&m, m.base, 0, size / PAGE), ==,
+                    PVDC_BIND_OK);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    before = pvdc_statistic(m.t.qts, "x-head0-compositions");
+    g_free(written);
+    written = dump(&m.t);
+    assert_same_picture(shown, written);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-head0-compositions"), >,
+                     before);
+    mem_stop(&m);
+}
+
+/*
+ * A framebuffer or Cb:Cr plane lies wholly in VRAM or wholly in one
+ * binding: across the end of VRAM, of a binding, or from one binding
+ * into the next, which touches it, it is refused.
+ */
+static void test_ranges_across_bindings_are_refused(void)
+{
+    unsigned int pri, nv;
+    uint32_t a, b;
+    Mem m;
+
+    mem_start(&m);
+    pri = plane_of(&m.t, 0, PRIMARY);
+    nv = plane_of(&m.t, 0, OVERLAY(1));
+    a = m.base;
+    b = m.base + A_PAGES * PAGE;
+    g_assert_cmphex(bind_pages(&m, a, A_FIRST, A_PAGES), ==, PVDC_BIND_OK);
+    g_assert_cmphex(bind_pages(&m, b, B_FIRST, B_PAGES), ==, PVDC_BIND_OK);
+
+    /* The primary is 3 pages: it ends exactly at the end of A. */
+    write_mode(&m.t, 0, CLOCK_1MS);
+    write_plane(&m.t, pri, 0, a + 3 * PAGE, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    const uint32_t refused[] = {
+        a - PAGE,                       /* VRAM into A */
+        a + 3 * PAGE + 64,              /* A into B */
+        b,                              /* B and past it */
+    };
+    for (int i = 0; i < ARRAY_SIZE(refused); i++) {
+        g_test_message("primary at 0x%x", refused[i]);
+        write_plane(&m.t, pri, 0, refused[i], 0);
+        g_assert_cmphex(commit(&m.t, 0), ==,
+                        result_of(PVDC_ERR_FB_BOUNDS, pri));
+    }
+    write_plane(&m.t, pri, 0, a + 3 * PAGE, 0);
+
+    /* The Y plane in A, its Cb:Cr plane across A's end into B. */
+    wr_plane(&m.t, nv, PVDC_PS_HEAD, 0);
+    write_fb(&m.t, nv, PVDC_FMT_NV12, a + NVY_REL, 64, 32, 24);
+    wr_plane(&m.t, nv, PVDC_PS_CHROMA_OFFSET, b - 256);
+    wr_plane(&m.t, nv, PVDC_PS_CHROMA_PITCH, 64);
+    wr_plane(&m.t, nv, PVDC_PS_ZPOS, 1);
+    wr_plane(&m.t, nv, PVDC_PS_ALPHA, 0xffff);
+    wr_plane(&m.t, nv, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    g_assert_cmphex(commit(&m.t, 0), ==, result_of(PVDC_ERR_CHROMA, nv));
+    wr_plane(&m.t, nv, PVDC_PS_CHROMA_OFFSET, b + NVC_REL);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    mem_stop(&m);
+}
+
+/*
+ * What an armed or active state reads never changes under it: BIND and
+ * UNBIND of a range it uses are refused, and succeed once it moved away.
+ */
+static void test_bindings_in_use_are_busy(void)
+{
+    uint32_t a, c, size = A_PAGES * PAGE;
+    unsigned int pri;
+    Mem m;
+
+    mem_start(&m);
+    pri = plane_of(&m.t, 0, PRIMARY);
+    a = m.base;
+    c = m.base + BUF_PAGES * PAGE;
+    g_assert_cmphex(bind_pages(&m, a, A_FIRST, A_PAGES), ==, PVDC_BIND_OK);
+    enable_head(&m.t, 0, CLOCK_1MS);
+
+    /* Armed, between the doorbell and the latch point. */
+    write_plane(&m.t, pri, 0, a, 0);
+    doorbell(&m.t, 0);
+    g_assert_cmpuint(head_ctl(&m.t, 0, PVDC_HEAD_DOORBELL), !=, 0);
+    g_assert_cmphex(unbind_range(&m.t, a, size), ==, PVDC_BIND_ERR_BUSY);
+    /* A range it does not read binds and unbinds. */
+    g_assert_cmphex(bind_pages(&m, c, B_FIRST, B_PAGES), ==, PVDC_BIND_OK);
+    g_assert_cmphex(unbind_range(&m.t, c, B_PAGES * PAGE), ==, PVDC_BIND_OK);
+    g_assert_cmphex(wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
+                    PVDC_RESULT_APPLIED);
+    /* Active. */
+    g_assert_cmphex(unbind_range(&m.t, a, size), ==, PVDC_BIND_ERR_BUSY);
+
+    /* An armed commit may name a range not bound yet: binding it waits. */
+    write_plane(&m.t, pri, 0, c, 0);
+    doorbell(&m.t, 0);
+    g_assert_cmphex(bind_pages(&m, c + PAGE, B_FIRST, B_PAGES), ==,
+                    PVDC_BIND_ERR_BUSY);
+    g_assert_cmpuint(bindings(&m), ==, 1);
+    g_assert_cmphex(wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
+                    result_of(PVDC_ERR_FB_BOUNDS, pri));
+    g_assert_cmphex(unbind_range(&m.t, a, size), ==, PVDC_BIND_ERR_BUSY);
+
+    /* The state moved back to VRAM: both succeed. */
+    write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(unbind_range(&m.t, a, size), ==, PVDC_BIND_OK);
+    g_assert_cmphex(bind_pages(&m, c + PAGE, B_FIRST, B_PAGES), ==,
+                    PVDC_BIND_OK);
+    mem_stop(&m);
+}
+
+/*
+ * Without bus mastering the device reads no guest page: planes in
+ * bindings are not shown, as if disabled, and are again once it is back.
+ */
+static void test_bus_mastering_off_blanks_bound_planes(void)
+{
+    g_autofree uint32_t *from_vram = NULL, *blank = NULL, *back = NULL;
+    g_autofree Scene *sc = g_new0(Scene, 1);
+    uint32_t crc;
+    Mem m;
+
+    mem_start(&m);
+    crc = scene_from_vram(&m, sc, &from_vram);
+    g_assert_cmphex(show_scene(&m.t, m.base, m.base + BUF_PAGES * PAGE), ==,
+                    PVDC_RESULT_APPLIED);
+    set_bus_master(&m.t, false);
+    step_to_next_vblank(&m.t, 0);
+    g_assert_cmphex(crc_now(&m.t), ==, background_crc());
+    blank = dump(&m.t);
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        g_assert_cmphex(blank[i], ==, BACKGROUND);
+    }
+    set_bus_master(&m.t, true);
+    step_to_next_vblank(&m.t, 0);
+    g_assert_cmphex(crc_now(&m.t), ==, crc);
+    back = dump(&m.t);
+    assert_same_picture(from_vram, back);
+    mem_stop(&m);
+}
+
+/* Writeback composes planes in bindings as it does planes in VRAM. */
+static void test_writeback_of_planes_in_bindings(void)
+{
+    const uint32_t wb_vram = 0x400000, wb_pages = 0x500000;
+    const size_t len = MODE_PITCH * MODE_H;
+    g_autofree uint8_t *from_vram = g_malloc(len);
+    g_autofree uint8_t *from_pages = g_malloc(len);
+    g_autofree Scene *sc = g_new0(Scene, 1);
+    Mem m;
+
+    mem_start(&m);
+    scene_init(&m, sc);
+    g_assert_cmphex(bind_pages(&m, m.base, A_FIRST, A_PAGES), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmphex(bind_pages(&m, m.base + BUF_PAGES * PAGE, B_FIRST,
+                               B_PAGES), ==, PVDC_BIND_OK);
+    g_assert_cmphex(show_scene_wb(&m.t, VRAM_A, VRAM_B, wb_vram), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(show_scene_wb(&m.t, m.base, m.base + BUF_PAGES * PAGE,
+                                  wb_pages), ==, PVDC_RESULT_APPLIED);
+    qpci_memread(m.t.dev, m.t.vram, wb_vram, from_vram, len);
+    qpci_memread(m.t.dev, m.t.vram, wb_pages, from_pages, len);
+    for (size_t i = 0; i < len; i += 4) {
+        /* written (VRAM starts zeroed): the X byte is 0xff */
+        g_assert_cmphex(from_vram[i + 3], ==, 0xff);
+        g_assert_cmphex(ldl_le_p(from_pages + i), ==,
+                        ldl_le_p(from_vram + i));
+    }
+    mem_stop(&m);
+}
+
+/* The destination scans out of the bindings the stream brings. */
+static void test_scanout_of_bindings_migrates(void)
+{
+    g_autofree uint32_t *from_vram = NULL, *after = NULL;
+    g_autofree Scene *sc = g_new0(Scene, 1);
+    uint32_t crc;
+    PVDCTest dst;
+    Mem m;
+
+    mem_start(&m);
+    crc = scene_from_vram(&m, sc, &from_vram);
+    g_assert_cmphex(show_scene(&m.t, m.base, m.base + BUF_PAGES * PAGE), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(crc_now(&m.t), ==, crc);
+
+    pvdc_test_migrate(&m.t, &dst, PROPS, EXTRA);
+    step_to_next_vblank(&dst, 0);
+    g_assert_cmphex(crc_now(&dst), ==, crc);
+    after = dump(&dst);
+    assert_same_picture(from_vram, after);
+    g_assert_cmphex(unbind_range(&dst, m.base, A_PAGES * PAGE), ==,
+                    PVDC_BIND_ERR_BUSY);
+    pvdc_test_stop(&dst);
+    mem_stop(&m);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+
+    qtest_add_func("/pvdc/memory/device-offers-guest-memory",
+                   test_device_offers_guest_memory);
+    qtest_add_func("/pvdc/memory/scattered-pages-bind-and-unbind",
+                   test_scattered_pages_bind_and_unbind);
+    qtest_add_func("/pvdc/memory/hostile-ranges-are-refused",
+                   test_hostile_ranges_are_refused);
+    qtest_add_func("/pvdc/memory/hostile-tables-are-refused",
+                   test_hostile_tables_are_refused);
+    qtest_add_func("/pvdc/memory/memory-that-is-not-ram-is-refused",
+                   test_memory_that_is_not_ram_is_refused);
+    qtest_add_func("/pvdc/memory/bus-mastering-off-refuses-binds",
+                   test_bus_mastering_off_refuses_binds);
+    qtest_add_func("/pvdc/memory/limits-are-kept",
+                   test_limits_are_kept);
+    qtest_add_func("/pvdc/memory/reset-drops-every-binding",
+                   test_reset_drops_every_binding);
+    qtest_add_func("/pvdc/memory/bindings-come-along",
+                   test_bindings_come_along);
+    qtest_add_func("/pvdc/memory/planes-scan-out-of-bindings",
+                   test_planes_scan_out_of_bindings);
+    qtest_add_func("/pvdc/memory/one-plane-shows-straight-from-a-binding",
+                   test_one_plane_shows_straight_from_a_binding);
+    qtest_add_func("/pvdc/memory/ranges-across-bindings-are-refused",
+                   test_ranges_across_bindings_are_refused);
+    qtest_add_func("/pvdc/memory/bindings-in-use-are-busy",
+                   test_bindings_in_use_are_busy);
+    qtest_add_func("/pvdc/memory/bus-mastering-off-blanks-bound-planes",
+                   test_bus_mastering_off_blanks_bound_planes);
+    qtest_add_func("/pvdc/memory/writeback-of-planes-in-bindings",
+                   test_writeback_of_planes_in_bindings);
+    qtest_add_func("/pvdc/memory/scanout-of-bindings-migrates",
+                   test_scanout_of_bindings_migrates);
+    return g_test_run();
+}
