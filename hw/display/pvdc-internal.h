@@ -69,6 +69,7 @@ static inline bool pvdc_alive(PVDCState *s)
 typedef enum PVDCSubsection {
     PVDC_SUBSECTION_OUTPUT,
     PVDC_SUBSECTION_COLORS,
+    PVDC_SUBSECTION_MEMORY,
 } PVDCSubsection;
 
 /*

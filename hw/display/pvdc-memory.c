@@ -672,11 +672,10 @@ static bool pvdc_memory_needed(void *opaque)
            s->bind_status || s->damage_addr;
 }
 
-/* The bindings a stream brings replace the device's own, once each. */
+/* pvdc_pre_load() dropped the device's own bindings. */
 static int pvdc_memory_pre_load(void *opaque)
 {
-    pvdc_memory_drop(opaque);
-    return 0;
+    return pvdc_subsection_pre_load(opaque, PVDC_SUBSECTION_MEMORY);
 }
 
 /*
