@@ -490,11 +490,17 @@ static u64 pvdc_head_next_step(struct pvdc_head *head, u64 now)
 
 void pvdc_head_vblank(struct pvdc_head *head)
 {
-	u64 now = pvdc_head_irq_now(head), step;
 	unsigned long flags;
 	unsigned int i;
+	u64 now, step;
 
+	/*
+	 * Where the handler stands is read once it holds the lock: a wait for
+	 * it would otherwise leave vblanks the device has passed untold, and
+	 * the CRC read after would number its frame with the newer count.
+	 */
 	spin_lock_irqsave(&head->now_lock, flags);
+	now = pvdc_head_irq_now(head);
 	for (i = 0; i < PVDC_VBLANK_REPLAY; i++) {
 		step = pvdc_head_next_step(head, now);
 		if (!step)
