@@ -52,8 +52,8 @@ class FrameCounter:
     def __init__(self, bus, console_path, interface_xml):
         from gi.repository import Gio, GLib
         self.lock = threading.Condition()
-        self.fb = None              # [width, height, stride, bytearray]
-        self.last = None            # the last picture, as bytes
+        self.stride = 0
+        self.last = None            # the last picture, its bytes
         self.distinct = 0
         self.calls = 0
         self.errors = []
@@ -105,25 +105,25 @@ class FrameCounter:
             with self.lock:
                 if fmt not in PIXMAN_XRGB:
                     self.errors.append(f"Scanout in format {fmt:#x}")
-                self.fb = [width, height, stride, bytearray(data)]
-                self._count()
+                self.stride = stride
+                self._count(data)
         elif method == "Update":
             x, y, w, h, stride, fmt = (params.get_child_value(i).unpack()
                                        for i in range(6))
             data = params.get_child_value(6).get_data_as_bytes().get_data()
             with self.lock:
-                if self.fb:
-                    _, _, fb_stride, fb = self.fb
+                if self.last is not None:
+                    fb = bytearray(self.last)
                     for row in range(h):
-                        at = (y + row) * fb_stride + x * 4
+                        at = (y + row) * self.stride + x * 4
                         fb[at:at + w * 4] = \
                             data[row * stride:row * stride + w * 4]
-                    self._count()
+                    self._count(bytes(fb))
         inv.return_value(None)
 
-    def _count(self):
+    def _count(self, picture):
+        """A call drew PICTURE (bytes), whole."""
         self.calls += 1
-        picture = bytes(self.fb[3])
         if picture != self.last:
             self.distinct += 1
             self.last = picture
