@@ -27,6 +27,10 @@ rows that miss their target are marked MISS.  Sections:
                period), a wait for a vblank that has passed (/ frame
                period), legacy cursor moves per frame while the head flips
                on every vblank, and the frames those flips miss
+  ui           distinct frames a D-Bus display listener receives / frames
+               the guest flipped, at the mode's refresh: pvdc with one
+               full-screen plane (shown straight from VRAM) and with an
+               overlay over it (composed), virtio-gpu-pci with one plane
 
 This is a benchmark, not a test: it is not part of the test suite, and a
 MISS does not make it fail (the exit status is 0 unless it could not run).
@@ -68,7 +72,7 @@ REGIONS = {
 NOTIFY = re.compile(r"^virtio-pci-notify-")
 
 SECTIONS = ["composition", "damage", "idle", "flips", "flipcost", "check",
-            "timing"]
+            "timing", "ui"]
 
 
 # -- statistics and the result table ---------------------------------------
@@ -220,11 +224,12 @@ def accel_args(args):
         else ["-accel", "tcg"]
 
 
-def boot(device, args, extra=None, memory="512", append=""):
+def boot(device, args, extra=None, memory="512", append="", display=None):
     name, devices, driver = device
     append = append if driver == "pvdc" else "pvdc.noload"
     vm = GuestVM(devices=devices, append=append, memory=memory,
-                 extra_args=accel_args(args) + (extra or []))
+                 extra_args=accel_args(args) + (extra or []),
+                 display=display)
     vm.start()
     if driver not in (None, "pvdc"):
         # Dependencies first, in the order the image builder wrote them.
@@ -562,6 +567,83 @@ def bench_timing(res, args):
             extra={"late": sum(c[3] for c in cursor), "flips": flips})
 
 
+def bench_ui(res, args):
+    """Frames a D-Bus display listener receives against the frames the
+    guest flips, each device in a guest of its own with -display dbus on a
+    private bus (tests/ui/test_push.py's listener)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "ui"))
+    import ui_clients
+    from test_push import FrameCounter
+    flips = 150 if args.quick else 450
+    # The same mode on both devices, the size the guest's console has.
+    pvdc = ("pvdc", ["-device", "pvdc,id=pvdc0,xres=640,yres=480"], "pvdc")
+    virtio = ("virtio-gpu-pci",
+              ["-device", "virtio-gpu-pci,xres=640,yres=480"], "virtio-gpu")
+    cases = [(pvdc, "one full-screen plane (direct)", ""),
+             (pvdc, "an overlay over the primary (composed)", "-o"),
+             (virtio, "one full-screen plane", "")]
+    samples, pushed = {}, {}
+    for device, what, opts in cases:
+        tmp = tempfile.mkdtemp(prefix="pvdc-bench-ui-")
+        bus = ui_clients.DBusDisplay(tmp)
+        counter = None
+        key = f"{device[0]}, D-Bus, {what}"
+        try:
+            address = bus.start_bus()
+            with open(os.path.join(os.path.realpath(
+                    os.path.join(BUILD, "qemu")), "ui",
+                    "dbus-display1.xml")) as f:
+                xml = f.read()
+            vm = boot(device, args,
+                      display=["-display", f"dbus,addr={address}"])
+        except (GuestError, OSError, AssertionError) as e:
+            res.failed("ui", key, e)
+            bus.stop()
+            continue
+        try:
+            bus.connect()
+            bus.wait_for_qemu()
+            console = min(p for p, props in bus.consoles().items()
+                          if props.get("Type") == "Graphic")
+            counter = FrameCounter(bus, console, xml)
+            for _ in range(args.repeats):
+                before = counter.frames()
+                push0 = vm.qom_get("x-console0-pushes") \
+                    if device is pvdc else None
+                out = vm.check(f"pvdc-flipbench -k 1 -n {flips} {opts}",
+                               timeout=120 + flips)
+                hs, _, _ = parse_flipbench(out)
+                if not hs:
+                    raise GuestError(f"flipbench:\n{out}")
+                flipped = int(hs[0]["flips"])
+                # What was sent arrives: a bounded wait, not a measure.
+                got = counter.wait_frames(before + flipped, timeout=5)
+                samples.setdefault(key, []).append((got - before) / flipped)
+                if push0 is not None:
+                    pushed.setdefault(key, []).append(
+                        (vm.qom_get("x-console0-pushes") - push0) / flipped)
+        except (GuestError, AssertionError) as e:
+            res.failed("ui", key, e)
+        finally:
+            if counter:
+                counter.close()
+            vm.stop()
+            bus.stop()
+    for device, what, _ in cases:
+        key = f"{device[0]}, D-Bus, {what}"
+        if key in samples:
+            res.add("ui", f"{key}: frames received / flipped",
+                    statistics.median(samples[key]), samples[key],
+                    "guest's flips at the mode's refresh",
+                    ">= 0.95" if device is pvdc else "")
+        if key in pushed:
+            # What the device handed to the UI, apart from what the D-Bus
+            # display then drops for a listener that falls behind.
+            res.add("ui", f"{device[0]}, {what}: frames pushed / flipped",
+                    statistics.median(pushed[key]), pushed[key],
+                    "guest's flips at the mode's refresh", ">= 0.99")
+
+
 # -- main --------------------------------------------------------------------
 
 def main():
@@ -599,6 +681,8 @@ def main():
         bench_guests(res, args)
     if "timing" in args.only:
         bench_timing(res, args)
+    if "ui" in args.only:
+        bench_ui(res, args)
     elapsed = time.monotonic() - t0
 
     print_table(res)
