@@ -27,6 +27,12 @@ rows that miss their target are marked MISS.  Sections:
                period), a wait for a vblank that has passed (/ frame
                period), legacy cursor moves per frame while the head flips
                on every vblank, and the frames those flips miss
+  ui           distinct frames a D-Bus display listener receives / frames
+               the guest flipped, at the mode's refresh: pvdc with one
+               full-screen plane (shown straight from VRAM) and with an
+               overlay over it (composed), virtio-gpu-pci with one plane;
+               the same for a VNC client (which gets what the server sends
+               at its own refresh) with one plane on each device
 
 This is a benchmark, not a test: it is not part of the test suite, and a
 MISS does not make it fail (the exit status is 0 unless it could not run).
@@ -68,7 +74,7 @@ REGIONS = {
 NOTIFY = re.compile(r"^virtio-pci-notify-")
 
 SECTIONS = ["composition", "damage", "idle", "flips", "flipcost", "check",
-            "timing"]
+            "timing", "ui"]
 
 
 # -- statistics and the result table ---------------------------------------
@@ -220,11 +226,12 @@ def accel_args(args):
         else ["-accel", "tcg"]
 
 
-def boot(device, args, extra=None, memory="512", append=""):
+def boot(device, args, extra=None, memory="512", append="", display=None):
     name, devices, driver = device
     append = append if driver == "pvdc" else "pvdc.noload"
     vm = GuestVM(devices=devices, append=append, memory=memory,
-                 extra_args=accel_args(args) + (extra or []))
+                 extra_args=accel_args(args) + (extra or []),
+                 display=display)
     vm.start()
     if driver not in (None, "pvdc"):
         # Dependencies first, in the order the image builder wrote them.
@@ -562,6 +569,176 @@ def bench_timing(res, args):
             extra={"late": sum(c[3] for c in cursor), "flips": flips})
 
 
+class VncFrameCounter:
+    """An RFB client (raw encoding) that asks for every update and counts
+    the distinct pictures they make, in a thread of its own."""
+
+    def __init__(self, path):
+        import socket
+        import struct
+        import threading
+        from ui_clients import _recv_exact
+        self.recv, self.struct = _recv_exact, struct
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(30)
+        self.sock.connect(path)
+        self.sock.sendall(self._handshake())
+        self.cond = threading.Condition()
+        self.distinct = 0
+        self.stop = False
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _handshake(self):
+        struct, sock = self.struct, self.sock
+        self.recv(sock, 12)
+        sock.sendall(b"RFB 003.008\n")
+        self.recv(sock, self.recv(sock, 1)[0])
+        sock.sendall(b"\x01")
+        self.recv(sock, 4)
+        sock.sendall(b"\x01")
+        self.width, self.height = struct.unpack(">HH", self.recv(sock, 4))
+        self.recv(sock, 16)
+        self.recv(sock, struct.unpack(">I", self.recv(sock, 4))[0])
+        return (struct.pack(">B3xBBBBHHHBBB3x", 0, 32, 24, 0, 1, 255, 255,
+                            255, 16, 8, 0) +
+                struct.pack(">BxHi", 2, 1, 0) +
+                struct.pack(">BBHHHH", 3, 0, 0, 0, self.width, self.height))
+
+    def _run(self):
+        struct, sock = self.struct, self.sock
+        fb = bytearray(self.width * self.height * 4)
+        last = None
+        try:
+            while not self.stop:
+                kind = self.recv(sock, 1)[0]
+                if kind == 2:
+                    continue
+                if kind == 3:
+                    self.recv(sock, 3)
+                    self.recv(sock, struct.unpack(">I", self.recv(sock, 4))[0])
+                    continue
+                _, rects = struct.unpack(">BH", self.recv(sock, 3))
+                for _ in range(rects):
+                    x, y, w, h, _ = struct.unpack(">HHHHi",
+                                                  self.recv(sock, 12))
+                    data = self.recv(sock, w * h * 4)
+                    for row in range(h):
+                        at = ((y + row) * self.width + x) * 4
+                        fb[at:at + w * 4] = data[row * w * 4:
+                                                 (row + 1) * w * 4]
+                picture = bytes(fb)
+                with self.cond:
+                    if picture != last:
+                        self.distinct += 1
+                        last = picture
+                        self.cond.notify_all()
+                sock.sendall(struct.pack(">BBHHHH", 3, 1, 0, 0, self.width,
+                                         self.height))
+        except (OSError, AssertionError):
+            pass
+
+    def frames(self):
+        with self.cond:
+            return self.distinct
+
+    def wait_frames(self, want, timeout):
+        with self.cond:
+            self.cond.wait_for(lambda: self.distinct >= want, timeout)
+            return self.distinct
+
+    def close(self):
+        self.stop = True
+        self.sock.close()
+        self.thread.join(timeout=10)
+
+
+def bench_ui(res, args):
+    """Frames a D-Bus display listener receives against the frames the
+    guest flips, each device in a guest of its own with -display dbus on a
+    private bus (tests/ui/test_push.py's listener)."""
+    sys.path.insert(0, os.path.join(ROOT, "tests", "ui"))
+    import ui_clients
+    from test_push import FrameCounter
+    flips = 150 if args.quick else 450
+    # The same mode on both devices, the size the guest's console has.
+    pvdc = ("pvdc", ["-device", "pvdc,id=pvdc0,xres=640,yres=480"], "pvdc")
+    virtio = ("virtio-gpu-pci",
+              ["-device", "virtio-gpu-pci,xres=640,yres=480"], "virtio-gpu")
+    cases = [(pvdc, "D-Bus", "one full-screen plane (direct)", ""),
+             (pvdc, "D-Bus", "an overlay over the primary (composed)", "-o"),
+             (virtio, "D-Bus", "one full-screen plane", ""),
+             (pvdc, "VNC", "one full-screen plane (direct)", ""),
+             (virtio, "VNC", "one full-screen plane", "")]
+    samples, pushed = {}, {}
+    for device, ui, what, opts in cases:
+        tmp = tempfile.mkdtemp(prefix="pvdc-bench-ui-")
+        bus = ui_clients.DBusDisplay(tmp)
+        counter = None
+        key = f"{device[0]}, {ui}, {what}"
+        vnc = os.path.join(tmp, "vnc")
+        try:
+            if ui == "D-Bus":
+                address = bus.start_bus()
+                with open(os.path.join(os.path.realpath(
+                        os.path.join(BUILD, "qemu")), "ui",
+                        "dbus-display1.xml")) as f:
+                    xml = f.read()
+                display = ["-display", f"dbus,addr={address}"]
+            else:
+                display = ["-display", "none", "-vnc", f"unix:{vnc}"]
+            vm = boot(device, args, display=display)
+        except (GuestError, OSError, AssertionError) as e:
+            res.failed("ui", key, e)
+            bus.stop()
+            continue
+        try:
+            if ui == "D-Bus":
+                bus.connect()
+                bus.wait_for_qemu()
+                console = min(p for p, props in bus.consoles().items()
+                              if props.get("Type") == "Graphic")
+                counter = FrameCounter(bus, console, xml)
+            else:
+                counter = VncFrameCounter(vnc)
+            for _ in range(args.repeats):
+                before = counter.frames()
+                push0 = vm.qom_get("x-console0-pushes") \
+                    if device is pvdc else None
+                out = vm.check(f"pvdc-flipbench -k 1 -n {flips} {opts}",
+                               timeout=120 + flips)
+                hs, _, _ = parse_flipbench(out)
+                if not hs:
+                    raise GuestError(f"flipbench:\n{out}")
+                flipped = int(hs[0]["flips"])
+                # What was sent arrives: a bounded wait, not a measure.
+                got = counter.wait_frames(before + flipped, timeout=5)
+                samples.setdefault(key, []).append((got - before) / flipped)
+                if push0 is not None:
+                    pushed.setdefault(key, []).append(
+                        (vm.qom_get("x-console0-pushes") - push0) / flipped)
+        except (GuestError, AssertionError) as e:
+            res.failed("ui", key, e)
+        finally:
+            if counter:
+                counter.close()
+            vm.stop()
+            bus.stop()
+    for device, ui, what, _ in cases:
+        key = f"{device[0]}, {ui}, {what}"
+        if key in samples:
+            res.add("ui", f"{key}: frames received / flipped",
+                    statistics.median(samples[key]), samples[key],
+                    "guest's flips at the mode's refresh",
+                    ">= 0.95" if device is pvdc and ui == "D-Bus" else "")
+        if key in pushed and ui == "D-Bus":
+            # What the device handed to the UI, apart from what the D-Bus
+            # display then drops for a listener that falls behind.
+            res.add("ui", f"{device[0]}, {what}: frames pushed / flipped",
+                    statistics.median(pushed[key]), pushed[key],
+                    "guest's flips at the mode's refresh", ">= 0.99")
+
+
 # -- main --------------------------------------------------------------------
 
 def main():
@@ -599,6 +776,8 @@ def main():
         bench_guests(res, args)
     if "timing" in args.only:
         bench_timing(res, args)
+    if "ui" in args.only:
+        bench_ui(res, args)
     elapsed = time.monotonic() - t0
 
     print_table(res)

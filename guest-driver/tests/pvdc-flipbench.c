@@ -3,7 +3,7 @@
  * pvdc-flipbench: page-flip pacing and atomic check cost, in the guest.
  *
  *   pvdc-flipbench [-d CARD] [-k HEADS] [-t SECONDS] [-n FLIPS] [-c CHECKS]
- *                  [-r HZ]
+ *                  [-r HZ] [-o]
  *
  * Sets the preferred mode on up to HEADS connected outputs (two dumb
  * buffers each; with -r, every head but the first runs the same size at
@@ -16,7 +16,10 @@
  * KMS driver (pvdc, bochs, virtio-gpu).  With -c, also times CHECKS
  * atomic TEST_ONLY commits of a primary-plane flip against as many
  * DRM_IOCTL_VERSION calls.  "missed" counts vblanks that passed between
- * two flip events (from the events' sequence numbers).
+ * two flip events (from the events' sequence numbers).  With -o, an
+ * overlay plane shows a buffer of its own over the middle of each head
+ * while the primary flips, so that every frame is a scene of two planes
+ * (which pvdc composes instead of showing a buffer straight).
  *
  * Output, one line per record, key=value pairs (for bench/run.py):
  *   flipbench head=I crtc=ID refresh_hz=R flips=N seconds=S
@@ -39,6 +42,7 @@ struct head {
 	uint32_t crtc_id, conn_id, plane_id;
 	drmModeModeInfo mode;
 	struct kms_buffer buf[2];
+	struct kms_buffer overlay;	/* with -o */
 	unsigned int front;
 	double refresh_hz;
 
@@ -102,6 +106,7 @@ static struct {
 	double seconds;
 	unsigned int max_flips;
 	unsigned int slow_hz;
+	bool overlay;
 } run = { .seconds = 5 };
 
 /*
@@ -174,16 +179,57 @@ static void slow_mode(drmModeModeInfo *m, unsigned int hz)
 		 m->vdisplay, hz);
 }
 
+/*
+ * An overlay plane that can show on CRTC @crtc (its index) and is not
+ * taken yet (@taken), showing a quarter-size buffer of its own in the
+ * middle of @h; 0 or -errno.
+ */
+static int show_overlay(struct head *h, int crtc, uint32_t *taken)
+{
+	drmModePlaneRes *pres = drmModeGetPlaneResources(fd);
+	uint32_t w = h->mode.hdisplay / 4, ht = h->mode.vdisplay / 4;
+	uint32_t i, id = 0;
+	int ret;
+
+	if (!pres)
+		return -errno;
+	/* Without universal planes, only overlays are listed. */
+	for (i = 0; i < pres->count_planes && !id && i < 32; i++) {
+		drmModePlane *p = drmModeGetPlane(fd, pres->planes[i]);
+
+		if (p && (p->possible_crtcs & (1u << crtc)) &&
+		    !(*taken & (1u << i))) {
+			id = p->plane_id;
+			*taken |= 1u << i;
+		}
+		drmModeFreePlane(p);
+	}
+	drmModeFreePlaneResources(pres);
+	if (!id)
+		return -ENODEV;
+	ret = kms_buffer_create(fd, &h->overlay, w, ht, DRM_FORMAT_XRGB8888);
+	if (ret)
+		return ret;
+	kms_buffer_fill(&h->overlay, 2);
+	if (drmModeSetPlane(fd, id, h->crtc_id, h->overlay.fb_id, 0,
+			    (h->mode.hdisplay - w) / 2,
+			    (h->mode.vdisplay - ht) / 2, w, ht, 0, 0,
+			    w << 16, ht << 16))
+		return -errno;
+	return 0;
+}
+
 static int setup_heads(unsigned int want)
 {
 	drmModeRes *res = drmModeGetResources(fd);
-	uint32_t used_crtcs = 0;
+	uint32_t used_crtcs = 0, overlays = 0;
 	int i, j;
 
 	if (!res)
 		return -errno;
 	for (i = 0; i < res->count_connectors && num_heads < want; i++) {
 		struct head *h = &heads[num_heads];
+		int crtc;
 
 		j = kms_output(fd, res, res->connectors[i], &h->mode,
 			       &used_crtcs);
@@ -191,6 +237,7 @@ static int setup_heads(unsigned int want)
 			continue;
 		h->conn_id = res->connectors[i];
 		h->crtc_id = res->crtcs[j];
+		crtc = j;
 		if (num_heads && run.slow_hz)
 			slow_mode(&h->mode, run.slow_hz);
 		for (j = 0; j < 2; j++) {
@@ -210,6 +257,15 @@ static int setup_heads(unsigned int want)
 			fprintf(stderr, "set crtc %u: %s\n", h->crtc_id,
 				strerror(errno));
 			return -errno;
+		}
+		if (run.overlay) {
+			int ret = show_overlay(h, crtc, &overlays);
+
+			if (ret) {
+				fprintf(stderr, "overlay on crtc %u: %s\n",
+					h->crtc_id, strerror(-ret));
+				return ret;
+			}
 		}
 		h->index = num_heads;
 		h->refresh_hz = mode_refresh(&h->mode);
@@ -306,7 +362,7 @@ int main(int argc, char **argv)
 	int opt, status = 0;
 	unsigned int i;
 
-	while ((opt = getopt(argc, argv, "d:k:t:n:c:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:k:t:n:c:r:o")) != -1) {
 		switch (opt) {
 		case 'd':
 			card = optarg;
@@ -326,10 +382,13 @@ int main(int argc, char **argv)
 		case 'r':
 			run.slow_hz = atoi(optarg);
 			break;
+		case 'o':
+			run.overlay = true;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-d CARD] [-k HEADS] "
-				"[-t SECONDS] [-n FLIPS] [-c CHECKS] [-r HZ]\n",
-				argv[0]);
+				"[-t SECONDS] [-n FLIPS] [-c CHECKS] [-r HZ] "
+				"[-o]\n", argv[0]);
 			return 2;
 		}
 	}

@@ -661,6 +661,7 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
     for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
         bool was_on = pvdc_head_on(head);
+        uint32_t old_connector = head->active.connector;
         bool on = FIELD_EX32(head->armed.ctrl, HS_CTRL, ENABLE);
 
         if (!(v->group & BIT(h))) {
@@ -668,6 +669,10 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
         }
         if (was_on && !on) {
             pvdc_timeline_disable(head, when);
+        }
+        /* The connector it leaves, or keeps. */
+        if (was_on) {
+            pvdc_console_latched(s, old_connector);
         }
         if (was_on != on) {
             /* A route changes only here (PVDC_ERR_MODESET_REQUIRED). */
@@ -689,6 +694,10 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
         memset(&head->armed_color, 0, sizeof(head->armed_color));
         if (!was_on && on) {
             pvdc_timeline_enable(head, when);
+        }
+        /* The connector it takes. */
+        if (on && (!was_on || head->active.connector != old_connector)) {
+            pvdc_console_latched(s, head->active.connector);
         }
         pvdc_crc_invalidate(head);
     }

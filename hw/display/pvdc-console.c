@@ -17,6 +17,19 @@
  * what it writes there (DAMAGE_LEN, pvdc_console_damage()), and turning
  * bus mastering off or on shows every head again whole.
  *
+ * Consoles are refreshed when the UI's refresh timer asks
+ * (GraphicHwOps.gfx_update, every 30 ms by default), which finds what the
+ * guest drew without a commit, and, when a head latches a commit, at once:
+ * the latch schedules a push of every console it changes that a UI listens
+ * to (qemu_console_is_visible(), the test dpy_gfx_update itself makes),
+ * run by a bottom half in the main loop, not in the vCPU thread whose
+ * register access may have caught up with the latch point.  A push is the
+ * same refresh: it composes the damage, or hands the direct surface over,
+ * and calls dpy_gfx_update for that frame.  A console has at most one
+ * push pending: latches that come before it runs (a busy main loop, a
+ * slow UI) fold into it and the UI gets the last frame.  With no UI, a
+ * latch costs nothing more.
+ *
  * When the host-cursor property is set, the cursor plane is handed to the
  * UI (dpy_cursor_define, dpy_mouse_set) instead of being composed, so that
  * moving it costs no composition.  QEMU offers no way to ask whether a UI
@@ -79,6 +92,14 @@ typedef struct PVDCDisplay {
     bool damage_fresh;
     /* the UI asked for everything again (GraphicHwOps.invalidate) */
     bool redraw;
+    /* dpy_gfx_update calls for the picture, the surface's first included */
+    uint64_t updates;
+
+    /* A latch changed what the console shows since its last push. */
+    bool push_pending;
+    /* statistics: frames pushed at a latch, latches folded into a push */
+    uint64_t pushes;
+    uint64_t coalesced;
 
     /* The cursor plane as last given to the UI. */
     bool cursor_on;
@@ -389,6 +410,23 @@ static bool pvdc_console_compose(PVDCHead *head,
     return true;
 }
 
+static void pvdc_console_update(PVDCConnector *conn, const QemuRect *rect)
+{
+    dpy_gfx_update(conn->con, rect->x, rect->y, rect->width, rect->height);
+    conn->display->updates++;
+}
+
+/*
+ * A new surface is not shown until it is updated: dpy_gfx_replace_surface()
+ * only hands it to the listeners, and some (D-Bus, VNC) wait for an update
+ * to send anything.
+ */
+static void pvdc_console_update_full(PVDCConnector *conn)
+{
+    dpy_gfx_update_full(conn->con);
+    conn->display->updates++;
+}
+
 static void pvdc_console_show_blank(PVDCConnector *conn)
 {
     PVDCDisplay *d = conn->display;
@@ -398,6 +436,7 @@ static void pvdc_console_show_blank(PVDCConnector *conn)
                                 qemu_create_displaysurface(PVDC_BLANK_WIDTH,
                                                            PVDC_BLANK_HEIGHT));
         d->kind = PVDC_SURFACE_BLANK;
+        pvdc_console_update_full(conn);
     }
     d->shown_valid = false;
 }
@@ -448,9 +487,9 @@ static bool pvdc_console_show_direct(PVDCConnector *conn, PVDCHead *head,
         dpy_gfx_replace_surface(conn->con, surface);
         d->kind = PVDC_SURFACE_DIRECT;
         d->direct = direct;
+        pvdc_console_update_full(conn);
     } else if (!pvdc_rect_empty(damage)) {
-        dpy_gfx_update(conn->con, damage->x, damage->y, damage->width,
-                       damage->height);
+        pvdc_console_update(conn, damage);
     }
     return true;
 }
@@ -472,11 +511,10 @@ static void pvdc_console_show_composed(PVDCConnector *conn, PVDCHead *head,
     }
     if (changed) {
         pvdc_console_compose(head, scene, surface->image, NULL);
-        dpy_gfx_update_full(conn->con);
+        pvdc_console_update_full(conn);
     } else if (!pvdc_rect_empty(damage)) {
         pvdc_console_compose(head, scene, surface->image, damage);
-        dpy_gfx_update(conn->con, damage->x, damage->y, damage->width,
-                       damage->height);
+        pvdc_console_update(conn, damage);
     }
 }
 
@@ -578,9 +616,8 @@ static void pvdc_console_update_cursor(PVDCConnector *conn, int p)
     }
 }
 
-static void pvdc_gfx_update(void *opaque)
+static void pvdc_console_refresh(PVDCConnector *conn)
 {
-    PVDCConnector *conn = opaque;
     PVDCDisplay *d = conn->display;
     PVDCHead *head = pvdc_connector_head(conn);
     PVDCComposeScene scene;
@@ -615,7 +652,71 @@ static void pvdc_gfx_update(void *opaque)
 
     if (d->redraw) {
         d->redraw = false;
-        dpy_gfx_update_full(conn->con);
+        pvdc_console_update_full(conn);
+    }
+}
+
+static void pvdc_gfx_update(void *opaque)
+{
+    PVDCConnector *conn = opaque;
+
+    /* What a push pending would show, the UI is about to get. */
+    conn->display->push_pending = false;
+    pvdc_console_refresh(conn);
+}
+
+/* The bottom half that pushes what latches changed to the UIs. */
+static void pvdc_console_push_bh(void *opaque)
+{
+    PVDCState *s = opaque;
+    unsigned int c;
+
+    if (!pvdc_alive(s) || s->push_stalled) {
+        return;
+    }
+    for (c = 0; c < s->conf.num_heads; c++) {
+        PVDCConnector *conn = &s->connectors[c];
+        PVDCDisplay *d = conn->display;
+        uint64_t updates = d->updates;
+
+        if (!d->push_pending) {
+            continue;
+        }
+        d->push_pending = false;
+        /* The UI may have gone since the latch. */
+        if (!qemu_console_is_visible(conn->con)) {
+            continue;
+        }
+        pvdc_console_refresh(conn);
+        /* A commit that changes nothing visible is not a frame. */
+        if (d->updates != updates) {
+            d->pushes++;
+            trace_pvdc_push(c, d->pushes);
+        }
+    }
+}
+
+void pvdc_console_latched(PVDCState *s, uint32_t connector)
+{
+    PVDCConnector *conn = &s->connectors[connector];
+    PVDCDisplay *d = conn->display;
+
+    /* Nobody would see it: the UI's next refresh, if any, finds it. */
+    if (!qemu_console_is_visible(conn->con)) {
+        return;
+    }
+    if (d->push_pending) {
+        d->coalesced++;
+        return;
+    }
+    d->push_pending = true;
+    qemu_bh_schedule(s->push_bh);
+}
+
+void pvdc_console_push_resume(PVDCState *s)
+{
+    if (pvdc_alive(s) && !s->push_stalled) {
+        qemu_bh_schedule(s->push_bh);
     }
 }
 
@@ -888,6 +989,33 @@ static void pvdc_head_compositions(Object *obj, Visitor *v, const char *name,
     visit_type_uint64(v, name, &value, errp);
 }
 
+static void pvdc_console_pushes(Object *obj, Visitor *v, const char *name,
+                                void *opaque, Error **errp)
+{
+    PVDCConnector *conn = opaque;
+    uint64_t value = conn->display ? conn->display->pushes : 0;
+
+    visit_type_uint64(v, name, &value, errp);
+}
+
+static void pvdc_console_coalesced(Object *obj, Visitor *v, const char *name,
+                                   void *opaque, Error **errp)
+{
+    PVDCConnector *conn = opaque;
+    uint64_t value = conn->display ? conn->display->coalesced : 0;
+
+    visit_type_uint64(v, name, &value, errp);
+}
+
+static void pvdc_console_pending(Object *obj, Visitor *v, const char *name,
+                                 void *opaque, Error **errp)
+{
+    PVDCConnector *conn = opaque;
+    bool value = conn->display && conn->display->push_pending;
+
+    visit_type_bool(v, name, &value, errp);
+}
+
 void pvdc_console_instance_init(PVDCState *s)
 {
     unsigned int h;
@@ -913,6 +1041,31 @@ void pvdc_console_instance_init(PVDCState *s)
                                         "pictures composed so far for this "
                                         "head (statistic)");
     }
+    for (h = 0; h < PVDC_MAX_HEADS; h++) {
+        g_autofree char *pushes = g_strdup_printf("x-console%u-pushes", h);
+        g_autofree char *coalesced =
+            g_strdup_printf("x-console%u-coalesced", h);
+        g_autofree char *pending =
+            g_strdup_printf("x-console%u-push-pending", h);
+
+        object_property_add(OBJECT(s), pushes, "uint64", pvdc_console_pushes,
+                            NULL, NULL, &s->connectors[h]);
+        object_property_set_description(OBJECT(s), pushes,
+                                        "frames pushed to the UI of this "
+                                        "console at a latch (statistic)");
+        object_property_add(OBJECT(s), coalesced, "uint64",
+                            pvdc_console_coalesced, NULL, NULL,
+                            &s->connectors[h]);
+        object_property_set_description(OBJECT(s), coalesced,
+                                        "latches folded into a push still "
+                                        "pending on this console "
+                                        "(statistic)");
+        object_property_add(OBJECT(s), pending, "bool", pvdc_console_pending,
+                            NULL, NULL, &s->connectors[h]);
+        object_property_set_description(OBJECT(s), pending,
+                                        "a latch changed this console and "
+                                        "its push has not run yet");
+    }
 }
 
 void pvdc_console_init(PVDCState *s)
@@ -920,6 +1073,13 @@ void pvdc_console_init(PVDCState *s)
     unsigned int h;
 
     memory_region_set_log(&s->vram, true, DIRTY_MEMORY_VGA);
+    /*
+     * Not guarded against re-entrant I/O, like gfx_update from the UI's
+     * timer: it writes no guest memory, and the dirty snapshot lets go of
+     * the BQL (run_on_cpu() in memory_global_after_dirty_log_sync()), when
+     * a guard held would refuse the guest's own register accesses.
+     */
+    s->push_bh = qemu_bh_new(pvdc_console_push_bh, s);
     for (h = 0; h < s->conf.num_heads; h++) {
         PVDCConnector *conn = &s->connectors[h];
 
@@ -933,6 +1093,7 @@ void pvdc_console_unrealize(PVDCState *s)
 {
     unsigned int c;
 
+    qemu_bh_cancel(s->push_bh);
     for (c = 0; c < s->conf.num_heads; c++) {
         graphic_console_close(s->connectors[c].con);
     }
@@ -943,6 +1104,10 @@ void pvdc_console_finalize(PVDCState *s)
 {
     unsigned int h;
 
+    if (s->push_bh) {
+        qemu_bh_delete(s->push_bh);
+        s->push_bh = NULL;
+    }
     for (h = 0; h < PVDC_MAX_HEADS; h++) {
         PVDCHead *head = &s->heads[h];
 

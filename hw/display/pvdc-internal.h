@@ -173,6 +173,13 @@ void pvdc_console_color_changed(PVDCHead *head);
  * again what they change.
  */
 void pvdc_console_damage(PVDCState *s, uint64_t start, uint64_t len);
+/*
+ * A head latched a commit that may change what the console of @connector
+ * shows: push the frame to its UI, if one listens, from the main loop.
+ */
+void pvdc_console_latched(PVDCState *s, uint32_t connector);
+/* x-push-stall was cleared: push what waited. */
+void pvdc_console_push_resume(PVDCState *s);
 
 /* pvdc-output.c */
 extern const VMStateDescription vmstate_pvdc_output;

@@ -754,6 +754,19 @@ static void pvdc_set_stall(Object *obj, bool value, Error **errp)
     }
 }
 
+static bool pvdc_get_push_stall(Object *obj, Error **errp)
+{
+    return PVDC(obj)->push_stalled;
+}
+
+static void pvdc_set_push_stall(Object *obj, bool value, Error **errp)
+{
+    PVDCState *s = PVDC(obj);
+
+    s->push_stalled = value;
+    pvdc_console_push_resume(s);
+}
+
 static void pvdc_instance_init(Object *obj)
 {
     PVDCState *s = PVDC(obj);
@@ -763,6 +776,13 @@ static void pvdc_instance_init(Object *obj)
                                     "while true, armed commits never reach "
                                     "their latch point (test knob, "
                                     "settable at run time)");
+    object_property_add_bool(obj, "x-push-stall", pvdc_get_push_stall,
+                             pvdc_set_push_stall);
+    object_property_set_description(obj, "x-push-stall",
+                                    "while true, frames latched wait to be "
+                                    "pushed to the UIs, as behind a busy "
+                                    "main loop (test knob, settable at run "
+                                    "time)");
 
     object_property_add_uint64_ptr(obj, "x-timer-callbacks",
                                    &s->timer_callbacks, OBJ_PROP_FLAG_READ);

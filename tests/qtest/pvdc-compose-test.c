@@ -2546,6 +2546,192 @@ static const char *const wb_format_names[] = {
     "xrgb8888", "argb8888", "xbgr8888", "abgr8888",
 };
 
+/* ------------------------------------------------------------------------ */
+/* Frames pushed to the UI at the latch                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A UI listening on console 0 only: a VNC display without sockets or
+ * clients, which never asks for a refresh itself, so that every frame
+ * console 0 gets is one the device pushed.
+ */
+#define ONE_LISTENER        "-vnc none"
+/* Frames flipped in each case; the mode's refresh is 1 kHz. */
+#define PUSH_FRAMES         6
+
+static uint64_t console_stat(T *t, const char *what, unsigned int console)
+{
+    g_autofree char *prop = g_strdup_printf("x-console%u-%s", console, what);
+
+    return pvdc_statistic(t->p.qts, prop);
+}
+
+static bool push_pending(T *t, unsigned int console)
+{
+    g_autofree char *prop = g_strdup_printf("x-console%u-push-pending",
+                                            console);
+    QDict *rsp = qtest_qmp(t->p.qts, "{ 'execute': 'qom-get', 'arguments': "
+                           "{ 'path': %s, 'property': %s } }", PVDC_QOM_PATH,
+                           prop);
+    bool pending;
+
+    g_assert(qdict_haskey(rsp, "return"));
+    pending = qdict_get_bool(rsp, "return");
+    qobject_unref(rsp);
+    return pending;
+}
+
+/*
+ * Return once the push a latch scheduled on @console has run.  It runs
+ * from the main loop, which each QMP round trip lets run: the device says
+ * when it is done, no clock is involved.
+ */
+static void wait_pushed(T *t, unsigned int console)
+{
+    for (int i = 0; i < 100 && push_pending(t, console); i++) {
+        continue;
+    }
+    g_assert_false(push_pending(t, console));
+}
+
+/*
+ * Frame @i of a composed scene on @head: the primary and an overlay that
+ * moves, so that every frame shows something else.
+ */
+static void build_moving_overlay(T *t, TScene *scene, unsigned int i)
+{
+    memset(scene, 0, sizeof(*scene));
+    scene->background = 0x405060;
+    add(scene, plane(t, PRIMARY, PVDC_FMT_XRGB8888, 0, MODE_W, MODE_H,
+                     0, 0, 0));
+    add(scene, plane(t, OVERLAY(0), PVDC_FMT_XRGB8888, 1, 20, 16,
+                     2 + 3 * i, 20, 1));
+}
+
+/* Frame @i of a single full-screen plane flipped between two buffers. */
+static void build_flip(T *t, TScene *scene, unsigned int i)
+{
+    memset(scene, 0, sizeof(*scene));
+    add(scene, plane(t, PRIMARY, PVDC_FMT_XRGB8888, 2 + i % 2, MODE_W,
+                     MODE_H, 0, 0, 0));
+}
+
+/*
+ * Each latched frame that changes the picture is pushed to the UI once
+ * and composed once; a commit that changes nothing visible is no frame.
+ * The console nobody listens to gets nothing, and costs nothing.
+ */
+static void test_latched_frames_are_pushed(void)
+{
+    TScene scene;
+    T t;
+
+    start_with(&t, NULL, ONE_LISTENER, false);
+    for (unsigned int i = 0; i < PUSH_FRAMES; i++) {
+        build_moving_overlay(&t, &scene, i);
+        commit_scene(&t, 0, &scene);
+        commit_scene(&t, 1, &scene);
+        wait_pushed(&t, 0);
+        g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, i + 1);
+        g_assert_cmpuint(compositions(&t, 0), ==, i + 1);
+    }
+    commit_scene(&t, 0, &scene);
+    wait_pushed(&t, 0);
+    g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, PUSH_FRAMES);
+    g_assert_cmpuint(compositions(&t, 0), ==, PUSH_FRAMES);
+    g_assert_cmpuint(console_stat(&t, "coalesced", 0), ==, 0);
+
+    g_assert_cmpuint(console_stat(&t, "pushes", 1), ==, 0);
+    g_assert_cmpuint(compositions(&t, 1), ==, 0);
+    /* The UI was handed the last frame. */
+    assert_screen_is(&t, 0, &scene);
+    g_assert_cmpuint(compositions(&t, 0), ==, PUSH_FRAMES);
+    stop(&t);
+}
+
+/*
+ * A full-screen plane flipped between two buffers is shown straight from
+ * VRAM: each flip replaces the surface, and the UI is told to draw it.
+ */
+static void test_direct_flips_are_pushed(void)
+{
+    TScene scene;
+    T t;
+
+    start_with(&t, NULL, ONE_LISTENER, false);
+    for (unsigned int i = 0; i < PUSH_FRAMES; i++) {
+        build_flip(&t, &scene, i);
+        commit_scene(&t, 0, &scene);
+        wait_pushed(&t, 0);
+        g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, i + 1);
+    }
+    g_assert_cmpuint(compositions(&t, 0), ==, 0);
+    assert_screen_is(&t, 0, &scene);
+    stop(&t);
+}
+
+/* Without a UI, frames latched are neither composed nor pushed. */
+static void test_no_listener_no_push(void)
+{
+    uint64_t callbacks;
+    TScene scene;
+    T t;
+
+    start(&t, NULL, false);
+    /* a push scheduled would stay pending: none is */
+    qom_set_bool(t.p.qts, "x-push-stall", true);
+    for (unsigned int i = 0; i < PUSH_FRAMES; i++) {
+        build_moving_overlay(&t, &scene, i);
+        commit_scene(&t, 0, &scene);
+        g_assert_false(push_pending(&t, 0));
+    }
+    g_assert_cmpuint(pvdc_statistic(t.p.qts, "x-compositions"), ==, 0);
+    g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, 0);
+    /* and once the guest stops, the device does nothing more */
+    callbacks = timer_callbacks(&t.p);
+    step_to(&t.p, t.p.now + 50 * PERIOD_1MS);
+    g_assert_cmpuint(timer_callbacks(&t.p), ==, callbacks);
+    g_assert_cmpuint(pvdc_statistic(t.p.qts, "x-compositions"), ==, 0);
+    stop(&t);
+}
+
+/*
+ * Behind a UI that has not taken the last push, latches do not wait and
+ * do not queue: they fold into the push pending, which shows the last.
+ */
+static void test_slow_listener_coalesces(void)
+{
+    TScene scene;
+    T t;
+
+    start_with(&t, NULL, ONE_LISTENER, false);
+    build_moving_overlay(&t, &scene, 0);
+    commit_scene(&t, 0, &scene);
+    wait_pushed(&t, 0);
+    g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, 1);
+
+    qom_set_bool(t.p.qts, "x-push-stall", true);
+    for (unsigned int i = 1; i <= PUSH_FRAMES; i++) {
+        build_moving_overlay(&t, &scene, i);
+        commit_scene(&t, 0, &scene);
+    }
+    g_assert_true(push_pending(&t, 0));
+    g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, 1);
+    g_assert_cmpuint(console_stat(&t, "coalesced", 0), ==, PUSH_FRAMES - 1);
+    g_assert_cmpuint(compositions(&t, 0), ==, 1);
+    g_assert_cmpuint(pvdc_statistic(t.p.qts, "x-commits-applied"), ==,
+                     PUSH_FRAMES + 1);
+
+    qom_set_bool(t.p.qts, "x-push-stall", false);
+    wait_pushed(&t, 0);
+    g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, 2);
+    g_assert_cmpuint(compositions(&t, 0), ==, 2);
+    /* what was pushed is the last frame: nothing is left to compose */
+    assert_screen_is(&t, 0, &scene);
+    g_assert_cmpuint(compositions(&t, 0), ==, 2);
+    stop(&t);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -2612,6 +2798,14 @@ int main(int argc, char **argv)
                    "console", test_vram_write_updates_the_routed_console);
     qtest_add_func("/pvdc/compose/routing/host-cursor-follows-the-route",
                    test_host_cursor_follows_the_route);
+    qtest_add_func("/pvdc/compose/push/latched-frames-are-pushed",
+                   test_latched_frames_are_pushed);
+    qtest_add_func("/pvdc/compose/push/direct-flips-are-pushed",
+                   test_direct_flips_are_pushed);
+    qtest_add_func("/pvdc/compose/push/no-listener-no-push",
+                   test_no_listener_no_push);
+    qtest_add_func("/pvdc/compose/push/slow-listener-coalesces",
+                   test_slow_listener_coalesces);
     qtest_add_func("/pvdc/output/hotplug-belongs-to-the-connector",
                    test_hotplug_belongs_to_the_connector);
     qtest_add_func("/pvdc/output/migration-keeps-connectors-and-crc",

@@ -232,6 +232,11 @@ struct PVDCState {
     QEMUTimer *timer;
     /* QEMU_CLOCK_VIRTUAL of the last run of @timer; not migrated */
     int64_t timer_last_ns;
+    /*
+     * Pushes the frames latches change to the UIs (pvdc-console.c).
+     * Created in realize, cancelled in unrealize, freed in finalize.
+     */
+    QEMUBH *push_bh;
 
     /* properties */
     PVDCConfig conf;
@@ -243,6 +248,8 @@ struct PVDCState {
     bool host_cursor;
     /* x-stall, a test knob settable at run time; not migrated */
     bool stalled;
+    /* x-push-stall, a test knob settable at run time; not migrated */
+    bool push_stalled;
 
     /* derived at realize */
     uint32_t num_planes;
