@@ -338,17 +338,18 @@ static void fill_lines(T *t, uint32_t offset, uint32_t pitch, uint32_t cpp,
  * Cb:Cr plane of two-plane formats (its pitch in @chroma_pitch).  Returns
  * the pitch.
  */
-static uint32_t fill_fb(T *t, unsigned int fb, uint32_t format, uint32_t w,
-                        uint32_t h, uint32_t seed, uint32_t *chroma_pitch)
+static uint32_t fill_fb_aligned(T *t, unsigned int fb, uint32_t format,
+                                uint32_t w, uint32_t h, uint32_t seed,
+                                uint32_t align, uint32_t *chroma_pitch)
 {
     uint32_t cpp = format_cpp(format), bps = chroma_bps(format);
-    uint32_t pitch = ROUND_UP(w * cpp, 64);
+    uint32_t pitch = ROUND_UP(w * cpp, align);
 
     g_assert_cmpuint((size_t)pitch * h, <=, bps ? CHROMA_AT : FB_SPACING);
     fill_lines(t, FB_BASE(fb), pitch, cpp, w, h, seed);
     if (bps) {
         uint32_t cw = DIV_ROUND_UP(w, 2), ch = DIV_ROUND_UP(h, 2);
-        uint32_t cpitch = ROUND_UP(cw * bps, 64);
+        uint32_t cpitch = ROUND_UP(cw * bps, align);
 
         g_assert_cmpuint((size_t)cpitch * ch, <=, FB_SPACING - CHROMA_AT);
         /* a sample is 2 or 4 bytes: written as units of that size */
@@ -356,6 +357,13 @@ static uint32_t fill_fb(T *t, unsigned int fb, uint32_t format, uint32_t w,
         *chroma_pitch = cpitch;
     }
     return pitch;
+}
+
+/* As fill_fb_aligned(), lines 64-byte aligned like a guest's dumb buffers. */
+static uint32_t fill_fb(T *t, unsigned int fb, uint32_t format, uint32_t w,
+                        uint32_t h, uint32_t seed, uint32_t *chroma_pitch)
+{
+    return fill_fb_aligned(t, fb, format, w, h, seed, 64, chroma_pitch);
 }
 
 /* A smooth pattern, for filtering: neighbours differ by at most 16. */
@@ -770,6 +778,24 @@ static void build_format(T *t, TScene *scene, const void *arg)
     add(scene, p);
 }
 
+/*
+ * The format under test at the smallest pitch there is, a line in whole
+ * 32-bit words (what PITCH_ALIGN asks), at the size of issue 35's 72x72
+ * NV12 buffer, whose Y and Cb:Cr pitches are 72, none a multiple of 64:
+ * clipped by the head, past its right and bottom edges.
+ */
+static void build_tight_pitch(T *t, TScene *scene, const void *arg)
+{
+    uint32_t format = *(const uint32_t *)arg;
+    TPlane p = plane(t, OVERLAY(0), format, 1, 72, 72, -3, -5, 1);
+
+    p.pitch = fill_fb_aligned(t, p.fb, format, p.fb_w, p.fb_h, 35,
+                              sizeof(uint32_t), &p.chroma_pitch);
+    g_assert_cmpuint(p.pitch % 64, !=, 0);
+    scene->background = 0x302010;
+    add(scene, p);
+}
+
 /* An ARGB8888 overlay with random alpha over an opaque primary. */
 static void build_blend(T *t, TScene *scene, const void *arg)
 {
@@ -905,6 +931,11 @@ static const SceneCase scene_cases[] = {
     { "format/yuyv", build_format, &fmt_yuyv },
     { "format/nv12", build_format, &fmt_nv12 },
     { "format/p010", build_format, &fmt_p010 },
+    { "pitch/xrgb8888-of-a-line", build_tight_pitch, &fmt_xrgb8888 },
+    { "pitch/rgb565-of-a-line", build_tight_pitch, &fmt_rgb565 },
+    { "pitch/yuyv-of-a-line", build_tight_pitch, &fmt_yuyv },
+    { "pitch/nv12-of-a-line", build_tight_pitch, &fmt_nv12 },
+    { "pitch/p010-of-a-line", build_tight_pitch, &fmt_p010 },
     { "ycbcr/nv12-bt601-limited", build_ycbcr,
       YCBCR(PVDC_FMT_NV12, PVDC_COLOR_BT601, 0) },
     { "ycbcr/nv12-bt601-full", build_ycbcr,
@@ -2354,7 +2385,7 @@ static void test_wb_written_once_at_the_latch(void)
 
     /* refused (a plane rule): nothing written */
     wb_clear(&t);
-    wr(&t.p, primary + PVDC_PS_FB_OFFSET, 4);
+    wr(&t.p, primary + PVDC_PS_FB_OFFSET, 2);
     doorbell(&t.p, 0);
     g_assert_cmphex(wait_outcome(&t.p, 0, NANOSECONDS_PER_SECOND), ==,
                     result_of(PVDC_ERR_OFFSET_ALIGN, plane_index(0, PRIMARY)));
