@@ -61,10 +61,13 @@ uint32_t pvdc_format_mask(unsigned int plane_type)
 
 uint32_t pvdc_writeback_format_mask(void)
 {
-    /* 8 bits a channel in 32-bit pixels: the composed frame, unrounded */
+    /*
+     * 8 bits a channel in 32-bit pixels: the composed frame, unrounded;
+     * 10 bits a channel: the same, widened as the planes read it back.
+     */
     static const uint32_t fourccs[] = {
         PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_XBGR8888,
-        PVDC_FMT_ABGR8888,
+        PVDC_FMT_ABGR8888, PVDC_FMT_XRGB2101010,
     };
     uint32_t mask = 0;
     unsigned int i;

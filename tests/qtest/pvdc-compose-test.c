@@ -2224,9 +2224,28 @@ static bool wb_untouched(const uint8_t *span, size_t from, size_t to)
 }
 
 /*
+ * An XRGB2101010 pixel @v as 0x00RRGGBB, checking its padding is set and
+ * each 10-bit channel is its 8 most significant bits widened exactly, as
+ * the spec says: c8 << 2 | c8 >> 6.
+ */
+static uint32_t wb_2101010(uint32_t v)
+{
+    uint32_t px = 0;
+
+    g_assert_cmphex(v >> 30, ==, 3);
+    for (int shift = 0; shift < 30; shift += 10) {
+        uint32_t c10 = v >> shift & 0x3ff, c8 = c10 >> 2;
+
+        g_assert_cmphex(c10, ==, c8 << 2 | c8 >> 6);
+        px |= c8 << (shift / 10 * 8);
+    }
+    return px;
+}
+
+/*
  * What was written to the target @wb as 0x00RRGGBB pixels, checking the
- * top byte is opaque and every byte outside the pixels (padding, guards)
- * is untouched.
+ * top byte (bits) are opaque and every byte outside the pixels (padding,
+ * guards) is untouched.
  */
 static uint32_t *wb_read(T *t, const TWriteback *wb)
 {
@@ -2244,6 +2263,10 @@ static uint32_t *wb_read(T *t, const TWriteback *wb)
         for (int x = 0; x < MODE_W; x++) {
             uint32_t v = ldl_le_p(line + 4 * x);
 
+            if (wb->format == PVDC_FMT_XRGB2101010) {
+                px[y * MODE_W + x] = wb_2101010(v);
+                continue;
+            }
             g_assert_cmphex(v >> 24, ==, 0xff);
             px[y * MODE_W + x] = bgr ? (v & 0xff) << 16 | (v & 0xff00) |
                                        (v >> 16 & 0xff) : v & 0xffffff;
@@ -2571,10 +2594,10 @@ static void test_wb_budget_defers_the_latch(void)
 
 static const uint32_t wb_formats[] = {
     PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_XBGR8888,
-    PVDC_FMT_ABGR8888,
+    PVDC_FMT_ABGR8888, PVDC_FMT_XRGB2101010,
 };
 static const char *const wb_format_names[] = {
-    "xrgb8888", "argb8888", "xbgr8888", "abgr8888",
+    "xrgb8888", "argb8888", "xbgr8888", "abgr8888", "xrgb2101010",
 };
 
 int main(int argc, char **argv)

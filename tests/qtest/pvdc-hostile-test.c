@@ -767,7 +767,7 @@ static void test_writeback_targets_are_refused(void)
 {
     static const uint32_t not_taken[] = {
         0, PVDC_FMT_RGB565, PVDC_FMT_NV12, PVDC_FMT_YUYV, PVDC_FMT_P010,
-        PVDC_FMT_XRGB2101010, PVDC_FOURCC('A', 'B', '2', '4') ^ 0x20,
+        PVDC_FOURCC('A', 'B', '2', '4') ^ 0x20,
     };
     /* (pitch * 47) mod 2^32 = 64: the 32-bit end would be near offset */
     const uint32_t wrapping_pitch = 0xdf51b3c0;
