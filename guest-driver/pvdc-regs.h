@@ -341,7 +341,8 @@
 #define PVDC_ERR_PLANE_BUSY		0x21 /* shown outside the group */
 #define PVDC_ERR_FORMAT			0x22 /* format not accepted */
 #define PVDC_ERR_FB_SIZE		0x23 /* zero or too large */
-#define PVDC_ERR_PITCH			0x24 /* too small or misaligned */
+/* too small, misaligned, or times the height past PVDC_FB_SPAN_MAX */
+#define PVDC_ERR_PITCH			0x24
 #define PVDC_ERR_OFFSET_ALIGN		0x25 /* offset misaligned */
 #define PVDC_ERR_FB_BOUNDS		0x26 /* framebuffer outside VRAM */
 #define PVDC_ERR_SRC_RECT		0x27 /* empty or outside the fb */
@@ -351,7 +352,7 @@
 #define PVDC_ERR_CURSOR			0x2b /* too large or scaled */
 #define PVDC_ERR_ZPOS			0x2c /* out of range or taken */
 #define PVDC_ERR_PLANE_CTRL		0x2d /* invalid PS_CTRL bits */
-/* Cb:Cr plane misaligned, pitch too small or outside VRAM */
+/* Cb:Cr plane misaligned, its pitch too small or too long, outside VRAM */
 #define PVDC_ERR_CHROMA			0x2e
 #define PVDC_ERR_GROUP			0x30 /* another member failed */
 
@@ -481,6 +482,12 @@
 #define PVDC_PS_FORMAT			0x08 /* DRM fourcc */
 #define PVDC_PS_FB_OFFSET		0x0c /* bytes into VRAM */
 #define PVDC_PS_FB_PITCH		0x10 /* bytes per line */
+/*
+ * A pitch times the lines of its plane (PS_FB_PITCH, PS_CHROMA_PITCH,
+ * HS_WB_PITCH) is at most this many bytes: line addresses are signed
+ * 32-bit offsets from the first line.
+ */
+#define PVDC_FB_SPAN_MAX		0x7fffffffu
 /* PVDC_XY(width, height), pixels */
 #define PVDC_PS_FB_SIZE			0x14
 /* 16.16 fixed point, in the fb */

@@ -119,6 +119,17 @@ static int pvdc_dumb_create(struct drm_file *file, struct drm_device *dev,
 	return drm_gem_vram_fill_create_dumb(file, dev, 0, pitch_align, args);
 }
 
+static struct drm_framebuffer *
+pvdc_fb_create(struct drm_device *dev, struct drm_file *file,
+	       const struct drm_mode_fb_cmd2 *mode_cmd)
+{
+	int ret = pvdc_framebuffer_check(dev, mode_cmd);
+
+	if (ret)
+		return ERR_PTR(ret);
+	return drm_gem_fb_create(dev, file, mode_cmd);
+}
+
 /*
  * drm_atomic_helper_check(), with the shared resources checked before the
  * legacy cursor path is chosen: a cursor update goes in place only if it
@@ -148,7 +159,7 @@ static int pvdc_atomic_check(struct drm_device *dev,
 }
 
 static const struct drm_mode_config_funcs pvdc_mode_config_funcs = {
-	.fb_create = drm_gem_fb_create,
+	.fb_create = pvdc_fb_create,
 	.mode_valid = drm_vram_helper_mode_valid,
 	.atomic_check = pvdc_atomic_check,
 	.atomic_commit = pvdc_atomic_commit,

@@ -414,6 +414,8 @@ void pvdc_crtc_disable_vblank(struct drm_crtc *crtc);
 struct pvdc_plane *pvdc_plane_init(struct pvdc_device *pvdc,
 				   unsigned int index, u32 caps);
 bool pvdc_format_usable(const struct pvdc_device *pvdc, u32 fourcc);
+int pvdc_framebuffer_check(struct drm_device *dev,
+			   const struct drm_mode_fb_cmd2 *mode_cmd);
 void pvdc_plane_reset_regs(u32 *regs, unsigned int home);
 void pvdc_plane_write(struct drm_plane *plane, struct drm_atomic_state *state);
 

@@ -256,6 +256,72 @@ static void pvdc_plane_scale_limits(const struct pvdc_device *pvdc,
 }
 
 /*
+ * The device's rules on the layout of a framebuffer of @info, @width x
+ * @height, that the DRM core (format, modifier, a pitch that holds a line,
+ * planes inside their objects) does not apply.  Buffer objects are placed
+ * at multiples of a page, so the offsets into them decide the alignment.
+ */
+static int pvdc_fb_layout_check(struct pvdc_device *pvdc,
+				const struct drm_format_info *info,
+				u32 width, u32 height, const u32 *pitches,
+				const u32 *offsets)
+{
+	struct drm_device *drm = &pvdc->drm;
+	unsigned int i;
+
+	/* Every memory plane: Y, and Cb:Cr for NV12 and P010. */
+	for (i = 0; i < info->num_planes; i++) {
+		u32 lines = drm_format_info_plane_height(info, height, i);
+
+		if (pitches[i] % pvdc->pitch_align ||
+		    offsets[i] % pvdc->offset_align) {
+			drm_dbg_kms(drm, "plane %u: pitch %u or offset %u misaligned\n",
+				    i, pitches[i], offsets[i]);
+			return -EINVAL;
+		}
+		if ((u64)pitches[i] * lines > PVDC_FB_SPAN_MAX) {
+			drm_dbg_kms(drm, "plane %u: pitch %u times %u lines\n",
+				    i, pitches[i], lines);
+			return -EINVAL;
+		}
+	}
+	/* A packed 4:2:2 framebuffer is made of whole macropixels. */
+	if (info->num_planes == 1 && width % info->hsub) {
+		drm_dbg_kms(drm, "%p4cc framebuffer %u pixels wide\n",
+			    &info->format, width);
+		return -EINVAL;
+	}
+
+	return 0;
+}
+
+/*
+ * ADDFB2 refuses a framebuffer that no plane of the device could show,
+ * rather than every commit that uses it.
+ */
+int pvdc_framebuffer_check(struct drm_device *dev,
+			   const struct drm_mode_fb_cmd2 *mode_cmd)
+{
+	const struct drm_format_info *info = drm_get_format_info(dev, mode_cmd);
+	unsigned int i;
+
+	if (!info)
+		return -EINVAL;
+	for (i = 0; i < info->num_planes; i++) {
+		if ((mode_cmd->flags & DRM_MODE_FB_MODIFIERS) &&
+		    mode_cmd->modifier[i] != DRM_FORMAT_MOD_LINEAR) {
+			drm_dbg_kms(dev, "plane %u: modifier 0x%llx\n", i,
+				    mode_cmd->modifier[i]);
+			return -EINVAL;
+		}
+	}
+
+	return pvdc_fb_layout_check(to_pvdc(dev), info, mode_cmd->width,
+				    mode_cmd->height, mode_cmd->pitches,
+				    mode_cmd->offsets);
+}
+
+/*
  * The device's rules that neither the DRM core (formats, framebuffer
  * size, pitch, source inside the framebuffer, possible CRTCs) nor the
  * plane helper (scaling) apply, on the rectangles as user space gave them:
@@ -267,30 +333,20 @@ static int pvdc_plane_check_rules(struct pvdc_device *pvdc,
 {
 	const struct drm_framebuffer *fb = state->fb;
 	struct drm_device *drm = &pvdc->drm;
-	unsigned int i;
+	int ret;
 
 	/*
-	 * Every memory plane (Y and Cb:Cr of NV12 and P010): the buffer
-	 * objects are pinned at offsets that are multiples of a page, so the
-	 * offsets into them decide.  drm_gem_fb_create() has checked that
-	 * each plane, the Cb:Cr samples of an odd last column and line
-	 * included, lies in its object, and prepare_fb pins every object in
-	 * VRAM: the device's VRAM bounds hold.
+	 * ADDFB2 checked the layout (pvdc_framebuffer_check()); checked
+	 * again, as a framebuffer may come from elsewhere (fbdev).
+	 * drm_gem_fb_create() has checked that each plane, the Cb:Cr
+	 * samples of an odd last column and line included, lies in its
+	 * object, and prepare_fb pins every object in VRAM: the device's
+	 * VRAM bounds hold.
 	 */
-	for (i = 0; i < fb->format->num_planes; i++) {
-		if (fb->pitches[i] % pvdc->pitch_align ||
-		    fb->offsets[i] % pvdc->offset_align) {
-			drm_dbg_atomic(drm, "plane %u: pitch %u or offset %u misaligned\n",
-				       i, fb->pitches[i], fb->offsets[i]);
-			return -EINVAL;
-		}
-	}
-	/* A packed 4:2:2 framebuffer is made of whole macropixels. */
-	if (fb->format->num_planes == 1 && fb->width % fb->format->hsub) {
-		drm_dbg_atomic(drm, "%p4cc framebuffer %u pixels wide\n",
-			       &fb->format->format, fb->width);
-		return -EINVAL;
-	}
+	ret = pvdc_fb_layout_check(pvdc, fb->format, fb->width, fb->height,
+				   fb->pitches, fb->offsets);
+	if (ret)
+		return ret;
 	if (state->crtc_w > pvdc->max_width ||
 	    state->crtc_h > pvdc->max_height ||
 	    state->crtc_x < -(int)pvdc->max_width ||

@@ -22,11 +22,14 @@
  *   properties Blending properties (alpha, pixel blend mode) on the primary
  *             and overlay planes, not on the cursor; zpos mutable on them,
  *             immutable on the cursor; SIZE_HINTS on the cursor only.
- *   refusals  The Cb:Cr plane misaligned, or outside its buffer object,
- *             NV12 on the primary or the cursor plane, YUYV of an odd
- *             width: refused with EINVAL by ADDFB2 or by a TEST_ONLY
- *             commit, and no plane or head register of the device changes
- *             (read through BAR 0: boot with iomem=relaxed).
+ *   pitch     A 72x72 NV12 framebuffer of pitch 72 (both planes) is
+ *             taken by ADDFB2 and commits on every plane that lists NV12.
+ *   refusals  A pitch or offset the device does not take (misaligned),
+ *             YUYV of an odd width: refused with EINVAL by ADDFB2; the
+ *             Cb:Cr plane outside its buffer object, NV12 on the primary
+ *             or the cursor plane: by ADDFB2 or by a TEST_ONLY commit; and
+ *             no plane or head register of the device changes (read
+ *             through BAR 0: boot with iomem=relaxed).
  *
  * Usage: pvdc-planes [-d DEBUGFS-DIR] [-c DEVICE] [TEST...]; every test
  * when none is named (bandwidth and refusals read BAR 0); debugfs must be mounted (default
@@ -160,6 +163,21 @@ static int fb_xrgb(struct fb *f, uint32_t w, uint32_t h)
 	if (ret)
 		return ret;
 	pitches[0] = f->bo[0].pitch;
+	return fb_add(f, w, h, DRM_FORMAT_XRGB8888, 1, in, offsets, pitches);
+}
+
+/* XRGB8888 of @pitch bytes a line, one buffer object; the ADDFB2 result. */
+static int fb_xrgb_pitch(struct fb *f, uint32_t w, uint32_t h, uint32_t pitch)
+{
+	static const unsigned int in[2];
+	uint32_t offsets[2] = { 0 }, pitches[2] = { pitch };
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	f->num_bos = 1;
+	ret = bo_create(&f->bo[0], pitch / 4 + 1, h, 32);
+	if (ret)
+		return ret;
 	return fb_add(f, w, h, DRM_FORMAT_XRGB8888, 1, in, offsets, pitches);
 }
 
@@ -756,18 +774,21 @@ static void test_refusals(void)
 		   pitch_align);
 	before = kms_shadow_registers(bar0, &count);
 
-	/* Misaligned Cb:Cr plane: ADDFB2 takes it, the device would not. */
+	/* What the device would not read: refused by ADDFB2 (issue 35). */
 	ret = nv12_split(&f, 64, 20, 12, offset_align / 2, 4096);
-	kms_result(!ret, "nv12-chroma-offset-misaligned-addfb2-accepted%s%s",
-		   ret ? ": " : "", ret ? strerror(-ret) : "");
-	if (!ret)
-		refused(overlay, &f, "nv12-chroma-offset-misaligned");
+	kms_result(ret == -EINVAL, "nv12-chroma-offset-misaligned-addfb2-einval%s%s",
+		   ret == -EINVAL ? "" : ": ",
+		   ret == -EINVAL ? "" : ret ? strerror(-ret) : "accepted");
 	fb_destroy(&f);
 	ret = nv12_split(&f, 64, 20, 12, 0, 4096 - pitch_align / 2);
-	kms_result(!ret, "nv12-chroma-pitch-misaligned-addfb2-accepted%s%s",
-		   ret ? ": " : "", ret ? strerror(-ret) : "");
-	if (!ret)
-		refused(overlay, &f, "nv12-chroma-pitch-misaligned");
+	kms_result(ret == -EINVAL, "nv12-chroma-pitch-misaligned-addfb2-einval%s%s",
+		   ret == -EINVAL ? "" : ": ",
+		   ret == -EINVAL ? "" : ret ? strerror(-ret) : "accepted");
+	fb_destroy(&f);
+	ret = fb_xrgb_pitch(&f, 64, 20, 64 * 4 + pitch_align / 2);
+	kms_result(ret == -EINVAL, "xrgb8888-pitch-misaligned-addfb2-einval%s%s",
+		   ret == -EINVAL ? "" : ": ",
+		   ret == -EINVAL ? "" : ret ? strerror(-ret) : "accepted");
 	fb_destroy(&f);
 
 	/*
@@ -810,10 +831,9 @@ static void test_refusals(void)
 
 	/* A packed 4:2:2 framebuffer is whole macropixels. */
 	ret = fb_ycbcr(&f, 63, 20, DRM_FORMAT_YUYV);
-	kms_result(!ret, "yuyv-odd-width-addfb2-accepted%s%s",
-		   ret ? ": " : "", ret ? strerror(-ret) : "");
-	if (!ret)
-		refused(overlay, &f, "yuyv-odd-width");
+	kms_result(ret == -EINVAL, "yuyv-odd-width-addfb2-einval%s%s",
+		   ret == -EINVAL ? "" : ": ",
+		   ret == -EINVAL ? "" : ret ? strerror(-ret) : "accepted");
 	fb_destroy(&f);
 
 	after = kms_shadow_registers(bar0, &count2);
@@ -821,6 +841,70 @@ static void test_refusals(void)
 		   "refused-requests-change-no-device-register");
 	free(before);
 	free(after);
+}
+
+/* ------------------------------------------------------------------------ */
+/* pitch                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Whether @plane lists @format. */
+static bool plane_takes(uint32_t plane, uint32_t format)
+{
+	drmModePlane *p = drmModeGetPlane(d.fd, plane);
+	bool takes = false;
+	uint32_t i;
+
+	for (i = 0; p && i < p->count_formats; i++)
+		takes |= p->formats[i] == format;
+	drmModeFreePlane(p);
+	return takes;
+}
+
+/*
+ * Issue 35: a 72x72 NV12 framebuffer whose Y and Cb:Cr pitches are 72
+ * bytes, its Cb:Cr plane right after the Y plane, is taken by ADDFB2 and
+ * committed on every plane of the head that lists NV12.
+ */
+static void test_pitch(void)
+{
+	const uint32_t size = 72, pitch = 72;
+	const uint32_t offsets[2] = { 0, pitch * size };
+	const uint32_t pitches[2] = { pitch, pitch };
+	static const unsigned int in[2];
+	unsigned int i, shown = 0;
+	struct fb f;
+	int ret;
+
+	memset(&f, 0, sizeof(f));
+	f.num_bos = 1;
+	ret = bo_create(&f.bo[0], pitch, size + size / 2, 8);
+	if (!ret) {
+		memset(f.bo[0].map, 0x80, f.bo[0].size);
+		ret = fb_add(&f, size, size, DRM_FORMAT_NV12, 2, in, offsets,
+			     pitches);
+	}
+	kms_result(!ret, "nv12-72x72-pitch-72-addfb2-accepted%s%s",
+		   ret ? ": " : "", ret ? strerror(-ret) : "");
+	for (i = 0; !ret && i < d.num_planes; i++) {
+		drmModeAtomicReq *req;
+		int err;
+
+		if (!(d.plane_crtcs[i] & 1u << head->pipe) ||
+		    !plane_takes(d.planes[i], DRM_FORMAT_NV12))
+			continue;
+		req = drmModeAtomicAlloc();
+		plane_show(req, d.planes[i], &f, 11, 7, size, size);
+		err = kms_commit(&d, req, 0, NULL);
+		kms_result(!err, "nv12-72x72-pitch-72-commits-on-plane-%u%s%s",
+			   d.planes[i], err ? ": " : "",
+			   err ? strerror(-err) : "");
+		shown += !err;
+		req = drmModeAtomicAlloc();
+		kms_plane_off(&d, req, d.planes[i]);
+		kms_commit(&d, req, 0, NULL);
+	}
+	kms_result(shown > 0, "nv12-72x72-pitch-72-shown-by-%u-planes", shown);
+	fb_destroy(&f);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -944,6 +1028,8 @@ int main(int argc, char **argv)
 		test_ycbcr();
 	if (kms_wanted(argc, argv, optind, "upscale"))
 		test_upscale();
+	if (kms_wanted(argc, argv, optind, "pitch"))
+		test_pitch();
 	if (kms_wanted(argc, argv, optind, "bandwidth") ||
 	    kms_wanted(argc, argv, optind, "refusals"))
 		bar0 = kms_bar_map(d.card, 0, NULL);

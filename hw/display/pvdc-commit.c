@@ -61,10 +61,13 @@ uint32_t pvdc_format_mask(unsigned int plane_type)
 
 uint32_t pvdc_writeback_format_mask(void)
 {
-    /* 8 bits a channel in 32-bit pixels: the composed frame, unrounded */
+    /*
+     * 8 bits a channel in 32-bit pixels: the composed frame, unrounded;
+     * 10 bits a channel: the same, widened as the planes read it back.
+     */
     static const uint32_t fourccs[] = {
         PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_XBGR8888,
-        PVDC_FMT_ABGR8888,
+        PVDC_FMT_ABGR8888, PVDC_FMT_XRGB2101010,
     };
     uint32_t mask = 0;
     unsigned int i;
@@ -143,7 +146,7 @@ static const char *pvdc_error_name(uint32_t result)
         [PVDC_ERR_PLANE_BUSY] = "plane shown by a head outside the commit",
         [PVDC_ERR_FORMAT] = "format not accepted by the plane",
         [PVDC_ERR_FB_SIZE] = "framebuffer size",
-        [PVDC_ERR_PITCH] = "pitch too small or misaligned",
+        [PVDC_ERR_PITCH] = "pitch too small, misaligned or too long",
         [PVDC_ERR_OFFSET_ALIGN] = "framebuffer offset misaligned",
         [PVDC_ERR_FB_BOUNDS] = "framebuffer outside VRAM",
         [PVDC_ERR_SRC_RECT] = "source rectangle",
@@ -319,6 +322,16 @@ static bool pvdc_color_valid(PVDCState *s, const PVDCHeadRegs *r)
     return true;
 }
 
+/*
+ * A pitch of @lines lines of @line bytes: it holds a line, it is aligned,
+ * and every line starts within PVDC_FB_SPAN_MAX bytes of the first.
+ */
+static bool pvdc_pitch_valid(uint32_t pitch, uint32_t lines, uint64_t line)
+{
+    return pitch >= line && !(pitch % PVDC_PITCH_ALIGNMENT) &&
+           (uint64_t)pitch * lines <= PVDC_FB_SPAN_MAX;
+}
+
 bool pvdc_writeback_target_valid(PVDCState *s, const PVDCHeadRegs *r)
 {
     int fmt = pvdc_format_index(r->wb_format);
@@ -331,7 +344,7 @@ bool pvdc_writeback_target_valid(PVDCState *s, const PVDCHeadRegs *r)
     line = (uint64_t)FIELD_EX32(r->htiming, XY, X) *
            pvdc_compose_formats[fmt].cpp;
     return !(r->wb_offset % PVDC_OFFSET_ALIGNMENT) &&
-           !(r->wb_pitch % PVDC_PITCH_ALIGNMENT) && r->wb_pitch >= line &&
+           pvdc_pitch_valid(r->wb_pitch, height, line) &&
            pvdc_lines_in_vram(s, r->wb_offset, r->wb_pitch, height, line);
 }
 
@@ -440,8 +453,7 @@ static bool pvdc_chroma_valid(PVDCState *s, const PVDCPlaneRegs *r,
     uint64_t lines = DIV_ROUND_UP(fb_h, 2);
 
     return !(r->chroma_offset % PVDC_OFFSET_ALIGNMENT) &&
-           r->chroma_pitch >= line &&
-           !(r->chroma_pitch % PVDC_PITCH_ALIGNMENT) &&
+           pvdc_pitch_valid(r->chroma_pitch, lines, line) &&
            pvdc_lines_in_memory(s, r->chroma_offset, r->chroma_pitch, lines,
                                 line);
 }
@@ -465,7 +477,7 @@ static uint32_t pvdc_check_plane_fb(PVDCCommitView *v, unsigned int p)
         return pvdc_error(PVDC_ERR_FB_SIZE, p);
     }
     line = (uint64_t)fb_w * pvdc_compose_formats[fmt].cpp;
-    if (r->fb_pitch < line || r->fb_pitch % PVDC_PITCH_ALIGNMENT) {
+    if (!pvdc_pitch_valid(r->fb_pitch, fb_h, line)) {
         return pvdc_error(PVDC_ERR_PITCH, p);
     }
     if (r->fb_offset % PVDC_OFFSET_ALIGNMENT) {

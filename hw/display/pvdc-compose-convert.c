@@ -372,6 +372,23 @@ void pvdc_compose_convert_xrgb2101010(const PVDCComposeReader *rd,
     }
 }
 
+/*
+ * The inverse: each 8-bit channel v widened to 10 bits as v << 2 | v >> 6
+ * (v * 1023 / 255, within half a step), whose 8 most significant bits are
+ * v again; the padding bits set.
+ */
+void pvdc_compose_store_xrgb2101010(const uint32_t *in, uint8_t *out,
+                                    uint32_t width)
+{
+    for (uint32_t i = 0; i < width; i++) {
+        uint32_t r = in[i] >> 16 & 0xff, g = in[i] >> 8 & 0xff;
+        uint32_t b = in[i] & 0xff;
+
+        stl_le_p(out + i * 4, 3u << 30 | (r << 2 | r >> 6) << 20 |
+                              (g << 2 | g >> 6) << 10 | (b << 2 | b >> 6));
+    }
+}
+
 /* Y0 Cb Y1 Cr: both pixels of a macropixel take its chroma. */
 void pvdc_compose_convert_yuyv(const PVDCComposeReader *rd, uint32_t *out,
                                uint32_t x, uint32_t y, uint32_t width)

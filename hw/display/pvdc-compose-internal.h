@@ -86,6 +86,9 @@ PVDCComposeConvertFn pvdc_compose_convert_yuyv;
 PVDCComposeConvertFn pvdc_compose_convert_nv12;
 PVDCComposeConvertFn pvdc_compose_convert_p010;
 
+/* PVDCComposeStoreFn of the writeback formats pixman does not write */
+PVDCComposeStoreFn pvdc_compose_store_xrgb2101010;
+
 /* The coefficients for @encoding and @range at @depth (8 or 10) bits. */
 const PVDCComposeYuv *pvdc_compose_yuv(PVDCComposeEncoding encoding,
                                        PVDCComposeRange range,

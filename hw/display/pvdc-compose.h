@@ -54,11 +54,19 @@ typedef void PVDCComposeConvertFn(const PVDCComposeReader *rd, uint32_t *out,
                                   uint32_t x, uint32_t y, uint32_t width);
 
 /*
+ * Writeback into a format pixman does not write exactly: @width pixels of
+ * a composed line, host-endian XRGB8888 at @in, stored at @out.
+ */
+typedef void PVDCComposeStoreFn(const uint32_t *in, uint8_t *out,
+                                uint32_t width);
+
+/*
  * A framebuffer format and how the engine reads it.  pixman reads it
  * directly as @color (alpha forced opaque) and @alpha (the same bytes with
  * their alpha, 0 when the format has none); formats without @color are
  * converted by @convert into XRGB8888 strips first, then composited like
- * an RGB plane.
+ * an RGB plane.  A writeback target is written by pixman as @alpha, or
+ * line by line by @store.
  */
 typedef struct PVDCComposeFormat {
     uint32_t fourcc;
@@ -68,6 +76,7 @@ typedef struct PVDCComposeFormat {
     pixman_format_code_t color;
     pixman_format_code_t alpha;
     PVDCComposeConvertFn *convert;
+    PVDCComposeStoreFn *store;
 } PVDCComposeFormat;
 
 /*

@@ -949,7 +949,7 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
         return;
     }
     layout = pvdc_writeback_pixman(fmt);
-    if (!layout) {
+    if (!layout && !fmt->store) {
         return;
     }
     pvdc_console_scene(head, &scene, -1, NULL);
@@ -963,16 +963,27 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
     if (!image || !pvdc_capture_compose(head, &scene, image)) {
         return;
     }
-    /* pixman writes only the head's width of each line, opaque. */
-    target = pixman_image_create_bits(layout, scene.width, scene.height,
-                                      (uint32_t *)(vram + r->wb_offset),
-                                      r->wb_pitch);
-    if (!target) {
-        return;
+    if (fmt->store) {
+        const uint32_t *frame = pixman_image_get_data(image);
+        int stride = pixman_image_get_stride(image) / sizeof(uint32_t);
+
+        for (uint32_t y = 0; y < scene.height; y++) {
+            fmt->store(frame + (size_t)stride * y,
+                       vram + r->wb_offset + (uint64_t)r->wb_pitch * y,
+                       scene.width);
+        }
+    } else {
+        /* pixman writes only the head's width of each line, opaque. */
+        target = pixman_image_create_bits(layout, scene.width, scene.height,
+                                          (uint32_t *)(vram + r->wb_offset),
+                                          r->wb_pitch);
+        if (!target) {
+            return;
+        }
+        pixman_image_composite(PIXMAN_OP_SRC, image, NULL, target,
+                               0, 0, 0, 0, 0, 0, scene.width, scene.height);
+        pixman_image_unref(target);
     }
-    pixman_image_composite(PIXMAN_OP_SRC, image, NULL, target, 0, 0, 0, 0,
-                           0, 0, scene.width, scene.height);
-    pixman_image_unref(target);
     len = (uint64_t)r->wb_pitch * (scene.height - 1) +
           (uint64_t)scene.width * fmt->cpp;
     memory_region_set_dirty(&s->vram, r->wb_offset, len);

@@ -27,8 +27,13 @@
  * capability registers; they are only spelled here.
  */
 #define PVDC_CURSOR_MAX_SIZE            256
-#define PVDC_PITCH_ALIGNMENT            64
-#define PVDC_OFFSET_ALIGNMENT           64
+/*
+ * pixman reads and writes lines of 32-bit words from a 32-bit aligned
+ * first pixel: that, and not the alignment of any hardware, is what a
+ * pitch and an offset need.
+ */
+#define PVDC_PITCH_ALIGNMENT            4
+#define PVDC_OFFSET_ALIGNMENT           4
 /* Upscaling has no limit: a plane costs what its destination does. */
 #define PVDC_MAX_DOWNSCALE              4
 #define PVDC_MAX_SIZE_LIMIT             16384

@@ -205,14 +205,17 @@ static void test_fb_outside_vram_is_refused(void)
                        result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_OFFSET, 0xffffffc0,
                        result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
-    /* Negative pitches, read as signed: huge unsigned strides. */
+    /*
+     * Negative pitches, read as signed: huge unsigned strides, refused
+     * before any bound as pitch * height passes PVDC_FB_SPAN_MAX.
+     */
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_PITCH, 0x80000000,
-                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+                       result_of(PVDC_ERR_PITCH, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_PITCH, (uint32_t)-64,
-                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+                       result_of(PVDC_ERR_PITCH, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_PITCH,
                        (uint32_t)-MODE_PITCH,
-                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+                       result_of(PVDC_ERR_PITCH, primary), &before);
     /* A pitch that puts only the last line outside VRAM. */
     long_pitch = ROUND_UP((v - MODE_PITCH) / (MODE_H - 1) + 1, 64);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_PITCH, long_pitch,
@@ -327,21 +330,28 @@ static void test_layout_arithmetic_does_not_overflow(void)
 
     /*
      * pitch * (height - 1) + offset is exactly 2^32: zero in 32 bits.
-     * The source stays at the top of the framebuffer.
+     * The source stays at the top of the framebuffer.  pitch * height
+     * past PVDC_FB_SPAN_MAX is refused before the bounds are computed.
      */
     write_fb(&t, primary, PVDC_FMT_XRGB8888, 256 * KiB, 256 * KiB, MODE_W,
              16384);
     wr_plane(&t, primary, PVDC_PS_SRC_H, FP16(MODE_H));
     wr_plane(&t, primary, PVDC_PS_DST_SIZE, PVDC_XY(MODE_W, MODE_H));
-    g_assert_cmphex(commit(&t, 0), ==,
-                    result_of(PVDC_ERR_FB_BOUNDS, primary));
+    g_assert_cmphex(commit(&t, 0), ==, result_of(PVDC_ERR_PITCH, primary));
     assert_active_is(&t, &before);
     /* pitch * height is 2^32 (the form of the VGA bug). */
     wr_plane(&t, primary, PVDC_PS_FB_OFFSET, 0);
-    g_assert_cmphex(commit(&t, 0), ==,
-                    result_of(PVDC_ERR_FB_BOUNDS, primary));
+    g_assert_cmphex(commit(&t, 0), ==, result_of(PVDC_ERR_PITCH, primary));
     /* The widest framebuffer with the largest pitch that fits 32 bits. */
     wr_plane(&t, primary, PVDC_PS_FB_PITCH, 0xffffffc0);
+    g_assert_cmphex(commit(&t, 0), ==, result_of(PVDC_ERR_PITCH, primary));
+    /*
+     * Within the span, offset + pitch * (height - 1) + line just past
+     * 2^32: 64-bit bounds, no wrap.
+     */
+    wr_plane(&t, primary, PVDC_PS_FB_PITCH, 64 * KiB);
+    wr_plane(&t, primary, PVDC_PS_FB_OFFSET,
+             (uint32_t)(0x100000000ull - 64 * KiB * (16384 - 1)));
     g_assert_cmphex(commit(&t, 0), ==,
                     result_of(PVDC_ERR_FB_BOUNDS, primary));
     assert_active_is(&t, &before);
@@ -558,9 +568,9 @@ static void test_chroma_layout_is_refused(void)
         uint32_t reg, val;
     } nv12_cases[] = {
         /* misaligned */
-        { PVDC_PS_CHROMA_OFFSET, 0x20 },
+        { PVDC_PS_CHROMA_OFFSET, 0x22 },
         { PVDC_PS_CHROMA_OFFSET, 0xffffffff },
-        { PVDC_PS_CHROMA_PITCH, 0x60 },
+        { PVDC_PS_CHROMA_PITCH, 0x62 },
         /* too small: 32 samples of 2 bytes a line */
         { PVDC_PS_CHROMA_PITCH, 0 },
         { PVDC_PS_CHROMA_PITCH, 0x20 },
@@ -757,7 +767,7 @@ static void test_writeback_targets_are_refused(void)
 {
     static const uint32_t not_taken[] = {
         0, PVDC_FMT_RGB565, PVDC_FMT_NV12, PVDC_FMT_YUYV, PVDC_FMT_P010,
-        PVDC_FMT_XRGB2101010, PVDC_FOURCC('A', 'B', '2', '4') ^ 0x20,
+        PVDC_FOURCC('A', 'B', '2', '4') ^ 0x20,
     };
     /* (pitch * 47) mod 2^32 = 64: the 32-bit end would be near offset */
     const uint32_t wrapping_pitch = 0xdf51b3c0;
@@ -786,11 +796,11 @@ static void test_writeback_targets_are_refused(void)
     refuse_wb(&t, 0, on, PVDC_FMT_XBGR8888, v - frame + 64, MODE_PITCH,
               &before, &watch);
     refuse_wb(&t, 0, on, PVDC_FMT_XBGR8888, v, MODE_PITCH, &before, &watch);
-    refuse_wb(&t, 0, on, PVDC_FMT_ABGR8888, 1 * MiB + 32, MODE_PITCH,
+    refuse_wb(&t, 0, on, PVDC_FMT_ABGR8888, 1 * MiB + 2, MODE_PITCH,
               &before, &watch);
-    refuse_wb(&t, 0, on, PVDC_FMT_ABGR8888, 1 * MiB + 4, MODE_PITCH,
+    refuse_wb(&t, 0, on, PVDC_FMT_ABGR8888, 1 * MiB + 1, MODE_PITCH,
               &before, &watch);
-    refuse_wb(&t, 0, on, PVDC_FMT_XRGB8888, 1 * MiB, MODE_PITCH + 32,
+    refuse_wb(&t, 0, on, PVDC_FMT_XRGB8888, 1 * MiB, MODE_PITCH + 2,
               &before, &watch);
     refuse_wb(&t, 0, on, PVDC_FMT_XRGB8888, 1 * MiB, MODE_PITCH - 64,
               &before, &watch);
@@ -1210,7 +1220,7 @@ static void test_cursor_size_overflow_is_refused(void)
         { PVDC_PS_SRC_W, FP16(256) + 1, PVDC_ERR_SRC_RECT },
         { PVDC_PS_SRC_W, FP16(255), PVDC_ERR_CURSOR },
         { PVDC_PS_FB_SIZE, 0xffffffff, PVDC_ERR_FB_SIZE },
-        { PVDC_PS_FB_PITCH, 0x40000000, PVDC_ERR_FB_BOUNDS },
+        { PVDC_PS_FB_PITCH, 0x40000000, PVDC_ERR_PITCH },
         { PVDC_PS_FB_OFFSET, 0xfffc0000, PVDC_ERR_FB_BOUNDS },
         { PVDC_PS_FORMAT, PVDC_FMT_XRGB8888, PVDC_ERR_FORMAT },
         { PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_ROTATE_180,

@@ -97,7 +97,8 @@ static uint32_t model_check_plane(Model *m, ModelView *v, unsigned int h,
         return PVDC_ERR_FB_SIZE;
     }
     line = (uint64_t)w * model_cpp(fourcc);
-    if (pitch < line || pitch % m->pitch_align) {
+    if (pitch < line || pitch % m->pitch_align ||
+        (uint64_t)pitch * hh > PVDC_FB_SPAN_MAX) {
         return PVDC_ERR_PITCH;
     }
     if (r[PS(PVDC_PS_FB_OFFSET)] % m->offset_align) {
@@ -114,6 +115,7 @@ static uint32_t model_check_plane(Model *m, ModelView *v, unsigned int h,
 
         if (coff % m->offset_align || cpitch < cline ||
             cpitch % m->pitch_align ||
+            cpitch * ((hh + 1) / 2) > PVDC_FB_SPAN_MAX ||
             coff + cpitch * ((hh + 1) / 2 - 1) + cline > m->vram) {
             return PVDC_ERR_CHROMA;
         }
@@ -195,7 +197,8 @@ static bool model_writeback_bad(Model *m, const uint32_t *a)
                  (m->wb_mask & BIT(i));
     }
     return !taken || offset % m->offset_align || pitch % m->pitch_align ||
-           pitch < line || offset + pitch * (lines - 1) + line > m->vram;
+           pitch < line || pitch * lines > PVDC_FB_SPAN_MAX ||
+           offset + pitch * (lines - 1) + line > m->vram;
 }
 
 static uint32_t model_check_mode(Model *m, ModelView *v, unsigned int h)

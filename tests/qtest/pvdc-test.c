@@ -158,8 +158,9 @@ static void test_fixed_capabilities_match_the_design(void)
     g_assert_cmphex(rd(&t, PVDC_REG_SCALE_LIMITS), ==,
                     4 << PVDC_SCALE_MAX_DOWNSCALE_SHIFT |
                     0 << PVDC_SCALE_MAX_UPSCALE_SHIFT);
-    g_assert_cmpuint(rd(&t, PVDC_REG_PITCH_ALIGN), ==, 64);
-    g_assert_cmpuint(rd(&t, PVDC_REG_OFFSET_ALIGN), ==, 64);
+    /* pixman's 32-bit words, nothing more */
+    g_assert_cmpuint(rd(&t, PVDC_REG_PITCH_ALIGN), ==, 4);
+    g_assert_cmpuint(rd(&t, PVDC_REG_OFFSET_ALIGN), ==, 4);
 
     for (i = 0; i < PVDC_MAX_FORMATS; i++) {
         table[i] = rd(&t, PVDC_REG_FORMAT_TABLE(i));
@@ -185,8 +186,9 @@ static void test_fixed_capabilities_match_the_design(void)
             g_assert_false((primary | overlay | cursor | writeback) & BIT(i));
             continue;
         }
-        /* 8 bits a channel in 32 bits: the four 8888 formats only */
-        g_assert_cmpint(!!(writeback & BIT(i)), ==, is_8888);
+        /* 32-bit pixels: the four 8888 formats and XRGB2101010 */
+        g_assert_cmpint(!!(writeback & BIT(i)), ==,
+                        is_8888 || table[i] == PVDC_FMT_XRGB2101010);
         g_assert(is_rgb || is_ycbcr);
         g_assert_cmpint(!!(primary & BIT(i)), ==, is_rgb);
         g_assert_true(overlay & BIT(i));
@@ -194,7 +196,7 @@ static void test_fixed_capabilities_match_the_design(void)
                         table[i] == PVDC_FMT_ARGB8888);
     }
     g_assert_cmpuint(ctpop32(overlay), ==, ARRAY_SIZE(rgb) + ARRAY_SIZE(ycbcr));
-    g_assert_cmpuint(ctpop32(writeback), ==, 4);
+    g_assert_cmpuint(ctpop32(writeback), ==, 5);
     /* The two-plane formats at the places the spec gives them. */
     g_assert_cmphex(table[7], ==, PVDC_FMT_NV12);
     g_assert_cmphex(table[8], ==, PVDC_FMT_P010);
@@ -896,21 +898,21 @@ static unsigned int break_wb_disabled_head(PVDCTest *t)
 
 static unsigned int break_wb_format(PVDCTest *t)
 {
-    write_wb_regs(t, 0, PVDC_FMT_XRGB2101010);
+    write_wb_regs(t, 0, PVDC_FMT_RGB565);
     return 0;
 }
 
 static unsigned int break_wb_offset_align(PVDCTest *t)
 {
     write_wb_regs(t, 0, PVDC_FMT_ABGR8888);
-    wr_head(t, 0, PVDC_HS_WB_OFFSET, 4 * MiB + 4);
+    wr_head(t, 0, PVDC_HS_WB_OFFSET, 4 * MiB + 2);
     return 0;
 }
 
 static unsigned int break_wb_pitch_align(PVDCTest *t)
 {
     write_wb_regs(t, 0, PVDC_FMT_XRGB8888);
-    wr_head(t, 0, PVDC_HS_WB_PITCH, MODE_PITCH + 4);
+    wr_head(t, 0, PVDC_HS_WB_PITCH, MODE_PITCH + 2);
     return 0;
 }
 
@@ -1082,7 +1084,7 @@ static unsigned int break_color_encoding_rgb(PVDCTest *t)
 static unsigned int break_chroma_offset_align(PVDCTest *t)
 {
     write_two_plane_overlay(t, PVDC_FMT_NV12);
-    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_OFFSET, 1 * MiB + 32);
+    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_OFFSET, 1 * MiB + 2);
     return 0;
 }
 
@@ -1099,7 +1101,7 @@ static unsigned int break_chroma_pitch_small(PVDCTest *t)
 static unsigned int break_chroma_pitch_align(PVDCTest *t)
 {
     write_two_plane_overlay(t, PVDC_FMT_NV12);
-    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_PITCH, 96);
+    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_PITCH, 98);
     return 0;
 }
 
@@ -1135,13 +1137,45 @@ static unsigned int break_pitch(PVDCTest *t)
 
 static unsigned int break_pitch_alignment(PVDCTest *t)
 {
-    wr_plane(t, primary0(t), PVDC_PS_FB_PITCH, MODE_PITCH + 4);
+    wr_plane(t, primary0(t), PVDC_PS_FB_PITCH, MODE_PITCH + 2);
+    return 0;
+}
+
+/*
+ * Issue 35: a one-line framebuffer, offset + pitch * 0 + line inside
+ * VRAM, that the engine could not draw.
+ */
+static unsigned int break_pitch_one_line_2g(PVDCTest *t)
+{
+    wr_plane(t, primary0(t), PVDC_PS_FB_SIZE, PVDC_XY(MODE_W, 1));
+    wr_plane(t, primary0(t), PVDC_PS_SRC_H, FP16(1));
+    wr_plane(t, primary0(t), PVDC_PS_DST_SIZE, PVDC_XY(MODE_W, 1));
+    wr_plane(t, primary0(t), PVDC_PS_FB_PITCH, PVDC_FB_SPAN_MAX + 1);
+    return 0;
+}
+
+/* Aligned pitches, so that only their span breaks a rule. */
+static unsigned int break_pitch_span(PVDCTest *t)
+{
+    wr_plane(t, primary0(t), PVDC_PS_FB_PITCH,
+             ROUND_UP(PVDC_FB_SPAN_MAX / MODE_H + 1, 64));
+    return 0;
+}
+
+/* One Cb:Cr line of two Y lines, inside VRAM at any pitch */
+static unsigned int break_chroma_pitch_span(PVDCTest *t)
+{
+    write_two_plane_overlay(t, PVDC_FMT_NV12);
+    wr_plane(t, overlay0(t), PVDC_PS_FB_SIZE, PVDC_XY(16, 2));
+    wr_plane(t, overlay0(t), PVDC_PS_SRC_H, FP16(2));
+    wr_plane(t, overlay0(t), PVDC_PS_DST_SIZE, PVDC_XY(16, 2));
+    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_PITCH, PVDC_FB_SPAN_MAX + 1);
     return 0;
 }
 
 static unsigned int break_offset_align(PVDCTest *t)
 {
-    wr_plane(t, primary0(t), PVDC_PS_FB_OFFSET, 4);
+    wr_plane(t, primary0(t), PVDC_PS_FB_OFFSET, 2);
     return 0;
 }
 
@@ -1286,10 +1320,16 @@ static const RuleCase rule_cases[] = {
       overlay0 },
     { "chroma-plane-past-vram", break_chroma_bounds, PVDC_ERR_CHROMA,
       overlay0 },
+    { "one-chroma-line-pitch-of-2^31", break_chroma_pitch_span,
+      PVDC_ERR_CHROMA, overlay0 },
     { "zero-framebuffer-width", break_fb_size, PVDC_ERR_FB_SIZE, primary0 },
     { "odd-yuyv-width", break_fb_size_yuyv_odd, PVDC_ERR_FB_SIZE, overlay0 },
     { "pitch-smaller-than-a-line", break_pitch, PVDC_ERR_PITCH, primary0 },
     { "misaligned-pitch", break_pitch_alignment, PVDC_ERR_PITCH, primary0 },
+    { "one-line-pitch-of-2^31", break_pitch_one_line_2g, PVDC_ERR_PITCH,
+      primary0 },
+    { "pitch-times-height-past-2^31-1", break_pitch_span, PVDC_ERR_PITCH,
+      primary0 },
     { "misaligned-offset", break_offset_align, PVDC_ERR_OFFSET_ALIGN,
       primary0 },
     { "framebuffer-past-vram", break_fb_bounds, PVDC_ERR_FB_BOUNDS,
@@ -1544,7 +1584,7 @@ static void test_first_broken_rule_is_reported(void)
     wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 0);
 
     /* Within a plane: PITCH before OFFSET_ALIGN before SRC_RECT. */
-    wr_plane(&t, primary, PVDC_PS_FB_OFFSET, 4);
+    wr_plane(&t, primary, PVDC_PS_FB_OFFSET, 2);
     wr_plane(&t, primary, PVDC_PS_SRC_W, 0);
     doorbell(&t, 0);
     g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
@@ -2702,8 +2742,9 @@ static void test_hostile_values_are_refused(void)
     } plane_cases[] = {
         /* 32-bit wrap of offset + pitch * (height - 1) */
         { PVDC_PS_FB_OFFSET, 0xffffffc0, PVDC_ERR_FB_BOUNDS },
-        { PVDC_PS_FB_PITCH, 0x40000000, PVDC_ERR_FB_BOUNDS },
-        { PVDC_PS_FB_PITCH, 0xffffffc0, PVDC_ERR_FB_BOUNDS },
+        /* and of pitch * height: past PVDC_FB_SPAN_MAX first */
+        { PVDC_PS_FB_PITCH, 0x40000000, PVDC_ERR_PITCH },
+        { PVDC_PS_FB_PITCH, 0xffffffc0, PVDC_ERR_PITCH },
         /* 32-bit wrap of src_x + src_w */
         { PVDC_PS_SRC_X, 0xffff0000, PVDC_ERR_SRC_RECT },
         { PVDC_PS_SRC_W, 0xffffffff, PVDC_ERR_SRC_RECT },
