@@ -112,12 +112,59 @@ static void pvdc_dma_unmap(PVDCState *s, GArray *maps)
 
 static void pvdc_binding_free(PVDCState *s, PVDCBinding *b)
 {
+    if (b->runs) {
+        g_array_free(b->runs, true);
+    }
     if (b->maps) {
         pvdc_dma_unmap(s, b->maps);
         g_array_free(b->maps, true);
     }
     g_free(b->entries);
     memset(b, 0, sizeof(*b));
+}
+
+/*
+ * Whether mapping @b starts where mapping @a ends, in the same RAM block:
+ * the bytes of both are one run of host memory, whose dirty bits are
+ * those of one range of that block.
+ */
+static bool pvdc_host_contiguous(const PVDCBindMap *a, const PVDCBindMap *b)
+{
+    ram_addr_t off_a, off_b;
+    MemoryRegion *mr_a, *mr_b;
+
+    if ((uint8_t *)a->host + a->len != b->host) {
+        return false;
+    }
+    mr_a = memory_region_from_host(a->host, &off_a);
+    mr_b = memory_region_from_host(b->host, &off_b);
+    return mr_a && mr_a == mr_b && off_a + a->len == off_b;
+}
+
+/*
+ * The mappings of @b as runs of host memory: consecutive mappings that
+ * are contiguous in the host (pages that are contiguous in guest RAM, as
+ * hugepages give them, however many entries list them) become one, so
+ * that a buffer in them is read straight from the host (the direct path
+ * of the consoles, no bounce copy).  The mappings themselves stay as
+ * made: each is unmapped as it was mapped.
+ */
+static void pvdc_binding_merge(PVDCBinding *b)
+{
+    unsigned int i;
+
+    b->runs = g_array_new(false, false, sizeof(PVDCBindMap));
+    for (i = 0; i < b->maps->len; i++) {
+        PVDCBindMap *map = &g_array_index(b->maps, PVDCBindMap, i);
+        PVDCBindMap *last = b->runs->len ?
+            &g_array_index(b->runs, PVDCBindMap, b->runs->len - 1) : NULL;
+
+        if (last && pvdc_host_contiguous(last, map)) {
+            last->len += map->len;
+        } else {
+            g_array_append_val(b->runs, *map);
+        }
+    }
 }
 
 /* Map the pages of @b's entries from @as; false, nothing mapped, if not. */
@@ -135,6 +182,7 @@ static bool pvdc_binding_map(PVDCState *s, AddressSpace *as, PVDCBinding *b)
             return false;
         }
     }
+    pvdc_binding_merge(b);
     return true;
 }
 
@@ -362,8 +410,8 @@ static const uint8_t *pvdc_binding_ptr(PVDCBinding *b, uint64_t off,
 {
     unsigned int i;
 
-    for (i = 0; b->maps && i < b->maps->len; i++) {
-        PVDCBindMap *map = &g_array_index(b->maps, PVDCBindMap, i);
+    for (i = 0; b->runs && i < b->runs->len; i++) {
+        PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
 
         if (off < map->len) {
             return len <= map->len - off ? (uint8_t *)map->host + off : NULL;
@@ -379,8 +427,8 @@ static void pvdc_binding_copy(PVDCBinding *b, uint64_t off, uint64_t len,
 {
     unsigned int i;
 
-    for (i = 0; len && b->maps && i < b->maps->len; i++) {
-        PVDCBindMap *map = &g_array_index(b->maps, PVDCBindMap, i);
+    for (i = 0; len && b->runs && i < b->runs->len; i++) {
+        PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
         uint64_t n;
 
         if (off >= map->len) {
@@ -405,8 +453,8 @@ static void pvdc_binding_write(PVDCBinding *b, uint64_t off, uint64_t len,
 {
     unsigned int i;
 
-    for (i = 0; len && b->maps && i < b->maps->len; i++) {
-        PVDCBindMap *map = &g_array_index(b->maps, PVDCBindMap, i);
+    for (i = 0; len && b->runs && i < b->runs->len; i++) {
+        PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
         uint8_t *dst;
         MemoryRegion *mr;
         ram_addr_t ram_off;

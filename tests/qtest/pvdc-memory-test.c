@@ -796,6 +796,67 @@ static void test_one_plane_shows_straight_from_a_binding(void)
     mem_stop(&m);
 }
 
+#define MERGED_PITCH        1024
+#define MERGED_LEN          (MERGED_PITCH * MODE_H)
+
+/*
+ * Pages contiguous in guest RAM (as hugepages give them) listed one
+ * entry each: BIND merges their mappings, so that a head showing one
+ * framebuffer across all of them is shown straight from guest RAM, as
+ * from one entry, and shows what the guest writes there at once,
+ * without composing.
+ */
+static void test_contiguous_entries_are_merged(void)
+{
+    const int n = MERGED_LEN / PAGE;
+    g_autofree uint64_t *e = g_new(uint64_t, 2 * n);
+    g_autofree uint8_t *fb = g_malloc(MERGED_LEN);
+    g_autofree uint32_t *shown = NULL, *written = NULL;
+    uint32_t pixel = cpu_to_le32(0x00654321);
+    unsigned int pri;
+    uint64_t pages, before;
+    Mem m;
+
+    mem_start(&m);
+    pri = plane_of(&m.t, 0, PRIMARY);
+    g_assert_cmpuint(MERGED_LEN % PAGE, ==, 0);
+    g_assert_cmpint(n, <=, TABLE_ROOM);
+    pages = guest_alloc(&m.alloc, MERGED_LEN);
+    g_assert_cmpuint(pages % PAGE, ==, 0);
+    for (uint32_t i = 0; i < MERGED_LEN; i++) {
+        fb[i] = i * 13 + (i >> 9);
+    }
+    qtest_memwrite(m.t.qts, pages, fb, MERGED_LEN);
+    for (int i = 0; i < n; i++) {
+        e[2 * i] = pages + i * PAGE;
+        e[2 * i + 1] = PAGE;
+    }
+    write_bind_table(&m.t, m.table, e, n);
+    g_assert_cmphex(bind_range(&m.t, m.base, MERGED_LEN, m.table, n), ==,
+                    PVDC_BIND_OK);
+    write_mode(&m.t, 0, CLOCK_1MS);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    wr_plane(&m.t, pri, PVDC_PS_FB_PITCH, MERGED_PITCH);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+
+    before = pvdc_statistic(m.t.qts, "x-head0-compositions");
+    shown = dump(&m.t);
+    for (int y = 0; y < MODE_H; y++) {
+        for (int x = 0; x < MODE_W; x++) {
+            g_assert_cmphex(shown[y * MODE_W + x], ==,
+                            ldl_le_p(fb + y * MERGED_PITCH + x * 4) &
+                            0xffffff);
+        }
+    }
+    /* line 40 lies in the 11th page: no DAMAGE_LEN, no composition */
+    qtest_memwrite(m.t.qts, pages + 40 * MERGED_PITCH + 9 * 4, &pixel, 4);
+    written = dump(&m.t);
+    g_assert_cmphex(written[40 * MODE_W + 9], ==, 0x654321);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-head0-compositions"), ==,
+                     before);
+    mem_stop(&m);
+}
+
 /*
  * A framebuffer or Cb:Cr plane lies wholly in VRAM or wholly in one
  * binding: across the end of VRAM, of a binding, or from one binding
@@ -1286,6 +1347,8 @@ int main(int argc, char **argv)
                    test_planes_scan_out_of_bindings);
     qtest_add_func("/pvdc/memory/one-plane-shows-straight-from-a-binding",
                    test_one_plane_shows_straight_from_a_binding);
+    qtest_add_func("/pvdc/memory/contiguous-entries-are-merged",
+                   test_contiguous_entries_are_merged);
     qtest_add_func("/pvdc/memory/ranges-across-bindings-are-refused",
                    test_ranges_across_bindings_are_refused);
     qtest_add_func("/pvdc/memory/bindings-in-use-are-busy",

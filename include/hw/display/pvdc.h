@@ -205,6 +205,7 @@ typedef struct PVDCBinding {
     PVDCBindEntry *entries;
     /* derived from @entries, not migrated: NULL while not mapped */
     GArray *maps;               /* of PVDCBindMap, pvdc-memory.c */
+    GArray *runs;               /* @maps merged where host-contiguous */
 } PVDCBinding;
 
 /*
