@@ -519,7 +519,9 @@ bool pvdc_memory_store(PVDCState *s, uint64_t addr, uint32_t pitch,
  * A view of one memory plane of a plane outside VRAM: device addresses
  * [@base, @end), of which composition reads [@first, @end).  A direct
  * pointer where they are host-contiguous, else a copy of the bytes read
- * (the rest zero) kept in @bounce.  False if there is none.
+ * (the rest zero) kept in @bounce.  False if there is none.  Only the
+ * bytes before @first are cleared: clearing the whole copy first would
+ * cost about as much again as the copy.
  */
 static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t first,
                              uint64_t end, const uint8_t **mem,
@@ -536,11 +538,13 @@ static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t first,
     if (*mem) {
         return true;
     }
-    copy = g_try_malloc0(*size);
+    copy = g_try_malloc(*size);
     if (!copy) {
         return false;
     }
+    memset(copy, 0, first - base);
     pvdc_binding_copy(b, first - b->addr, end - first, copy + (first - base));
+    s->bounce_bytes += end - first;
     g_ptr_array_add(bounce, copy);
     *mem = copy;
     trace_pvdc_memory_bounce(base, first, end);

@@ -796,6 +796,55 @@ static void test_one_plane_shows_straight_from_a_binding(void)
     mem_stop(&m);
 }
 
+/*
+ * The bytes the device copies per frame to show a full-screen plane from
+ * guest RAM: none when its pages are contiguous in the host (shown
+ * straight from them), the framebuffer's bytes per composition when they
+ * are scattered.
+ */
+static void test_bytes_copied_per_frame(void)
+{
+    const uint32_t size = MODE_PITCH * MODE_H;
+    g_autofree uint32_t *a = NULL, *b = NULL;
+    uint64_t pages, bytes, frames;
+    unsigned int pri;
+    Mem m;
+
+    mem_start(&m);
+    pri = plane_of(&m.t, 0, PRIMARY);
+    pages = guest_alloc(&m.alloc, size);
+    g_assert_cmphex(bind_one(&m, m.base, size, pages, size), ==,
+                    PVDC_BIND_OK);
+    write_mode(&m.t, 0, CLOCK_1MS);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    bytes = pvdc_statistic(m.t.qts, "x-bounce-bytes");
+    a = dump(&m.t);
+    damage(&m.t, m.base, size);
+    b = dump(&m.t);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-bounce-bytes"), ==, bytes);
+
+    write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
+    g_assert_cmphex(bind_pages(&m, m.base, 0, size / PAGE), ==,
+                    PVDC_BIND_OK);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_free(a);
+    a = dump(&m.t);
+    bytes = pvdc_statistic(m.t.qts, "x-bounce-bytes");
+    frames = pvdc_statistic(m.t.qts, "x-head0-compositions");
+    damage(&m.t, m.base, size);
+    g_free(b);
+    b = dump(&m.t);
+    frames = pvdc_statistic(m.t.qts, "x-head0-compositions") - frames;
+    g_assert_cmpuint(frames, >=, 1);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-bounce-bytes") - bytes, ==,
+                     frames * size);
+    mem_stop(&m);
+}
+
 #define MERGED_PITCH        1024
 #define MERGED_LEN          (MERGED_PITCH * MODE_H)
 
@@ -1347,6 +1396,8 @@ int main(int argc, char **argv)
                    test_planes_scan_out_of_bindings);
     qtest_add_func("/pvdc/memory/one-plane-shows-straight-from-a-binding",
                    test_one_plane_shows_straight_from_a_binding);
+    qtest_add_func("/pvdc/memory/bytes-copied-per-frame",
+                   test_bytes_copied_per_frame);
     qtest_add_func("/pvdc/memory/contiguous-entries-are-merged",
                    test_contiguous_entries_are_merged);
     qtest_add_func("/pvdc/memory/ranges-across-bindings-are-refused",
