@@ -1344,6 +1344,55 @@ static void test_colour_tables_in_a_binding(void)
     mem_stop(&m);
 }
 
+/*
+ * A commit armed with bus mastering off bypasses the colour stages whose
+ * tables lie in a binding: a stream carrying that state loads, the
+ * destination shows what the source showed, and copies the tables at
+ * its next doorbell once bus mastering is on.
+ */
+static void test_bypassed_colour_stages_migrate(void)
+{
+    g_autofree uint32_t *plain = NULL;
+    g_autofree Scene *sc = g_new0(Scene, 1);
+    uint8_t lut[LUT_LEN], ctm[PVDC_CTM_SIZE] = {};
+    uint64_t pages[TABLE_PAGES];
+    uint32_t crc_plain, c;
+    PVDCTest dst;
+    Mem m;
+
+    for (int i = 0; i < LUT_ENTRIES; i++) {
+        uint16_t v = (LUT_ENTRIES - 1 - i) * 0x101;
+
+        stq_le_p(lut + i * PVDC_LUT_ENTRY_SIZE,
+                 v | (uint64_t)v << 16 | (uint64_t)v << 32);
+    }
+    stq_le_p(ctm, 1ULL << 32);
+    stq_le_p(ctm + 4 * 8, 1ULL << 32);
+    stq_le_p(ctm + 8 * 8, 1ULL << 32);
+
+    mem_start(&m);
+    crc_plain = scene_from_vram(&m, sc, &plain);
+    c = m.base + 2 * BUF_PAGES * PAGE;
+    g_assert_cmphex(bind_new_pages(&m, c, TABLE_PAGES, pages), ==,
+                    PVDC_BIND_OK);
+    bound_write(&m, pages, TABLE_PAGES, LUT_REL, lut, LUT_LEN);
+    bound_write(&m, pages, TABLE_PAGES, CTM_REL, ctm, sizeof(ctm));
+    set_bus_master(&m.t, false);
+    g_assert_cmphex(show_colour(&m.t, c + LUT_REL, c + CTM_REL), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(crc_now(&m.t), ==, crc_plain);
+
+    pvdc_test_migrate(&m.t, &dst, PROPS, EXTRA);
+    step_to_next_vblank(&dst, 0);
+    g_assert_cmphex(crc_now(&dst), ==, crc_plain);
+    set_bus_master(&dst, true);
+    g_assert_cmphex(show_colour(&dst, c + LUT_REL, c + CTM_REL), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(crc_now(&dst), !=, crc_plain);
+    pvdc_test_stop(&dst);
+    mem_stop(&m);
+}
+
 /* The destination scans out of the bindings the stream brings. */
 static void test_scanout_of_bindings_migrates(void)
 {
@@ -1414,6 +1463,8 @@ int main(int argc, char **argv)
                    test_writeback_into_a_shown_binding_shows);
     qtest_add_func("/pvdc/memory/colour-tables-in-a-binding",
                    test_colour_tables_in_a_binding);
+    qtest_add_func("/pvdc/memory/bypassed-colour-stages-migrate",
+                   test_bypassed_colour_stages_migrate);
     qtest_add_func("/pvdc/memory/scanout-of-bindings-migrates",
                    test_scanout_of_bindings_migrates);
     return g_test_run();
