@@ -966,9 +966,11 @@ static bool pvdc_copy_color(PVDCState *s, uint32_t offset, uint32_t n,
     const uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
     uint64_t len = (uint64_t)n * sizeof(uint64_t);
     g_autofree uint8_t *raw = NULL;
-    const uint8_t *src = vram + offset;
+    const uint8_t *src;
 
-    if ((uint64_t)offset + len > s->conf.vram_size) {
+    if ((uint64_t)offset + len <= s->conf.vram_size) {
+        src = vram + offset;
+    } else {
         raw = g_malloc(len);
         if (!pvdc_memory_load(s, offset, len, raw)) {
             qemu_log_mask(LOG_GUEST_ERROR, "pvdc: bus mastering is off: "
