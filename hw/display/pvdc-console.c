@@ -45,9 +45,10 @@
  * CRC capture happens when the guest reads CRC_VALUE, once per frame: it
  * composes the whole head into an image of the device's own.  Writeback
  * composes the same way at the latch point of a commit that asks for it,
- * then writes the image into VRAM.  A device-wide budget of pixels per
- * second of virtual time bounds what both can cost the host, however many
- * heads read their CRC or write back how often.
+ * then writes the image into VRAM or through a binding's pages.  A
+ * device-wide budget of pixels per second of virtual time bounds what
+ * both can cost the host, however many heads read their CRC or write back
+ * how often.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -56,6 +57,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
+#include "qemu/log.h"
 #include "qom/object.h"
 #include "qapi/visitor.h"
 #include "exec/memory.h"
@@ -942,7 +944,11 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
     PVDCComposeScene scene;
     pixman_image_t *image, *target;
     pixman_format_code_t layout;
-    uint64_t len;
+    g_autofree uint8_t *stage = NULL;
+    uint8_t *dst;
+    uint32_t dst_pitch;
+    uint64_t len, line;
+    bool in_vram;
 
     /* Validated at the latch; checked again as every pointer into VRAM. */
     if (!fmt || !pvdc_writeback_target_valid(s, r)) {
@@ -950,6 +956,15 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
     }
     layout = pvdc_writeback_pixman(fmt);
     if (!layout && !fmt->store) {
+        return;
+    }
+    len = (uint64_t)r->wb_pitch * (FIELD_EX32(r->vtiming, XY, X) - 1) +
+          (uint64_t)FIELD_EX32(r->htiming, XY, X) * fmt->cpp;
+    in_vram = r->wb_offset + len <= s->conf.vram_size;
+    if (!in_vram && !pvdc_memory_reachable(s)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pvdc: head %u: bus mastering is "
+                      "off: no writeback into guest memory at 0x%x\n",
+                      head->index, r->wb_offset);
         return;
     }
     pvdc_console_scene(head, &scene, -1, NULL);
@@ -963,20 +978,31 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
     if (!image || !pvdc_capture_compose(head, &scene, image)) {
         return;
     }
+    /*
+     * Into VRAM in place; into a binding through a buffer of our own,
+     * whose lines are then copied to the pages.
+     */
+    line = (uint64_t)scene.width * fmt->cpp;
+    if (in_vram) {
+        dst = vram + r->wb_offset;
+        dst_pitch = r->wb_pitch;
+    } else {
+        dst_pitch = ROUND_UP(line, sizeof(uint32_t));
+        stage = g_malloc((size_t)dst_pitch * scene.height);
+        dst = stage;
+    }
     if (fmt->store) {
         const uint32_t *frame = pixman_image_get_data(image);
         int stride = pixman_image_get_stride(image) / sizeof(uint32_t);
 
         for (uint32_t y = 0; y < scene.height; y++) {
             fmt->store(frame + (size_t)stride * y,
-                       vram + r->wb_offset + (uint64_t)r->wb_pitch * y,
-                       scene.width);
+                       dst + (uint64_t)dst_pitch * y, scene.width);
         }
     } else {
         /* pixman writes only the head's width of each line, opaque. */
         target = pixman_image_create_bits(layout, scene.width, scene.height,
-                                          (uint32_t *)(vram + r->wb_offset),
-                                          r->wb_pitch);
+                                          (uint32_t *)dst, dst_pitch);
         if (!target) {
             return;
         }
@@ -984,9 +1010,12 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
                                0, 0, 0, 0, 0, 0, scene.width, scene.height);
         pixman_image_unref(target);
     }
-    len = (uint64_t)r->wb_pitch * (scene.height - 1) +
-          (uint64_t)scene.width * fmt->cpp;
-    memory_region_set_dirty(&s->vram, r->wb_offset, len);
+    if (in_vram) {
+        memory_region_set_dirty(&s->vram, r->wb_offset, len);
+    } else {
+        pvdc_memory_store(s, r->wb_offset, r->wb_pitch, scene.height, line,
+                          stage, dst_pitch);
+    }
     trace_pvdc_writeback(head->index, head->armed_seq, r->wb_format,
                          r->wb_offset, r->wb_pitch);
 }
