@@ -15,6 +15,7 @@
 #include <linux/pci.h>
 #include <linux/sched/signal.h>
 
+#include <drm/drm_aperture.h>
 #include <drm/drm_atomic_helper.h>
 #include <drm/drm_blend.h>
 #include <drm/drm_client_setup.h>
@@ -691,6 +692,16 @@ static int pvdc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	struct pvdc_device *pvdc;
 	struct drm_device *drm;
 	int ret;
+
+	/*
+	 * The firmware's framebuffer (efifb, vesafb, simplefb) is the
+	 * device's boot display, a ramfb in guest RAM rather than in a BAR,
+	 * so the PCI variant would not find it: every firmware framebuffer
+	 * goes, and with it sysfb's, before the driver shows anything.
+	 */
+	ret = drm_aperture_remove_framebuffers(&pvdc_driver);
+	if (ret)
+		return ret;
 
 	pvdc = devm_drm_dev_alloc(&pdev->dev, &pvdc_driver, struct pvdc_device,
 				  drm);

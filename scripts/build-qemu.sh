@@ -24,7 +24,7 @@ cc=(--cc=/usr/lib/ccache/gcc --cxx=/usr/lib/ccache/g++)
 targets=(qemu-system-x86_64 tests/qtest/pvdc-test tests/qtest/pvdc-model-test
          tests/qtest/pvdc-compose-test tests/qtest/pvdc-hostile-test
          tests/qtest/pvdc-migration-test tests/qtest/pvdc-lifetime-test
-         tests/qtest/pvdc-memory-test)
+         tests/qtest/pvdc-memory-test tests/qtest/pvdc-boot-test)
 stamp=
 while [ $# -gt 0 ]; do
     case $1 in

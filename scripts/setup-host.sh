@@ -52,6 +52,8 @@ PACKAGES=(
     # (the +ds source tree has none): SeaBIOS and its VGA BIOSes, iPXE's NIC
     # ROMs, qemu-system-data's blobs, and OVMF for UEFI guests
     seabios ipxe-qemu qemu-system-data ovmf
+    # the boot display test: Debian's netboot installer (kernel and initrd)
+    debian-installer-12-netboot-amd64
     # guest image
     busybox-static cpio kmod libdrm-dev libdrm-tests
     # debug guest kernel (scripts/build-debug-kernel.sh; objtool needs libelf)

@@ -707,6 +707,7 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
         memset(&head->armed_color, 0, sizeof(head->armed_color));
         if (!was_on && on) {
             pvdc_timeline_enable(head, when);
+            pvdc_boot_end(s);
         }
         /* The connector it takes. */
         if (on && (!was_on || head->active.connector != old_connector)) {

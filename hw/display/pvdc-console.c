@@ -4,7 +4,9 @@
  *
  * The console of connector c shows the active state of the head that
  * drives it (enabled, HS_CONNECTOR = c), composed by pvdc-compose.c, or
- * the blank picture of a disabled head if none does.  Composition only
+ * the blank picture of a disabled head if none does; connector 0 shows
+ * the boot display instead from reset to the first head enabled
+ * (pvdc-boot.c).  Composition only
  * happens when something changed: the head driving the connector, its
  * active state (compared with the scene last shown, so a commit that
  * changes nothing visible costs nothing) or the VRAM under a visible
@@ -75,6 +77,7 @@ typedef enum PVDCSurfaceKind {
     PVDC_SURFACE_BLANK,
     PVDC_SURFACE_COMPOSED,      /* device-owned, head-sized, x8r8g8b8 */
     PVDC_SURFACE_DIRECT,        /* wraps the framebuffer in VRAM */
+    PVDC_SURFACE_BOOT,          /* the boot display's (pvdc-boot.c) */
 } PVDCSurfaceKind;
 
 /* The console of a connector. */
@@ -444,6 +447,27 @@ static void pvdc_console_show_blank(PVDCConnector *conn)
 }
 
 /*
+ * While no head is enabled since reset, head 0's console shows the boot
+ * display.  Returns false if @conn does not show it.
+ */
+static bool pvdc_console_show_boot(PVDCConnector *conn)
+{
+    PVDCState *s = conn->dev;
+    PVDCDisplay *d = conn->display;
+
+    if (conn->index != 0 || !s->boot_display) {
+        return false;
+    }
+    if (d->kind != PVDC_SURFACE_BOOT) {
+        /* Until the firmware sets its framebuffer up: not an old picture. */
+        pvdc_console_show_blank(conn);
+        d->kind = PVDC_SURFACE_BOOT;
+    }
+    pvdc_boot_display_update(s, conn->con);
+    return true;
+}
+
+/*
  * Show @scene of @head on @conn straight from VRAM if the engine and the
  * UI allow it.  Returns false if it must be composed.
  */
@@ -635,7 +659,9 @@ static void pvdc_console_refresh(PVDCConnector *conn)
     qemu_rect_init(&d->damage, 0, 0, 0, 0);
 
     if (!head) {
-        pvdc_console_show_blank(conn);
+        if (!pvdc_console_show_boot(conn)) {
+            pvdc_console_show_blank(conn);
+        }
         pvdc_console_update_cursor(conn, -1);
     } else {
         cursor = pvdc_host_cursor_plane(head);

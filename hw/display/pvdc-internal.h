@@ -11,6 +11,7 @@
  *   pvdc-compose.c composition of the active planes into a picture
  *   pvdc-output.c  connectors: EDID, preferred mode, hotplug
  *   pvdc-memory.c  guest memory: bindings of guest pages above VRAM
+ *   pvdc-boot.c    the boot display: a ramfb companion on head 0
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -75,6 +76,7 @@ typedef enum PVDCSubsection {
     PVDC_SUBSECTION_OUTPUT,
     PVDC_SUBSECTION_COLORS,
     PVDC_SUBSECTION_MEMORY,
+    PVDC_SUBSECTION_BOOT,
 } PVDCSubsection;
 
 /*
@@ -199,6 +201,17 @@ uint32_t pvdc_output_position(PVDCState *s, unsigned int connector);
  */
 void pvdc_output_ui_info(PVDCState *s, unsigned int connector,
                          const QemuUIInfo *info);
+
+/* pvdc-boot.c */
+extern const VMStateDescription vmstate_pvdc_boot;
+/* Set the ramfb companion up as the ramfb property says. */
+bool pvdc_boot_realize(PVDCState *s, Error **errp);
+/* Head 0 shows the boot display again, if the device has one. */
+void pvdc_boot_reset(PVDCState *s);
+/* A head is enabled: the boot display is over until the next reset. */
+void pvdc_boot_end(PVDCState *s);
+/* Refresh @con with the boot display (pvdc-console.c, while shown). */
+void pvdc_boot_display_update(PVDCState *s, QemuConsole *con);
 
 /* pvdc-memory.c */
 struct PVDCComposeScene;

@@ -198,6 +198,10 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
     if (!pvdc_check_properties(s, errp)) {
         return;
     }
+    /* First: what fw_cfg adds stays, so a refusal has nothing to undo. */
+    if (!pvdc_boot_realize(s, errp)) {
+        return;
+    }
     s->num_planes = s->conf.num_heads * pvdc_planes_per_head(s);
     if (!s->xres) {
         s->xres = MIN(PVDC_DEFAULT_XRES, s->conf.max_width);
@@ -328,6 +332,7 @@ static void pvdc_reset_enter(Object *obj, ResetType type)
     s->int_status = 0;
     s->int_enable = 0;
     pvdc_memory_reset(s);
+    pvdc_boot_reset(s);
 }
 
 static void pvdc_reset_hold(Object *obj, ResetType type)
@@ -387,6 +392,8 @@ static int pvdc_pre_load(void *opaque)
     }
     /* So do its bindings: none if it has no pvdc/memory subsection. */
     pvdc_memory_reset(s);
+    /* And the boot display: over if it has no pvdc/boot subsection. */
+    s->boot_display = false;
     return 0;
 }
 
@@ -713,6 +720,7 @@ static const VMStateDescription vmstate_pvdc = {
         &vmstate_pvdc_output,
         &vmstate_pvdc_colors,
         &vmstate_pvdc_memory,
+        &vmstate_pvdc_boot,
         NULL
     },
 };
@@ -733,6 +741,8 @@ static const Property pvdc_properties[] = {
     DEFINE_PROP_UINT32("xres", PVDCState, xres, 0),
     DEFINE_PROP_UINT32("yres", PVDCState, yres, 0),
     DEFINE_PROP_BOOL("host-cursor", PVDCState, host_cursor, false),
+    /* auto: the first pvdc of a machine with fw_cfg DMA has it */
+    DEFINE_PROP_ON_OFF_AUTO("ramfb", PVDCState, ramfb, ON_OFF_AUTO_AUTO),
 };
 
 static bool pvdc_get_stall(Object *obj, Error **errp)
@@ -864,6 +874,9 @@ static void pvdc_class_init(ObjectClass *klass, void *data)
         "preferred height of every head's connector (0: 768)");
     object_class_property_set_description(klass, "host-cursor",
         "let the UI draw the cursor planes instead of composing them");
+    object_class_property_set_description(klass, "ramfb",
+        "boot display on head 0 until a head is enabled: a ramfb the "
+        "firmware draws into (auto: if the machine can add one)");
     set_bit(DEVICE_CATEGORY_DISPLAY, dc->categories);
 }
 

@@ -12,6 +12,8 @@
 #define HW_DISPLAY_PVDC_H
 
 #include "hw/pci/pci_device.h"
+#include "hw/display/ramfb.h"
+#include "qapi/qapi-types-common.h"
 #include "qemu/timer.h"
 #include "ui/console.h"
 #include "hw/display/pvdc-regs.h"
@@ -247,6 +249,7 @@ struct PVDCState {
     uint32_t xres;
     uint32_t yres;
     bool host_cursor;
+    OnOffAuto ramfb;
     /* x-stall, a test knob settable at run time; not migrated */
     bool stalled;
     /* x-push-stall, a test knob settable at run time; not migrated */
@@ -301,6 +304,14 @@ struct PVDCState {
     /* bus mastering as the consoles last showed planes in bindings */
     bool bus_master_shown;
     PVDCBinding bindings[PVDC_MAX_BINDINGS];
+
+    /*
+     * The boot display (pvdc-boot.c): the ramfb companion, NULL without
+     * one, and whether head 0's console shows it (from reset to the first
+     * head enabled).
+     */
+    RAMFBState *boot_ramfb;
+    bool boot_display;
 
     PVDCHead heads[PVDC_MAX_HEADS];
     /* As many as heads (PVDC_REG_NUM_CONNECTORS). */

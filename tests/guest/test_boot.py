@@ -1,0 +1,258 @@
+#!/usr/bin/python3
+"""The boot display: what a VM shows on pvdc before its driver loads.
+
+A q35 machine whose only display is pvdc shows on head 0, through the
+device's ramfb companion (ramfb=auto), what Debian's SeaBIOS and OVMF
+draw, and Debian's installer (debian-installer-12-netboot-amd64: its
+kernel and initrd, booted by QEMU) under both.  Then the test guest boots
+under OVMF with efifb on that framebuffer: when pvdc.ko loads it takes the
+display over (no efifb left, one framebuffer device, its own picture on
+head 0), and a system reset gives head 0 back to the firmware.
+
+Everything is seen from the host with screendumps, polled until the
+picture holds or a generous bound expires.  The stock guest boots its
+kernel directly (stock_guest.py: no boot loader on its disk), so there is
+no GRUB menu of its own to show; the installer's first screen is the boot
+program that stands for it.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections import Counter
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pvdc_harness import (KERNEL_LOG_CASE, STEP_TIMEOUT,  # noqa: E402
+                          GuestError, GuestVM, Monitor, Tap, modeset_head)
+
+OVMF_CODE = "/usr/share/OVMF/OVMF_CODE_4M.fd"
+OVMF_VARS = "/usr/share/OVMF/OVMF_VARS_4M.fd"
+INSTALLER = ("/usr/lib/debian-installer/images/12/amd64/text/"
+             "debian-installer/amd64")
+# Bounds for what firmware and installer show under TCG on a loaded host;
+# the polls end as soon as the picture is there.
+FIRMWARE_TIMEOUT = 180
+INSTALLER_TIMEOUT = 600
+# What a connector no head drives shows (hw/display/pvdc-console.c).
+BLANK_SIZE = (640, 480)
+# A line of text is a few hundred pixels of glyphs: two lines at least.
+MIN_TEXT_PIXELS = 400
+# The installer's first dialog (newt on the console, VGA palette): a grey
+# dialog on a blue screen, the selected language in red.  Shares of the
+# screen each colour covers at least (measured: grey 82 %, blue 9 %, red
+# 1 % at 800x600).
+INSTALLER_COLOURS = {"dialog grey": (0xaaaaaa, 0.3),
+                     "screen blue": (0x0000aa, 0.02),
+                     "selection red": (0xaa0000, 0.002)}
+# SeaBIOS's ramfb VGA BIOS offers its framebuffer as VESA mode 0x144
+# (1024x768): the kernel's boot code sets it (vga=0x344, VESA + 0x200) and
+# hands it to vesafb.  Under OVMF the kernel takes the GOP's mode.
+KERNEL_APPEND = {"seabios": "vga=0x344", "ovmf": ""}
+
+
+def firmware_args(firmware, tmp):
+    """QEMU arguments for FIRMWARE: "seabios" (the machine's default) or
+    "ovmf" (pflash: Debian's code, a private copy of its variables)."""
+    if firmware == "seabios":
+        return []
+    vars_copy = os.path.join(tmp, "OVMF_VARS.fd")
+    shutil.copyfile(OVMF_VARS, vars_copy)
+    return ["-drive", f"if=pflash,format=raw,unit=0,readonly=on,"
+                      f"file={OVMF_CODE}",
+            "-drive", f"if=pflash,format=raw,unit=1,file={vars_copy}"]
+
+
+class FirmwareVM(GuestVM):
+    """A machine with pvdc as its only display under FIRMWARE, booting
+    BOOT (QEMU arguments: nothing, or a kernel), with no harness in the
+    guest: it is watched through screendumps only.  It resets on a
+    reset."""
+
+    def __init__(self, firmware, boot=(), memory="1024"):
+        super().__init__(memory=memory)
+        self.extra_args = firmware_args(firmware, self.tmp)
+        self.boot = list(boot)
+
+    def boot_args(self):
+        return self.boot
+
+    def command_line(self):
+        return [a for a in super().command_line() if a != "-no-reboot"]
+
+    def start(self):
+        self.proc = subprocess.Popen(self.command_line(),
+                                     stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        threading.Thread(target=self._reader, daemon=True).start()
+        self.qmp = Monitor(f"{self.tmp}/qmp.sock", self.proc, STEP_TIMEOUT)
+        return self
+
+
+def background(pic):
+    """The colour most pixels of PIC have, as 0xRRGGBB."""
+    return Counter(pic.data[i:i + 3]
+                   for i in range(0, len(pic.data), 3)).most_common(1)[0][0]
+
+
+def shows_text(pic):
+    """PIC is not the blank picture and has text (or a logo) on it."""
+    if (pic.width, pic.height) == BLANK_SIZE:
+        raise AssertionError("head 0 shows the blank picture")
+    bg = background(pic)
+    drawn = sum(1 for i in range(0, len(pic.data), 3)
+                if pic.data[i:i + 3] != bg)
+    if drawn < MIN_TEXT_PIXELS:
+        raise AssertionError(f"{pic.width}x{pic.height}, only {drawn} pixels "
+                             f"off the background")
+    return f"{pic.width}x{pic.height}, {drawn} pixels drawn"
+
+
+def shows_installer(pic):
+    """PIC is the installer's first dialog, in its colours."""
+    seen = [shows_text(pic)]
+    counts = Counter(pic.data[i:i + 3] for i in range(0, len(pic.data), 3))
+    for name, (colour, least) in INSTALLER_COLOURS.items():
+        share = counts[colour.to_bytes(3, "big")] / (pic.width * pic.height)
+        if share < least:
+            raise AssertionError(f"{name} covers {share:.1%} of the screen")
+        seen.append(f"{name} {share:.1%}")
+    return ", ".join(seen)
+
+
+def wait_picture(vm, what, check, timeout):
+    """Screendumps of head 0 until CHECK(picture) holds (it raises
+    AssertionError until then, and may say what it saw); once a second, as
+    a whole picture takes a while to look at in Python."""
+    def probe():
+        return check(vm.screen(0)) or True
+    seen = vm.wait_until(what, probe, timeout, interval=1)
+    if seen is not True:
+        print(f"# {what}: {seen}")
+
+
+def firmware_shows_text(firmware):
+    def check():
+        with FirmwareVM(firmware) as vm:
+            wait_picture(vm, f"{firmware}'s text on head 0", shows_text,
+                         FIRMWARE_TIMEOUT)
+    return check
+
+
+def installer_shows_first_screen(firmware):
+    def check():
+        boot = ["-kernel", os.path.join(INSTALLER, "linux"),
+                "-initrd", os.path.join(INSTALLER, "initrd.gz"),
+                "-append", KERNEL_APPEND[firmware]]
+        with FirmwareVM(firmware, boot) as vm:
+            wait_picture(vm, f"the installer's first screen under {firmware}",
+                         shows_installer, INSTALLER_TIMEOUT)
+    return check
+
+
+class TakeoverVM(FirmwareVM):
+    """The test guest under OVMF, its kernel on efifb, pvdc.ko not loaded
+    yet: the harness serves it as usual."""
+
+    def __init__(self):
+        GuestVM.__init__(self, append="pvdc.noload")
+        self.extra_args = firmware_args("ovmf", self.tmp)
+
+    def boot_args(self):
+        return GuestVM.boot_args(self)
+
+    def start(self):
+        return GuestVM.start(self)
+
+
+def framebuffers(vm):
+    return vm.check("cat /proc/fb").splitlines()
+
+
+def efifb_has_head0(vm):
+    fbs = framebuffers(vm)
+    if len(fbs) != 1 or "EFI VGA" not in fbs[0]:
+        raise AssertionError(f"/proc/fb: {fbs}")
+    # The kernel's messages go to the serial line: write onto the console.
+    vm.check("for i in 1 2 3 4; do echo 'pvdc: efifb draws this line into "
+             "the boot display' > /dev/tty1; done")
+    wait_picture(vm, "efifb's console on head 0", shows_text, STEP_TIMEOUT)
+
+
+def driver_takes_over(vm):
+    vm.check("insmod /lib/modules/pvdc.ko")
+    fbs = framebuffers(vm)
+    if len(fbs) != 1 or "pvdc" not in fbs[0]:
+        raise AssertionError(f"/proc/fb after pvdc loaded: {fbs}")
+    devices = vm.check("ls /sys/bus/platform/devices")
+    if "efi-framebuffer" in devices or "simple-framebuffer" in devices:
+        raise AssertionError(f"a firmware framebuffer is left: {devices}")
+
+
+def head0_bars(pic):
+    try:
+        head = modeset_head(pic)
+    except GuestError as e:
+        raise AssertionError(str(e)) from None
+    if head != 0:
+        raise AssertionError(f"head {head}'s colour bars")
+
+
+def driver_picture_on_head0(vm):
+    # It holds the picture until the reset.
+    vm.start_background("pvdc-modeset 0", r"^# holding")
+    wait_picture(vm, "pvdc-modeset's colour bars on head 0", head0_bars,
+                 STEP_TIMEOUT)
+
+
+def reset_gives_head0_back(vm):
+    """From the driver's picture (driver_picture_on_head0) to the
+    firmware's."""
+    def firmware_again(pic):
+        try:
+            modeset_head(pic)
+        except GuestError:
+            return shows_text(pic)
+        raise AssertionError("head 0 still shows the driver's picture")
+    vm.qmp.command("system_reset")
+    wait_picture(vm, "the firmware on head 0 after a reset", firmware_again,
+                 FIRMWARE_TIMEOUT)
+
+
+def takeover(tap):
+    vm = TakeoverVM()
+    try:
+        vm.start()
+    except GuestError as e:
+        tap.fail("the test guest boots under OVMF on efifb", e)
+        return
+    try:
+        tap.case("efifb is the console, on head 0", efifb_has_head0, vm)
+        tap.case("pvdc.ko takes over: no firmware framebuffer left, one "
+                 "framebuffer device", driver_takes_over, vm)
+        tap.case("head 0 shows the driver's picture", driver_picture_on_head0,
+                 vm)
+        tap.case(KERNEL_LOG_CASE, vm.check_kernel_log)
+        tap.case("a system reset gives head 0 back to the firmware",
+                 reset_gives_head0_back, vm)
+    finally:
+        vm.stop()
+
+
+def main():
+    tap = Tap()
+    tap.case("SeaBIOS's text is on head 0", firmware_shows_text("seabios"))
+    tap.case("OVMF's picture is on head 0", firmware_shows_text("ovmf"))
+    tap.case("the installer's first screen is on head 0 under SeaBIOS",
+             installer_shows_first_screen("seabios"))
+    tap.case("the installer's first screen is on head 0 under OVMF",
+             installer_shows_first_screen("ovmf"))
+    takeover(tap)
+    return tap.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
