@@ -8,7 +8,10 @@
  * ratio over the rounds and its spread (10th..90th percentile).  A few
  * scenes are also compared with another one of the same round (their
  * "per" row): an upscale with a 2x one of the same destination, a colour
- * pipeline that changes nothing with none.
+ * pipeline that changes nothing with none.  One scene is also composed
+ * from scattered guest pages, as the device composes a binding whose
+ * pages are not contiguous in the host: each plane from a copy of the
+ * rows it samples (pvdc-memory.c, pvdc_memory_views()).
  *
  *   compose-bench [--json] [rounds]
  *
@@ -43,6 +46,76 @@ typedef struct Scene {
 } Scene;
 
 static uint8_t *vram;
+
+/*
+ * Guest pages bound in a random order: byte a of the device address
+ * space is byte a % PAGE of page page_of[a / PAGE] of @vram, as a
+ * binding of one entry per page that the host has scattered.
+ */
+#define PAGE            4096
+static uint32_t *page_of;
+
+/* Copy [@addr, @addr + @len) of the binding to @dst, page by page. */
+static void scattered_copy(uint64_t addr, uint64_t len, uint8_t *dst)
+{
+    /* Each pass copies up to the end of a page: bounded by @len. */
+    while (len) {
+        uint64_t n = MIN(len, PAGE - addr % PAGE);
+
+        memcpy(dst, vram + (uint64_t)page_of[addr / PAGE] * PAGE + addr % PAGE,
+               n);
+        dst += n;
+        addr += n;
+        len -= n;
+    }
+}
+
+/*
+ * Compose @scene from the scattered pages as the device does: each
+ * memory plane of each plane from a zeroed buffer of its framebuffer's
+ * size, into which the bytes it samples are copied.
+ */
+static bool compose_scattered(const PVDCComposeScene *scene,
+                              pixman_image_t *dst)
+{
+    PVDCComposeScene sc = *scene;
+    uint8_t *copies[PVDC_MAX_PLANES_PER_HEAD * 2];
+    unsigned int copied = 0;
+    bool ok;
+
+    for (unsigned int i = 0; i < sc.num_planes; i++) {
+        PVDCComposePlane *p = &sc.planes[i];
+        PVDCComposeSpan span[2];
+        unsigned int n = pvdc_compose_plane_sources(p, span);
+        uint64_t base[2] = { p->offset, p->chroma_offset };
+
+        for (unsigned int k = 0; k < n; k++) {
+            uint64_t end = span[k].offset +
+                           (uint64_t)span[k].pitch * (span[k].rows - 1) +
+                           span[k].row_bytes;
+            uint8_t *copy = g_malloc(end - base[k]);
+
+            memset(copy, 0, span[k].offset - base[k]);
+            scattered_copy(span[k].offset, end - span[k].offset,
+                           copy + (span[k].offset - base[k]));
+            copies[copied++] = copy;
+            if (k == 0) {
+                p->mem = copy;
+                p->mem_size = end - base[k];
+                p->offset = 0;
+            } else {
+                p->chroma_mem = copy;
+                p->chroma_mem_size = end - base[k];
+                p->chroma_offset = 0;
+            }
+        }
+    }
+    ok = pvdc_compose(&sc, vram, VRAM_SIZE, dst, NULL);
+    while (copied) {
+        g_free(copies[--copied]);
+    }
+    return ok;
+}
 
 /*
  * CPU time of this thread: on a machine shared with builds, a scene
@@ -203,12 +276,25 @@ int main(int argc, char **argv)
          */
         { "first use of another new pipeline: its gamma tables (1x1 frame)",
           "<= 0.13" },
+        /* issue 33: from guest RAM that is not contiguous in the host */
+        { "primary + 2 scaled overlays + cursor, from scattered guest pages",
+          "<= 4" },
     };
     double *ratio, *ms, *per;
 
     vram = g_malloc(VRAM_SIZE);
     for (size_t i = 0; i < VRAM_SIZE / 4; i++) {
         ((uint32_t *)vram)[i] = g_random_int();
+    }
+    page_of = g_new(uint32_t, VRAM_SIZE / PAGE);
+    for (uint32_t i = 0; i < VRAM_SIZE / PAGE; i++) {
+        page_of[i] = i;
+    }
+    for (uint32_t i = VRAM_SIZE / PAGE - 1; i > 0; i--) {
+        uint32_t j = g_random_int_range(0, i + 1), t = page_of[i];
+
+        page_of[i] = page_of[j];
+        page_of[j] = t;
     }
     copy_src = g_malloc(FRAME_BYTES);
     copy_dst = g_malloc(FRAME_BYTES);
@@ -472,6 +558,12 @@ int main(int argc, char **argv)
                      vram, VRAM_SIZE, tiny, NULL);
         t[5] = now_ns() - t0;
         pvdc_compose_color_free(color);
+        t0 = now_ns();
+        if (!compose_scattered(&scenes[scaled].scene, dst)) {
+            fprintf(stderr, "scattered scene rejected\n");
+            return 1;
+        }
+        t[6] = now_ns() - t0;
         for (int i = 0; r >= 0 && i < ARRAY_SIZE(extra); i++) {
             ratio[(n + i) * rounds + r] = (double)t[i] / t_copy;
             ms[(n + i) * rounds + r] = t[i] / 1e6;
@@ -530,6 +622,7 @@ out:
     pixman_image_unref(tiny);
     g_free(copy_src);
     g_free(copy_dst);
+    g_free(page_of);
     g_free(vram);
     return 0;
 }

@@ -10,7 +10,9 @@ full recomposition, the same VM without a display device, the refresh
 rate, bochs-display, a trivial ioctl), with its spread over the repeats;
 rows that miss their target are marked MISS.  Sections:
 
-  composition  host time to compose a 1920x1080 frame per scene / memcpy;
+  composition  host time to compose a 1920x1080 frame per scene / memcpy
+               (one scene also from scattered guest pages, as the device
+               composes a binding that is not contiguous in the host);
                upscaling / a 2x upscale to the same destination, an identity
                colour pipeline / none
   damage       recomposing a 64x64 damaged rectangle / the full frame

@@ -285,13 +285,14 @@ static bool pvdc_lines_in_memory(PVDCState *s, uint32_t offset,
 }
 
 /*
- * A table or matrix of @len bytes at VRAM offset @offset: aligned and
- * inside VRAM, computed in 64 bits.
+ * A table or matrix of @len bytes at device address @offset: aligned and
+ * wholly inside VRAM or wholly in one binding, computed in 64 bits.
  */
 static bool pvdc_color_span_valid(PVDCState *s, uint32_t offset, uint64_t len)
 {
     return !(offset % PVDC_COLOR_ALIGN) &&
-           (uint64_t)offset + len <= s->conf.vram_size;
+           ((uint64_t)offset + len <= s->conf.vram_size ||
+            pvdc_memory_bound(s, offset, len));
 }
 
 static bool pvdc_lut_valid(PVDCState *s, uint32_t offset, uint32_t size)
@@ -332,7 +333,7 @@ bool pvdc_writeback_target_valid(PVDCState *s, const PVDCHeadRegs *r)
            pvdc_compose_formats[fmt].cpp;
     return !(r->wb_offset % PVDC_OFFSET_ALIGNMENT) &&
            !(r->wb_pitch % PVDC_PITCH_ALIGNMENT) && r->wb_pitch >= line &&
-           pvdc_lines_in_vram(s, r->wb_offset, r->wb_pitch, height, line);
+           pvdc_lines_in_memory(s, r->wb_offset, r->wb_pitch, height, line);
 }
 
 static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
@@ -954,14 +955,47 @@ static void pvdc_color_expected(PVDCState *s, const PVDCHeadRegs *r,
                   FIELD_EX32(r->lut_sizes, XY, Y) : 0;
 }
 
-static uint64_t *pvdc_copy_lut(PVDCState *s, uint32_t offset, uint32_t size)
+/*
+ * Copy @n little-endian u64 at @offset, which pvdc_color_valid() placed
+ * wholly in VRAM or in one binding, into @dst.  False if they lie in a
+ * binding while bus mastering is off: the device reads nothing then.
+ */
+static bool pvdc_copy_color(PVDCState *s, uint32_t offset, uint32_t n,
+                            uint64_t *dst)
 {
     const uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
-    uint64_t *lut = g_new(uint64_t, size);
+    uint64_t len = (uint64_t)n * sizeof(uint64_t);
+    g_autofree uint8_t *raw = NULL;
+    const uint8_t *src;
 
-    /* pvdc_color_valid(): inside VRAM */
-    for (uint32_t i = 0; i < size; i++) {
-        lut[i] = ldq_le_p(vram + offset + (uint64_t)i * PVDC_LUT_ENTRY_SIZE);
+    if ((uint64_t)offset + len <= s->conf.vram_size) {
+        src = vram + offset;
+    } else {
+        raw = g_malloc(len);
+        if (!pvdc_memory_load(s, offset, len, raw)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pvdc: bus mastering is off: "
+                          "the colour table at 0x%x is not read, its stage "
+                          "is bypassed\n", offset);
+            return false;
+        }
+        src = raw;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        dst[i] = ldq_le_p(src + (uint64_t)i * sizeof(uint64_t));
+    }
+    return true;
+}
+
+/* The LUT of @size entries at @offset, or NULL (*@size 0) if unread. */
+static uint64_t *pvdc_copy_lut(PVDCState *s, uint32_t offset, uint32_t *size)
+{
+    uint64_t *lut = g_new(uint64_t, *size);
+
+    QEMU_BUILD_BUG_ON(PVDC_LUT_ENTRY_SIZE != sizeof(uint64_t));
+    if (!pvdc_copy_color(s, offset, *size, lut)) {
+        g_free(lut);
+        *size = 0;
+        return NULL;
     }
     return lut;
 }
@@ -989,20 +1023,18 @@ static void pvdc_color_arm(PVDCState *s, PVDCHead *head)
 {
     const PVDCHeadRegs *r = &head->armed;
     PVDCHeadColor new = {}, *c = &new;
-    const uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
 
     pvdc_color_expected(s, r, &c->degamma_size, &c->has_ctm,
                         &c->gamma_size);
     if (c->degamma_size) {
-        c->degamma = pvdc_copy_lut(s, r->degamma_lut, c->degamma_size);
+        c->degamma = pvdc_copy_lut(s, r->degamma_lut, &c->degamma_size);
     }
     if (c->gamma_size) {
-        c->gamma = pvdc_copy_lut(s, r->gamma_lut, c->gamma_size);
+        c->gamma = pvdc_copy_lut(s, r->gamma_lut, &c->gamma_size);
     }
     if (c->has_ctm) {
-        for (unsigned int i = 0; i < ARRAY_SIZE(c->ctm); i++) {
-            c->ctm[i] = ldq_le_p(vram + r->ctm + i * sizeof(uint64_t));
-        }
+        QEMU_BUILD_BUG_ON(sizeof(c->ctm) != PVDC_CTM_SIZE);
+        c->has_ctm = pvdc_copy_color(s, r->ctm, ARRAY_SIZE(c->ctm), c->ctm);
     }
     if (head->active_color.pipeline &&
         pvdc_color_same(c, &head->active_color)) {
@@ -1025,6 +1057,18 @@ static void pvdc_color_arm(PVDCState *s, PVDCHead *head)
     }
 }
 
+/*
+ * A stage of @n bytes at @offset that a doorbell copied (@copied) as it
+ * expected to (@expected), or bypassed: in a binding, with bus mastering
+ * off at the doorbell.
+ */
+static bool pvdc_color_stage_matches(PVDCState *s, bool expected,
+                                     bool copied, uint32_t offset, uint64_t n)
+{
+    return expected == copied ||
+           (expected && (uint64_t)offset + n > s->conf.vram_size);
+}
+
 /* Whether loaded tables @c are what a doorbell would have copied for @r. */
 static bool pvdc_color_matches(PVDCState *s, const PVDCHeadRegs *r,
                                const PVDCHeadColor *c)
@@ -1033,8 +1077,16 @@ static bool pvdc_color_matches(PVDCState *s, const PVDCHeadRegs *r,
     bool has_ctm;
 
     pvdc_color_expected(s, r, &degamma_size, &has_ctm, &gamma_size);
-    return c->degamma_size == degamma_size && c->gamma_size == gamma_size &&
-           c->has_ctm == has_ctm;
+    return (c->degamma_size == degamma_size || !c->degamma_size) &&
+           (c->gamma_size == gamma_size || !c->gamma_size) &&
+           pvdc_color_stage_matches(s, degamma_size, c->degamma_size,
+                                    r->degamma_lut, (uint64_t)degamma_size *
+                                    PVDC_LUT_ENTRY_SIZE) &&
+           pvdc_color_stage_matches(s, has_ctm, c->has_ctm, r->ctm,
+                                    PVDC_CTM_SIZE) &&
+           pvdc_color_stage_matches(s, gamma_size, c->gamma_size,
+                                    r->gamma_lut, (uint64_t)gamma_size *
+                                    PVDC_LUT_ENTRY_SIZE);
 }
 
 /*

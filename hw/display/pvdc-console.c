@@ -32,9 +32,10 @@
  * CRC capture happens when the guest reads CRC_VALUE, once per frame: it
  * composes the whole head into an image of the device's own.  Writeback
  * composes the same way at the latch point of a commit that asks for it,
- * then writes the image into VRAM.  A device-wide budget of pixels per
- * second of virtual time bounds what both can cost the host, however many
- * heads read their CRC or write back how often.
+ * then writes the image into VRAM or through a binding's pages.  A
+ * device-wide budget of pixels per second of virtual time bounds what
+ * both can cost the host, however many heads read their CRC or write back
+ * how often.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -43,6 +44,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
+#include "qemu/log.h"
 #include "qom/object.h"
 #include "qapi/visitor.h"
 #include "exec/memory.h"
@@ -842,6 +844,7 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
     pixman_image_t *image, *target;
     pixman_format_code_t layout;
     uint64_t len;
+    bool in_vram;
 
     /* Validated at the latch; checked again as every pointer into VRAM. */
     if (!fmt || !pvdc_writeback_target_valid(s, r)) {
@@ -849,6 +852,15 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
     }
     layout = pvdc_writeback_pixman(fmt);
     if (!layout) {
+        return;
+    }
+    len = (uint64_t)r->wb_pitch * (FIELD_EX32(r->vtiming, XY, X) - 1) +
+          (uint64_t)FIELD_EX32(r->htiming, XY, X) * fmt->cpp;
+    in_vram = r->wb_offset + len <= s->conf.vram_size;
+    if (!in_vram && !pvdc_memory_reachable(s)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pvdc: head %u: bus mastering is "
+                      "off: no writeback into guest memory at 0x%x\n",
+                      head->index, r->wb_offset);
         return;
     }
     pvdc_console_scene(head, &scene, -1, NULL);
@@ -862,19 +874,29 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
     if (!image || !pvdc_capture_compose(head, &scene, image)) {
         return;
     }
-    /* pixman writes only the head's width of each line, opaque. */
+    /*
+     * pixman writes only the head's width of each line, opaque; into a
+     * binding through an image of its own, whose lines are then copied
+     * to the pages.
+     */
     target = pixman_image_create_bits(layout, scene.width, scene.height,
-                                      (uint32_t *)(vram + r->wb_offset),
-                                      r->wb_pitch);
+                                      in_vram ?
+                                      (uint32_t *)(vram + r->wb_offset) :
+                                      NULL, in_vram ? r->wb_pitch : 0);
     if (!target) {
         return;
     }
     pixman_image_composite(PIXMAN_OP_SRC, image, NULL, target, 0, 0, 0, 0,
                            0, 0, scene.width, scene.height);
+    if (in_vram) {
+        memory_region_set_dirty(&s->vram, r->wb_offset, len);
+    } else {
+        pvdc_memory_store(s, r->wb_offset, r->wb_pitch, scene.height,
+                          (uint64_t)scene.width * fmt->cpp,
+                          (uint8_t *)pixman_image_get_data(target),
+                          pixman_image_get_stride(target));
+    }
     pixman_image_unref(target);
-    len = (uint64_t)r->wb_pitch * (scene.height - 1) +
-          (uint64_t)scene.width * fmt->cpp;
-    memory_region_set_dirty(&s->vram, r->wb_offset, len);
     trace_pvdc_writeback(head->index, head->armed_seq, r->wb_format,
                          r->wb_offset, r->wb_pitch);
 }

@@ -204,6 +204,20 @@ bool pvdc_memory_bound(PVDCState *s, uint64_t addr, uint64_t len);
  * mastering is on; else NULL.  Valid until the binding is dropped.
  */
 uint8_t *pvdc_memory_host_span(PVDCState *s, uint64_t addr, uint64_t len);
+/*
+ * Copy [@addr, @addr + @len), which lies in one binding, to @dst; false,
+ * nothing copied, if it does not or bus mastering is off.
+ */
+bool pvdc_memory_load(PVDCState *s, uint64_t addr, uint64_t len, void *dst);
+/*
+ * Write @lines (at least one) lines of @line bytes, @stride apart in
+ * @src, @pitch apart from @addr on, into the binding that holds them all,
+ * marking the pages dirty for migration and the lines damaged for the
+ * consoles; false, nothing written, if none does or bus mastering is off.
+ */
+bool pvdc_memory_store(PVDCState *s, uint64_t addr, uint32_t pitch,
+                       uint32_t lines, uint64_t line, const uint8_t *src,
+                       uint64_t stride);
 /* Whether the device may read bindings: bus mastering is on. */
 bool pvdc_memory_reachable(PVDCState *s);
 /*

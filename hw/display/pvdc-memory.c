@@ -9,13 +9,16 @@
  * bus mastering reaches nothing); the mappings stay until the UNBIND of
  * the range, a reset or unrealize.  So a page flip, which names a
  * buffer by its device address like a VRAM offset, needs no DMA set-up.
- * A plane's framebuffer (and Cb:Cr plane) lies wholly in VRAM or wholly
- * in one binding; composition reads a binding's bytes through views
- * (pvdc_memory_views()).  The latch contract holds because a binding
- * cannot change while an armed or active state reads it: BIND and
- * UNBIND of such a range are refused (PVDC_BIND_ERR_BUSY).  Guest RAM
- * has no dirty log the consoles could use: the guest reports what it
- * writes into a binding with DAMAGE_ADDR and DAMAGE_LEN.
+ * A plane's framebuffer (and Cb:Cr plane), a writeback target and a
+ * colour table lie wholly in VRAM or wholly in one binding; composition
+ * reads a binding's bytes through views (pvdc_memory_views()), a doorbell
+ * copies colour tables out of it (pvdc_memory_load()) and writeback
+ * writes into it (pvdc_memory_store()).  The latch contract holds because
+ * a binding cannot change while an armed or active state reads or writes
+ * it: BIND and UNBIND of such a range are refused (PVDC_BIND_ERR_BUSY).
+ * Guest RAM has no dirty log the consoles could use: the guest reports
+ * what it writes into a binding with DAMAGE_ADDR and DAMAGE_LEN, and
+ * writeback reports what it writes as the guest would.
  *
  * Nothing is read from or mapped out of anything but guest RAM: the
  * device's own BARs and any other MMIO are refused before the first
@@ -90,8 +93,8 @@ static bool pvdc_dma_map(PVDCState *s, AddressSpace *as, uint64_t addr,
 }
 
 /*
- * Nothing has been written through the mappings yet (writeback targets
- * lie in VRAM): an unmap marks nothing dirty.
+ * Writeback marked what it wrote dirty when it wrote it
+ * (pvdc_binding_write()): an unmap marks nothing again.
  */
 static void pvdc_dma_unmap(PVDCState *s, GArray *maps)
 {
@@ -109,12 +112,59 @@ static void pvdc_dma_unmap(PVDCState *s, GArray *maps)
 
 static void pvdc_binding_free(PVDCState *s, PVDCBinding *b)
 {
+    if (b->runs) {
+        g_array_free(b->runs, true);
+    }
     if (b->maps) {
         pvdc_dma_unmap(s, b->maps);
         g_array_free(b->maps, true);
     }
     g_free(b->entries);
     memset(b, 0, sizeof(*b));
+}
+
+/*
+ * Whether mapping @b starts where mapping @a ends, in the same RAM block:
+ * the bytes of both are one run of host memory, whose dirty bits are
+ * those of one range of that block.
+ */
+static bool pvdc_host_contiguous(const PVDCBindMap *a, const PVDCBindMap *b)
+{
+    ram_addr_t off_a, off_b;
+    MemoryRegion *mr_a, *mr_b;
+
+    if ((uint8_t *)a->host + a->len != b->host) {
+        return false;
+    }
+    mr_a = memory_region_from_host(a->host, &off_a);
+    mr_b = memory_region_from_host(b->host, &off_b);
+    return mr_a && mr_a == mr_b && off_a + a->len == off_b;
+}
+
+/*
+ * The mappings of @b as runs of host memory: consecutive mappings that
+ * are contiguous in the host (pages that are contiguous in guest RAM, as
+ * hugepages give them, however many entries list them) become one, so
+ * that a buffer in them is read straight from the host (the direct path
+ * of the consoles, no bounce copy).  The mappings themselves stay as
+ * made: each is unmapped as it was mapped.
+ */
+static void pvdc_binding_merge(PVDCBinding *b)
+{
+    unsigned int i;
+
+    b->runs = g_array_new(false, false, sizeof(PVDCBindMap));
+    for (i = 0; i < b->maps->len; i++) {
+        PVDCBindMap *map = &g_array_index(b->maps, PVDCBindMap, i);
+        PVDCBindMap *last = b->runs->len ?
+            &g_array_index(b->runs, PVDCBindMap, b->runs->len - 1) : NULL;
+
+        if (last && pvdc_host_contiguous(last, map)) {
+            last->len += map->len;
+        } else {
+            g_array_append_val(b->runs, *map);
+        }
+    }
 }
 
 /* Map the pages of @b's entries from @as; false, nothing mapped, if not. */
@@ -132,6 +182,7 @@ static bool pvdc_binding_map(PVDCState *s, AddressSpace *as, PVDCBinding *b)
             return false;
         }
     }
+    pvdc_binding_merge(b);
     return true;
 }
 
@@ -249,11 +300,52 @@ static bool pvdc_plane_reads(const PVDCPlaneRegs *r, uint64_t addr,
     return false;
 }
 
+static bool pvdc_span_meets(uint64_t start, uint64_t len, uint64_t addr,
+                            uint64_t size)
+{
+    return start < addr + size && addr < start + len;
+}
+
+/*
+ * Whether head state @r reads or writes a byte of [@addr, @addr + @size)
+ * outside its planes: its writeback target, as the commit rules bound it
+ * (a format no commit accepts writes nothing), and the colour tables of
+ * the stages it enables (copied at the doorbell, but the state must stay
+ * what the commit rules accept, migration checks it again).
+ */
+static bool pvdc_head_uses(const PVDCHeadRegs *r, uint64_t addr,
+                           uint64_t size)
+{
+    const PVDCComposeFormat *fmt = pvdc_compose_format(r->wb_format);
+    uint64_t w = FIELD_EX32(r->htiming, XY, X);
+    uint64_t h = FIELD_EX32(r->vtiming, XY, X);
+
+    if (!FIELD_EX32(r->ctrl, HS_CTRL, ENABLE)) {
+        return false;
+    }
+    if (FIELD_EX32(r->ctrl, HS_CTRL, WRITEBACK) && fmt && w && h &&
+        pvdc_span_meets(r->wb_offset,
+                        (uint64_t)r->wb_pitch * (h - 1) + w * fmt->cpp,
+                        addr, size)) {
+        return true;
+    }
+    return (FIELD_EX32(r->ctrl, HS_CTRL, DEGAMMA) &&
+            pvdc_span_meets(r->degamma_lut,
+                            (uint64_t)FIELD_EX32(r->lut_sizes, XY, X) *
+                            PVDC_LUT_ENTRY_SIZE, addr, size)) ||
+           (FIELD_EX32(r->ctrl, HS_CTRL, CTM) &&
+            pvdc_span_meets(r->ctm, PVDC_CTM_SIZE, addr, size)) ||
+           (FIELD_EX32(r->ctrl, HS_CTRL, GAMMA) &&
+            pvdc_span_meets(r->gamma_lut,
+                            (uint64_t)FIELD_EX32(r->lut_sizes, XY, Y) *
+                            PVDC_LUT_ENTRY_SIZE, addr, size));
+}
+
 /*
  * Whether a byte of [@addr, @addr + @size) is read by an enabled plane
  * of the active state or of an armed commit (whose content is only
- * checked at its latch point: it may name a range not bound yet).
- * Writeback targets and colour tables lie in VRAM.
+ * checked at its latch point: it may name a range not bound yet), or
+ * used by their heads' writeback targets and colour tables.
  */
 static bool pvdc_memory_in_use(PVDCState *s, uint64_t addr, uint64_t size)
 {
@@ -267,6 +359,10 @@ static bool pvdc_memory_in_use(PVDCState *s, uint64_t addr, uint64_t size)
     for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
+        if (pvdc_head_uses(&head->active, addr, size) ||
+            (head->is_armed && pvdc_head_uses(&head->armed, addr, size))) {
+            return true;
+        }
         for (p = 0; head->is_armed && p < s->num_planes; p++) {
             if (head->plane_armed[p] &&
                 pvdc_plane_reads(&head->armed_planes[p], addr, size)) {
@@ -314,8 +410,8 @@ static const uint8_t *pvdc_binding_ptr(PVDCBinding *b, uint64_t off,
 {
     unsigned int i;
 
-    for (i = 0; b->maps && i < b->maps->len; i++) {
-        PVDCBindMap *map = &g_array_index(b->maps, PVDCBindMap, i);
+    for (i = 0; b->runs && i < b->runs->len; i++) {
+        PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
 
         if (off < map->len) {
             return len <= map->len - off ? (uint8_t *)map->host + off : NULL;
@@ -331,8 +427,8 @@ static void pvdc_binding_copy(PVDCBinding *b, uint64_t off, uint64_t len,
 {
     unsigned int i;
 
-    for (i = 0; len && b->maps && i < b->maps->len; i++) {
-        PVDCBindMap *map = &g_array_index(b->maps, PVDCBindMap, i);
+    for (i = 0; len && b->runs && i < b->runs->len; i++) {
+        PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
         uint64_t n;
 
         if (off >= map->len) {
@@ -348,10 +444,84 @@ static void pvdc_binding_copy(PVDCBinding *b, uint64_t off, uint64_t len,
 }
 
 /*
+ * Write @len bytes from @src to bytes [@off, @off + @len) of @b, which
+ * it holds, and mark them dirty as an unmap would: the mappings live on,
+ * and a migration must send the pages again.
+ */
+static void pvdc_binding_write(PVDCBinding *b, uint64_t off, uint64_t len,
+                               const uint8_t *src)
+{
+    unsigned int i;
+
+    for (i = 0; len && b->runs && i < b->runs->len; i++) {
+        PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
+        uint8_t *dst;
+        MemoryRegion *mr;
+        ram_addr_t ram_off;
+        uint64_t n;
+
+        if (off >= map->len) {
+            off -= map->len;
+            continue;
+        }
+        n = MIN(len, map->len - off);
+        dst = (uint8_t *)map->host + off;
+        memcpy(dst, src, n);
+        /* RAM checked at the mapping: the pointer is in a RAM block. */
+        mr = memory_region_from_host(dst, &ram_off);
+        if (mr) {
+            memory_region_set_dirty(mr, ram_off, n);
+        }
+        src += n;
+        len -= n;
+        off = 0;
+    }
+}
+
+bool pvdc_memory_load(PVDCState *s, uint64_t addr, uint64_t len, void *dst)
+{
+    PVDCBinding *b = pvdc_binding_find(s, addr, len);
+
+    if (!b || !pvdc_memory_reachable(s)) {
+        return false;
+    }
+    pvdc_binding_copy(b, addr - b->addr, len, dst);
+    return true;
+}
+
+bool pvdc_memory_store(PVDCState *s, uint64_t addr, uint32_t pitch,
+                       uint32_t lines, uint64_t line, const uint8_t *src,
+                       uint64_t stride)
+{
+    uint64_t len;
+    PVDCBinding *b;
+    uint32_t y;
+
+    if (!lines) {
+        return false;
+    }
+    len = (uint64_t)pitch * (lines - 1) + line;
+    b = pvdc_binding_find(s, addr, len);
+    if (!b || !pvdc_memory_reachable(s)) {
+        return false;
+    }
+    for (y = 0; y < lines; y++) {
+        pvdc_binding_write(b, addr - b->addr + (uint64_t)y * pitch, line,
+                           src + (uint64_t)y * stride);
+    }
+    trace_pvdc_memory_store(addr, pitch, lines);
+    /* No dirty log for the consoles: as if the guest reported it. */
+    pvdc_console_damage(s, addr, len);
+    return true;
+}
+
+/*
  * A view of one memory plane of a plane outside VRAM: device addresses
  * [@base, @end), of which composition reads [@first, @end).  A direct
  * pointer where they are host-contiguous, else a copy of the bytes read
- * (the rest zero) kept in @bounce.  False if there is none.
+ * (the rest zero) kept in @bounce.  False if there is none.  Only the
+ * bytes before @first are cleared: clearing the whole copy first would
+ * cost about as much again as the copy.
  */
 static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t first,
                              uint64_t end, const uint8_t **mem,
@@ -368,11 +538,13 @@ static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t first,
     if (*mem) {
         return true;
     }
-    copy = g_try_malloc0(*size);
+    copy = g_try_malloc(*size);
     if (!copy) {
         return false;
     }
+    memset(copy, 0, first - base);
     pvdc_binding_copy(b, first - b->addr, end - first, copy + (first - base));
+    s->bounce_bytes += end - first;
     g_ptr_array_add(bounce, copy);
     *mem = copy;
     trace_pvdc_memory_bounce(base, first, end);

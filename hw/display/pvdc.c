@@ -779,6 +779,12 @@ static void pvdc_instance_init(Object *obj)
     object_property_set_description(obj, "x-bindings",
                                     "ranges of guest pages bound into the "
                                     "device address space");
+    object_property_add_uint64_ptr(obj, "x-bounce-bytes", &s->bounce_bytes,
+                                   OBJ_PROP_FLAG_READ);
+    object_property_set_description(obj, "x-bounce-bytes",
+                                    "bytes copied out of guest pages to "
+                                    "compose planes that are not "
+                                    "contiguous in the host (statistic)");
     object_property_add_uint64_ptr(obj, "x-commits-applied",
                                    &s->commits_applied, OBJ_PROP_FLAG_READ);
     object_property_set_description(obj, "x-commits-applied",

@@ -797,6 +797,116 @@ static void test_one_plane_shows_straight_from_a_binding(void)
 }
 
 /*
+ * The bytes the device copies per frame to show a full-screen plane from
+ * guest RAM: none when its pages are contiguous in the host (shown
+ * straight from them), the framebuffer's bytes per composition when they
+ * are scattered.
+ */
+static void test_bytes_copied_per_frame(void)
+{
+    const uint32_t size = MODE_PITCH * MODE_H;
+    g_autofree uint32_t *a = NULL, *b = NULL;
+    uint64_t pages, bytes, frames;
+    unsigned int pri;
+    Mem m;
+
+    mem_start(&m);
+    pri = plane_of(&m.t, 0, PRIMARY);
+    pages = guest_alloc(&m.alloc, size);
+    g_assert_cmphex(bind_one(&m, m.base, size, pages, size), ==,
+                    PVDC_BIND_OK);
+    write_mode(&m.t, 0, CLOCK_1MS);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    bytes = pvdc_statistic(m.t.qts, "x-bounce-bytes");
+    a = dump(&m.t);
+    damage(&m.t, m.base, size);
+    b = dump(&m.t);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-bounce-bytes"), ==, bytes);
+
+    write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
+    g_assert_cmphex(bind_pages(&m, m.base, 0, size / PAGE), ==,
+                    PVDC_BIND_OK);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_free(a);
+    a = dump(&m.t);
+    bytes = pvdc_statistic(m.t.qts, "x-bounce-bytes");
+    frames = pvdc_statistic(m.t.qts, "x-head0-compositions");
+    damage(&m.t, m.base, size);
+    g_free(b);
+    b = dump(&m.t);
+    frames = pvdc_statistic(m.t.qts, "x-head0-compositions") - frames;
+    g_assert_cmpuint(frames, >=, 1);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-bounce-bytes") - bytes, ==,
+                     frames * size);
+    mem_stop(&m);
+}
+
+#define MERGED_PITCH        1024
+#define MERGED_LEN          (MERGED_PITCH * MODE_H)
+
+/*
+ * Pages contiguous in guest RAM (as hugepages give them) listed one
+ * entry each: BIND merges their mappings, so that a head showing one
+ * framebuffer across all of them is shown straight from guest RAM, as
+ * from one entry, and shows what the guest writes there at once,
+ * without composing.
+ */
+static void test_contiguous_entries_are_merged(void)
+{
+    const int n = MERGED_LEN / PAGE;
+    g_autofree uint64_t *e = g_new(uint64_t, 2 * n);
+    g_autofree uint8_t *fb = g_malloc(MERGED_LEN);
+    g_autofree uint32_t *shown = NULL, *written = NULL;
+    uint32_t pixel = cpu_to_le32(0x00654321);
+    unsigned int pri;
+    uint64_t pages, before;
+    Mem m;
+
+    mem_start(&m);
+    pri = plane_of(&m.t, 0, PRIMARY);
+    g_assert_cmpuint(MERGED_LEN % PAGE, ==, 0);
+    g_assert_cmpint(n, <=, TABLE_ROOM);
+    pages = guest_alloc(&m.alloc, MERGED_LEN);
+    g_assert_cmpuint(pages % PAGE, ==, 0);
+    for (uint32_t i = 0; i < MERGED_LEN; i++) {
+        fb[i] = i * 13 + (i >> 9);
+    }
+    qtest_memwrite(m.t.qts, pages, fb, MERGED_LEN);
+    for (int i = 0; i < n; i++) {
+        e[2 * i] = pages + i * PAGE;
+        e[2 * i + 1] = PAGE;
+    }
+    write_bind_table(&m.t, m.table, e, n);
+    g_assert_cmphex(bind_range(&m.t, m.base, MERGED_LEN, m.table, n), ==,
+                    PVDC_BIND_OK);
+    write_mode(&m.t, 0, CLOCK_1MS);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    wr_plane(&m.t, pri, PVDC_PS_FB_PITCH, MERGED_PITCH);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+
+    before = pvdc_statistic(m.t.qts, "x-head0-compositions");
+    shown = dump(&m.t);
+    for (int y = 0; y < MODE_H; y++) {
+        for (int x = 0; x < MODE_W; x++) {
+            g_assert_cmphex(shown[y * MODE_W + x], ==,
+                            ldl_le_p(fb + y * MERGED_PITCH + x * 4) &
+                            0xffffff);
+        }
+    }
+    /* line 40 lies in the 11th page: no DAMAGE_LEN, no composition */
+    qtest_memwrite(m.t.qts, pages + 40 * MERGED_PITCH + 9 * 4, &pixel, 4);
+    written = dump(&m.t);
+    g_assert_cmphex(written[40 * MODE_W + 9], ==, 0x654321);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-head0-compositions"), ==,
+                     before);
+    mem_stop(&m);
+}
+
+/*
  * A framebuffer or Cb:Cr plane lies wholly in VRAM or wholly in one
  * binding: across the end of VRAM, of a binding, or from one binding
  * into the next, which touches it, it is refused.
@@ -956,6 +1066,333 @@ static void test_writeback_of_planes_in_bindings(void)
     mem_stop(&m);
 }
 
+/*
+ * @n pages more, each allocated alone, into @pages; bound in reverse
+ * order at @addr, so that none is next to the one before it.
+ */
+static uint32_t bind_new_pages(Mem *m, uint32_t addr, int n, uint64_t *pages)
+{
+    uint64_t e[2 * BUF_PAGES];
+
+    g_assert_cmpint(n, <=, BUF_PAGES);
+    for (int i = 0; i < n; i++) {
+        pages[i] = guest_alloc(&m->alloc, PAGE);
+        g_assert_cmpuint(pages[i] % PAGE, ==, 0);
+    }
+    for (int i = 0; i < n; i++) {
+        e[2 * i] = pages[n - 1 - i];
+        e[2 * i + 1] = PAGE;
+    }
+    write_bind_table(&m->t, m->table, e, n);
+    return bind_range(&m->t, addr, n * PAGE, m->table, n);
+}
+
+/* Bytes [@rel, @rel + @len) of the binding of @pages (bind_new_pages()). */
+static void bound_read(Mem *m, const uint64_t *pages, int n, uint32_t rel,
+                       uint8_t *buf, uint32_t len)
+{
+    /* Each pass reads up to the end of a page: bounded by @len. */
+    while (len) {
+        uint32_t k = MIN(len, PAGE - rel % PAGE);
+
+        qtest_memread(m->t.qts, pages[n - 1 - rel / PAGE] + rel % PAGE, buf,
+                      k);
+        rel += k;
+        buf += k;
+        len -= k;
+    }
+}
+
+static void bound_write(Mem *m, const uint64_t *pages, int n, uint32_t rel,
+                        const uint8_t *buf, uint32_t len)
+{
+    while (len) {
+        uint32_t k = MIN(len, PAGE - rel % PAGE);
+
+        qtest_memwrite(m->t.qts, pages[n - 1 - rel / PAGE] + rel % PAGE, buf,
+                       k);
+        rel += k;
+        buf += k;
+        len -= k;
+    }
+}
+
+#define WB_LEN              (MODE_PITCH * MODE_H)
+#define WB_PAGES            (WB_LEN / PAGE)
+#define WB_VRAM             0x400000
+
+/*
+ * A writeback target may lie in a binding: the frame is written through
+ * its scattered pages, byte for byte what it is in VRAM.  Across the end
+ * of the binding it is refused; while it is armed or active its binding
+ * is busy; with bus mastering off it is not written, and the commit
+ * applies all the same.
+ */
+static void test_writeback_into_a_binding(void)
+{
+    g_autofree uint8_t *from_vram = g_malloc(WB_LEN);
+    g_autofree uint8_t *from_pages = g_malloc(WB_LEN);
+    g_autofree uint8_t *zero = g_malloc0(WB_LEN);
+    g_autofree Scene *sc = g_new0(Scene, 1);
+    uint64_t pages[WB_PAGES];
+    uint32_t w;
+    Mem m;
+
+    mem_start(&m);
+    w = m.base;
+    scene_init(&m, sc);
+    g_assert_cmpuint(WB_LEN % PAGE, ==, 0);
+    g_assert_cmphex(bind_new_pages(&m, w, WB_PAGES, pages), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmphex(show_scene_wb(&m.t, VRAM_A, VRAM_B, WB_VRAM), ==,
+                    PVDC_RESULT_APPLIED);
+    qpci_memread(m.t.dev, m.t.vram, WB_VRAM, from_vram, WB_LEN);
+    g_assert_cmphex(show_scene_wb(&m.t, VRAM_A, VRAM_B, w), ==,
+                    PVDC_RESULT_APPLIED);
+    bound_read(&m, pages, WB_PAGES, 0, from_pages, WB_LEN);
+    g_assert(memcmp(from_vram, zero, WB_LEN) != 0);
+    g_assert(memcmp(from_pages, from_vram, WB_LEN) == 0);
+
+    /* Active, then armed: the binding it writes is busy. */
+    g_assert_cmphex(unbind_range(&m.t, w, WB_LEN), ==, PVDC_BIND_ERR_BUSY);
+    wr_head(&m.t, 0, PVDC_HS_WB_OFFSET, WB_VRAM);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    wr_head(&m.t, 0, PVDC_HS_WB_OFFSET, w);
+    doorbell(&m.t, 0);
+    g_assert_cmpuint(head_ctl(&m.t, 0, PVDC_HEAD_DOORBELL), !=, 0);
+    g_assert_cmphex(unbind_range(&m.t, w, WB_LEN), ==, PVDC_BIND_ERR_BUSY);
+    g_assert_cmphex(wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
+                    PVDC_RESULT_APPLIED);
+
+    /* Past the end of the binding, into the next: refused. */
+    g_assert_cmphex(bind_pages(&m, w + WB_LEN, A_FIRST, A_PAGES), ==,
+                    PVDC_BIND_OK);
+    wr_head(&m.t, 0, PVDC_HS_WB_OFFSET, w + PAGE);
+    g_assert_cmphex(commit(&m.t, 0), ==, head_result(PVDC_ERR_WRITEBACK));
+
+    /* Bus mastering off: nothing written, the commit applies. */
+    bound_write(&m, pages, WB_PAGES, 0, zero, WB_LEN);
+    set_bus_master(&m.t, false);
+    wr_head(&m.t, 0, PVDC_HS_WB_OFFSET, w);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    bound_read(&m, pages, WB_PAGES, 0, from_pages, WB_LEN);
+    g_assert(memcmp(from_pages, zero, WB_LEN) == 0);
+    set_bus_master(&m.t, true);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    bound_read(&m, pages, WB_PAGES, 0, from_pages, WB_LEN);
+    g_assert(memcmp(from_pages, from_vram, WB_LEN) == 0);
+
+    /* Moved back to VRAM: the binding is free. */
+    wr_head(&m.t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(unbind_range(&m.t, w, WB_LEN), ==, PVDC_BIND_OK);
+    mem_stop(&m);
+}
+
+/*
+ * A writeback into the binding a plane shows is on the console at once,
+ * as a writeback into VRAM is: it needs no DAMAGE_LEN from the guest.
+ */
+static void test_writeback_into_a_shown_binding_shows(void)
+{
+    g_autofree uint32_t *before = NULL, *after = NULL;
+    uint64_t pages[WB_PAGES];
+    uint32_t w;
+    int width, height;
+    Mem m;
+
+    mem_start(&m);
+    w = m.base;
+    g_assert_cmphex(bind_new_pages(&m, w, WB_PAGES, pages), ==,
+                    PVDC_BIND_OK);
+    /* head 1 shows the target; head 0 shows its background */
+    write_mode(&m.t, 1, CLOCK_1MS);
+    write_plane(&m.t, plane_of(&m.t, 1, PRIMARY), 1, w, 0);
+    g_assert_cmphex(commit(&m.t, 1), ==, PVDC_RESULT_APPLIED);
+    before = screendump(m.t.qts, 1, &width, &height);
+    g_assert_cmphex(before[0], ==, 0);
+
+    write_mode(&m.t, 0, CLOCK_1MS);
+    wr_plane(&m.t, plane_of(&m.t, 0, PRIMARY), PVDC_PS_CTRL, 0);
+    wr_head(&m.t, 0, PVDC_HS_BACKGROUND, BACKGROUND);
+    wr_head(&m.t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_XRGB8888);
+    wr_head(&m.t, 0, PVDC_HS_WB_OFFSET, w);
+    wr_head(&m.t, 0, PVDC_HS_WB_PITCH, MODE_PITCH);
+    wr_head(&m.t, 0, PVDC_HS_CTRL,
+            PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    after = screendump(m.t.qts, 1, &width, &height);
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        g_assert_cmphex(after[i], ==, BACKGROUND);
+    }
+    mem_stop(&m);
+}
+
+#define LUT_ENTRIES         256
+#define LUT_LEN             (LUT_ENTRIES * PVDC_LUT_ENTRY_SIZE)
+#define LUT_REL             (PAGE - LUT_LEN / 2)    /* across a page */
+#define CTM_REL             (2 * PAGE - PVDC_CTM_SIZE)  /* ends the binding */
+#define VRAM_TABLES         0x600000
+#define TABLE_PAGES         2
+
+/* The head's gamma LUT and matrix at @lut and @ctm, both enabled. */
+static uint32_t show_colour(PVDCTest *t, uint32_t lut, uint32_t ctm)
+{
+    wr_head(t, 0, PVDC_HS_GAMMA_LUT, lut);
+    wr_head(t, 0, PVDC_HS_CTM, ctm);
+    wr_head(t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(LUT_ENTRIES, LUT_ENTRIES));
+    wr_head(t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_CTM |
+            PVDC_HS_CTRL_GAMMA);
+    return commit(t, 0);
+}
+
+/*
+ * Colour tables may lie in a binding, across its pages: the head shows
+ * what the same tables show from VRAM.  They are copied at the doorbell,
+ * so writing the pages afterwards changes nothing; across the end of the
+ * binding they are refused; the binding is busy while a state uses them;
+ * with bus mastering off at the doorbell they are not read, and their
+ * stages are bypassed for that commit.
+ */
+static void test_colour_tables_in_a_binding(void)
+{
+    g_autofree uint32_t *plain = NULL, *from_vram = NULL, *shown = NULL;
+    g_autofree Scene *sc = g_new0(Scene, 1);
+    uint8_t lut[LUT_LEN], ctm[PVDC_CTM_SIZE] = {}, zero[LUT_LEN] = {};
+    uint32_t crc_plain, crc, c;
+    uint64_t pages[TABLE_PAGES];
+    Mem m;
+
+    /* an inverting gamma and a matrix that swaps red and blue */
+    for (int i = 0; i < LUT_ENTRIES; i++) {
+        uint16_t v = (LUT_ENTRIES - 1 - i) * 0x101;
+
+        stq_le_p(lut + i * PVDC_LUT_ENTRY_SIZE,
+                 v | (uint64_t)v << 16 | (uint64_t)v << 32);
+    }
+    stq_le_p(ctm + 2 * 8, 1ULL << 32);
+    stq_le_p(ctm + 4 * 8, 1ULL << 32);
+    stq_le_p(ctm + 6 * 8, 1ULL << 32);
+
+    mem_start(&m);
+    crc_plain = scene_from_vram(&m, sc, &plain);
+    c = m.base + 2 * BUF_PAGES * PAGE;
+    g_assert_cmphex(bind_new_pages(&m, c, TABLE_PAGES, pages), ==,
+                    PVDC_BIND_OK);
+    qpci_memwrite(m.t.dev, m.t.vram, VRAM_TABLES, lut, LUT_LEN);
+    qpci_memwrite(m.t.dev, m.t.vram, VRAM_TABLES + PAGE, ctm, sizeof(ctm));
+    g_assert_cmphex(show_colour(&m.t, VRAM_TABLES, VRAM_TABLES + PAGE), ==,
+                    PVDC_RESULT_APPLIED);
+    crc = crc_now(&m.t);
+    g_assert_cmphex(crc, !=, crc_plain);
+    from_vram = dump(&m.t);
+
+    bound_write(&m, pages, TABLE_PAGES, LUT_REL, lut, LUT_LEN);
+    bound_write(&m, pages, TABLE_PAGES, CTM_REL, ctm, sizeof(ctm));
+    g_assert_cmphex(show_colour(&m.t, c + LUT_REL, c + CTM_REL), ==,
+                    PVDC_RESULT_APPLIED);
+    step_to_next_vblank(&m.t, 0);
+    g_assert_cmphex(crc_now(&m.t), ==, crc);
+    shown = dump(&m.t);
+    assert_same_picture(from_vram, shown);
+
+    /* Copied at the doorbell: the pages may change, the frames do not. */
+    bound_write(&m, pages, TABLE_PAGES, LUT_REL, zero, LUT_LEN);
+    bound_write(&m, pages, TABLE_PAGES, CTM_REL, zero, sizeof(ctm));
+    damage(&m.t, c, TABLE_PAGES * PAGE);
+    step_to_next_vblank(&m.t, 0);
+    g_assert_cmphex(crc_now(&m.t), ==, crc);
+
+    /* Active: busy.  Armed on a range not bound yet: binding it waits. */
+    g_assert_cmphex(unbind_range(&m.t, c, TABLE_PAGES * PAGE), ==,
+                    PVDC_BIND_ERR_BUSY);
+    wr_head(&m.t, 0, PVDC_HS_GAMMA_LUT, c + TABLE_PAGES * PAGE);
+    doorbell(&m.t, 0);
+    g_assert_cmphex(bind_pages(&m, c + TABLE_PAGES * PAGE, A_FIRST, 1), ==,
+                    PVDC_BIND_ERR_BUSY);
+    g_assert_cmphex(wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
+                    head_result(PVDC_ERR_COLOR));
+
+    /* Across the end of the binding, into the next: refused. */
+    g_assert_cmphex(bind_pages(&m, c + TABLE_PAGES * PAGE, A_FIRST, 1), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmphex(show_colour(&m.t, c + 2 * PAGE - LUT_LEN / 2,
+                                c + CTM_REL), ==,
+                    head_result(PVDC_ERR_COLOR));
+    g_assert_cmphex(show_colour(&m.t, c + LUT_REL, c + CTM_REL + 8), ==,
+                    head_result(PVDC_ERR_COLOR));
+
+    /* Bus mastering off at the doorbell: both stages bypassed. */
+    bound_write(&m, pages, TABLE_PAGES, LUT_REL, lut, LUT_LEN);
+    bound_write(&m, pages, TABLE_PAGES, CTM_REL, ctm, sizeof(ctm));
+    set_bus_master(&m.t, false);
+    g_assert_cmphex(show_colour(&m.t, c + LUT_REL, c + CTM_REL), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(crc_now(&m.t), ==, crc_plain);
+    set_bus_master(&m.t, true);
+    step_to_next_vblank(&m.t, 0);
+    g_assert_cmphex(crc_now(&m.t), ==, crc_plain);
+    g_assert_cmphex(show_colour(&m.t, c + LUT_REL, c + CTM_REL), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(crc_now(&m.t), ==, crc);
+
+    /* Back in VRAM: the binding is free. */
+    g_assert_cmphex(show_colour(&m.t, VRAM_TABLES, VRAM_TABLES + PAGE), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(unbind_range(&m.t, c, TABLE_PAGES * PAGE), ==,
+                    PVDC_BIND_OK);
+    mem_stop(&m);
+}
+
+/*
+ * A commit armed with bus mastering off bypasses the colour stages whose
+ * tables lie in a binding: a stream carrying that state loads, the
+ * destination shows what the source showed, and copies the tables at
+ * its next doorbell once bus mastering is on.
+ */
+static void test_bypassed_colour_stages_migrate(void)
+{
+    g_autofree uint32_t *plain = NULL;
+    g_autofree Scene *sc = g_new0(Scene, 1);
+    uint8_t lut[LUT_LEN], ctm[PVDC_CTM_SIZE] = {};
+    uint64_t pages[TABLE_PAGES];
+    uint32_t crc_plain, c;
+    PVDCTest dst;
+    Mem m;
+
+    for (int i = 0; i < LUT_ENTRIES; i++) {
+        uint16_t v = (LUT_ENTRIES - 1 - i) * 0x101;
+
+        stq_le_p(lut + i * PVDC_LUT_ENTRY_SIZE,
+                 v | (uint64_t)v << 16 | (uint64_t)v << 32);
+    }
+    stq_le_p(ctm, 1ULL << 32);
+    stq_le_p(ctm + 4 * 8, 1ULL << 32);
+    stq_le_p(ctm + 8 * 8, 1ULL << 32);
+
+    mem_start(&m);
+    crc_plain = scene_from_vram(&m, sc, &plain);
+    c = m.base + 2 * BUF_PAGES * PAGE;
+    g_assert_cmphex(bind_new_pages(&m, c, TABLE_PAGES, pages), ==,
+                    PVDC_BIND_OK);
+    bound_write(&m, pages, TABLE_PAGES, LUT_REL, lut, LUT_LEN);
+    bound_write(&m, pages, TABLE_PAGES, CTM_REL, ctm, sizeof(ctm));
+    set_bus_master(&m.t, false);
+    g_assert_cmphex(show_colour(&m.t, c + LUT_REL, c + CTM_REL), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(crc_now(&m.t), ==, crc_plain);
+
+    pvdc_test_migrate(&m.t, &dst, PROPS, EXTRA);
+    step_to_next_vblank(&dst, 0);
+    g_assert_cmphex(crc_now(&dst), ==, crc_plain);
+    set_bus_master(&dst, true);
+    g_assert_cmphex(show_colour(&dst, c + LUT_REL, c + CTM_REL), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(crc_now(&dst), !=, crc_plain);
+    pvdc_test_stop(&dst);
+    mem_stop(&m);
+}
+
 /* The destination scans out of the bindings the stream brings. */
 static void test_scanout_of_bindings_migrates(void)
 {
@@ -1008,6 +1445,10 @@ int main(int argc, char **argv)
                    test_planes_scan_out_of_bindings);
     qtest_add_func("/pvdc/memory/one-plane-shows-straight-from-a-binding",
                    test_one_plane_shows_straight_from_a_binding);
+    qtest_add_func("/pvdc/memory/bytes-copied-per-frame",
+                   test_bytes_copied_per_frame);
+    qtest_add_func("/pvdc/memory/contiguous-entries-are-merged",
+                   test_contiguous_entries_are_merged);
     qtest_add_func("/pvdc/memory/ranges-across-bindings-are-refused",
                    test_ranges_across_bindings_are_refused);
     qtest_add_func("/pvdc/memory/bindings-in-use-are-busy",
@@ -1016,6 +1457,14 @@ int main(int argc, char **argv)
                    test_bus_mastering_off_blanks_bound_planes);
     qtest_add_func("/pvdc/memory/writeback-of-planes-in-bindings",
                    test_writeback_of_planes_in_bindings);
+    qtest_add_func("/pvdc/memory/writeback-into-a-binding",
+                   test_writeback_into_a_binding);
+    qtest_add_func("/pvdc/memory/writeback-into-a-shown-binding-shows",
+                   test_writeback_into_a_shown_binding_shows);
+    qtest_add_func("/pvdc/memory/colour-tables-in-a-binding",
+                   test_colour_tables_in_a_binding);
+    qtest_add_func("/pvdc/memory/bypassed-colour-stages-migrate",
+                   test_bypassed_colour_stages_migrate);
     qtest_add_func("/pvdc/memory/scanout-of-bindings-migrates",
                    test_scanout_of_bindings_migrates);
     return g_test_run();

@@ -303,6 +303,53 @@ static char *migration_status(QTestState *qts, int64_t *syncs)
 #define WB_SLOT_SIZE    (MODE_PITCH * MODE_H)
 #define WB_SLOTS_AT     (1 * MiB)
 
+#define WB_VRAM_SIZE    (64 * MiB)
+/* guest pages of the bound slots, and their BIND table */
+#define WB_GUEST_PAGES  (32 * MiB)
+#define WB_TABLE        (1 * MiB)
+#define WB_BOUND_PAGES  (WB_SLOTS * WB_SLOT_SIZE / PVDC_BIND_PAGE_SIZE)
+
+/*
+ * Bind the slots at WB_VRAM_SIZE to guest pages from WB_GUEST_PAGES on,
+ * in reverse order; returns where slot 0 is in the device address space.
+ */
+static uint32_t bind_wb_slots(PVDCTest *t)
+{
+    g_autofree uint64_t *e = g_new(uint64_t, 2 * WB_BOUND_PAGES);
+
+    g_assert_cmpuint(WB_SLOTS * WB_SLOT_SIZE % PVDC_BIND_PAGE_SIZE, ==, 0);
+    for (unsigned int i = 0; i < WB_BOUND_PAGES; i++) {
+        e[2 * i] = WB_GUEST_PAGES +
+                   (WB_BOUND_PAGES - 1 - i) * PVDC_BIND_PAGE_SIZE;
+        e[2 * i + 1] = PVDC_BIND_PAGE_SIZE;
+    }
+    write_bind_table(t, WB_TABLE, e, WB_BOUND_PAGES);
+    g_assert_cmphex(bind_range(t, WB_VRAM_SIZE,
+                               WB_SLOTS * WB_SLOT_SIZE, WB_TABLE,
+                               WB_BOUND_PAGES), ==, PVDC_BIND_OK);
+    return WB_VRAM_SIZE;
+}
+
+/* Slot @i, WB_SLOT_SIZE bytes, as written into VRAM or bound pages. */
+static void read_wb_slot(PVDCTest *t, bool bound, unsigned int i,
+                         uint8_t *buf)
+{
+    const uint32_t page = PVDC_BIND_PAGE_SIZE;
+
+    if (!bound) {
+        qtest_memread(t->qts, t->vram.addr + WB_SLOTS_AT + i * WB_SLOT_SIZE,
+                      buf, WB_SLOT_SIZE);
+        return;
+    }
+    for (uint32_t rel = 0; rel < WB_SLOT_SIZE; rel += page) {
+        uint32_t n = (i * WB_SLOT_SIZE + rel) / page;
+
+        qtest_memread(t->qts, WB_GUEST_PAGES +
+                      (uint64_t)(WB_BOUND_PAGES - 1 - n) * page,
+                      buf + rel, MIN(page, WB_SLOT_SIZE - rel));
+    }
+}
+
 /*
  * Writebacks made while a precopy migration runs all reach the
  * destination: the device marks the pages it writes dirty, and the passes
@@ -312,9 +359,11 @@ static char *migration_status(QTestState *qts, int64_t *syncs)
  * passes over the dirty pages; it stops before the device state goes
  * (pause-before-switchover: the source runs nothing after that, as a
  * stopped VM's vCPUs cannot).  Then each slot of the destination holds
- * the last frame written into it on the source.
+ * the last frame written into it on the source.  The slots lie in VRAM,
+ * or (@bound) in a binding of scattered guest pages, which the device
+ * keeps mapped: its writes must reach the dirty log all the same.
  */
-static void test_writebacks_during_precopy_arrive(void)
+static void writebacks_during_precopy_arrive(bool bound)
 {
     g_autofree char *dir = g_dir_make_tmp("pvdc-migrate-XXXXXX", NULL);
     g_autofree char *sock = g_strdup_printf("%s/migrate", dir);
@@ -327,12 +376,16 @@ static void test_writebacks_during_precopy_arrive(void)
     int64_t syncs = 0;
     PVDCTest src, dst;
     QTestState *qts;
+    uint32_t slots = WB_SLOTS_AT;
 
     pvdc_test_start(&src, "heads=1,vram-size=64M");
+    if (bound) {
+        slots = bind_wb_slots(&src);
+    }
     enable_head(&src, 0, CLOCK_1MS);
     /* the background alone: each frame's colour is its own */
     wr_plane(&src, plane_of(&src, 0, PRIMARY), PVDC_PS_CTRL, 0);
-    write_wb_regs(&src, 0, PVDC_FMT_XRGB8888, WB_SLOTS_AT, MODE_PITCH);
+    write_wb_regs(&src, 0, PVDC_FMT_XRGB8888, slots, MODE_PITCH);
     qtest_memset(src.qts, src.vram.addr + 16 * MiB, 0x5a, 48 * MiB);
 
     qts = pvdc_test_spawn("heads=1,vram-size=64M", args);
@@ -356,7 +409,7 @@ static void test_writebacks_during_precopy_arrive(void)
         }
         g_assert_cmpstr(status, !=, "failed");
         during += !strcmp(status, "active");
-        wr_head(&src, 0, PVDC_HS_WB_OFFSET, WB_SLOTS_AT + slot * WB_SLOT_SIZE);
+        wr_head(&src, 0, PVDC_HS_WB_OFFSET, slots + slot * WB_SLOT_SIZE);
         wr_head(&src, 0, PVDC_HS_BACKGROUND, colour);
         wr_head(&src, 0, PVDC_HS_CTRL,
                 PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
@@ -379,10 +432,8 @@ static void test_writebacks_during_precopy_arrive(void)
     qtest_qmp_eventwait(qts, "RESUME");
     pvdc_test_attach(&dst, qts);
     for (unsigned int i = 0; i < WB_SLOTS; i++) {
-        uint64_t at = WB_SLOTS_AT + i * WB_SLOT_SIZE;
-
-        qtest_memread(src.qts, src.vram.addr + at, src_slot, WB_SLOT_SIZE);
-        qtest_memread(dst.qts, dst.vram.addr + at, dst_slot, WB_SLOT_SIZE);
+        read_wb_slot(&src, bound, i, src_slot);
+        read_wb_slot(&dst, bound, i, dst_slot);
         /* written opaque, first pixel to last */
         g_assert_cmphex((uint32_t)ldl_le_p(src_slot), ==,
                         0xff000000 | last[i]);
@@ -394,6 +445,16 @@ static void test_writebacks_during_precopy_arrive(void)
     pvdc_test_stop(&dst);
     unlink(sock);
     rmdir(dir);
+}
+
+static void test_writebacks_during_precopy_arrive(void)
+{
+    writebacks_during_precopy_arrive(false);
+}
+
+static void test_writebacks_into_a_binding_during_precopy_arrive(void)
+{
+    writebacks_during_precopy_arrive(true);
 }
 
 /*
@@ -1251,6 +1312,9 @@ int main(int argc, char **argv)
                    test_writeback_comes_along);
     qtest_add_func("/pvdc/migration/writebacks-during-precopy-arrive",
                    test_writebacks_during_precopy_arrive);
+    qtest_add_func("/pvdc/migration/"
+                   "writebacks-into-a-binding-during-precopy-arrive",
+                   test_writebacks_into_a_binding_during_precopy_arrive);
     qtest_add_func("/pvdc/migration/mismatched-configuration-is-refused",
                    test_mismatched_configuration_is_refused);
     qtest_add_func("/pvdc/migration/field-mutations-load-only-valid-states",

@@ -8,6 +8,11 @@
  * changes nothing of a head outside the latching group (its head state,
  * and every plane it shows, bit for bit).
  *
+ * Bindings of guest pages come and go among the other steps: BIND and
+ * UNBIND's status (busy among them) is the model's after each, and
+ * planes, writeback targets and colour tables now and then lie in one.
+ * Nothing is composed here, so every entry points into a few pages.
+ *
  * Time only moves through the qtest clock.
  *
  * Copyright (c) 2026 The pvdc authors
@@ -30,6 +35,84 @@ static void random_write(Random *r, uint32_t addr, uint32_t val)
 {
     wr(&r->t, addr, val);
     model_write(&r->m, addr, val);
+}
+
+/* Bindings: in BIND_SLOTS slots of BIND_SLOT bytes above VRAM. */
+#define BIND_PAGE           PVDC_BIND_PAGE_SIZE
+#define BIND_SLOT           (64 * KiB)
+#define BIND_SLOTS          8
+#define BIND_TABLE          (1 * MiB)               /* guest RAM */
+#define BIND_POOL           (2 * MiB)               /* guest RAM */
+#define BIND_MAX_ENTRIES    4
+
+/*
+ * Somewhere in a binding, @align-aligned, if there is one and the dice
+ * say so (1 in @odds); else @otherwise.
+ */
+static uint32_t random_in_binding(Random *r, uint32_t align, int odds,
+                                  uint32_t otherwise)
+{
+    const ModelBinding *b;
+
+    if (!r->m.num_bindings || g_rand_int_range(r->rng, 0, odds)) {
+        return otherwise;
+    }
+    b = &r->m.bindings[g_rand_int_range(r->rng, 0, r->m.num_bindings)];
+    return b->addr + ROUND_DOWN(g_rand_int_range(r->rng, 0, b->size), align);
+}
+
+/*
+ * BIND a range, mostly in a slot of its own, at times across the next
+ * (overlap), misaligned, or with a table whose entries break a rule; or
+ * UNBIND one, mostly a binding.  The status is the model's.
+ */
+static void random_bind(Random *r)
+{
+    Model *m = &r->m;
+    GRand *rng = r->rng;
+    uint64_t e[2 * BIND_MAX_ENTRIES];
+    uint32_t addr, pages, n, left;
+    uint32_t cmd = PVDC_BIND_CMD_BIND;
+
+    if (m->num_bindings && g_rand_int_range(rng, 0, 3) == 0) {
+        const ModelBinding *b =
+            &m->bindings[g_rand_int_range(rng, 0, m->num_bindings)];
+
+        cmd = PVDC_BIND_CMD_UNBIND;
+        addr = b->addr;
+        pages = b->size / BIND_PAGE +
+                (g_rand_int_range(rng, 0, 8) ? 0 : 1);
+        n = 0;
+    } else {
+        addr = m->vram + g_rand_int_range(rng, 0, BIND_SLOTS) * BIND_SLOT +
+               (g_rand_int_range(rng, 0, 4) ? 0 : BIND_PAGE);
+        addr += g_rand_int_range(rng, 0, 16) ? 0 : BIND_PAGE / 2;
+        pages = g_rand_int_range(rng, 1, BIND_SLOT / BIND_PAGE + 1);
+        n = g_rand_int_range(rng, 1, MIN(pages, BIND_MAX_ENTRIES) + 1);
+        left = pages;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t len = i == n - 1 ? left :
+                           g_rand_int_range(rng, 1, left - (n - 1 - i) + 1);
+
+            e[2 * i] = BIND_POOL + BIND_PAGE * g_rand_int_range(rng, 0, 4);
+            e[2 * i + 1] = (uint64_t)len * BIND_PAGE;
+            left -= len;
+        }
+        if (g_rand_int_range(rng, 0, 12) == 0) {
+            e[2 * (n - 1) + 1] += BIND_PAGE;        /* too long */
+        }
+        write_bind_table(&r->t, BIND_TABLE, e, n);
+        model_bind_table(m, BIND_TABLE, e, n);
+    }
+    random_write(r, PVDC_REG_BIND_ADDR, addr);
+    random_write(r, PVDC_REG_BIND_SIZE, pages * BIND_PAGE);
+    random_write(r, PVDC_REG_BIND_TABLE_LO, BIND_TABLE);
+    random_write(r, PVDC_REG_BIND_TABLE_HI, 0);
+    random_write(r, PVDC_REG_BIND_ENTRIES, n);
+    random_write(r, PVDC_REG_BIND_CMD, cmd);
+    g_assert_cmphex(rd(&r->t, PVDC_REG_BIND_STATUS), ==, m->bind_status);
+    g_assert_cmpuint(pvdc_statistic(r->t.qts, "x-bindings"), ==,
+                     m->num_bindings);
 }
 
 /*
@@ -95,6 +178,15 @@ static void random_plane(Random *r, unsigned int p)
                                      m->pitch_align *
                                      g_rand_int_range(rng, 0, 2),
     };
+
+    /* Now and then in a binding, where it may fit or not. */
+    regs[PS(PVDC_PS_FB_OFFSET)] = random_in_binding(r, m->offset_align, 4,
+                                      regs[PS(PVDC_PS_FB_OFFSET)]);
+    if (two_plane) {
+        regs[PS(PVDC_PS_CHROMA_OFFSET)] =
+            random_in_binding(r, m->offset_align, 6,
+                              regs[PS(PVDC_PS_CHROMA_OFFSET)]);
+    }
 
     /* Now and then a Cb:Cr plane that breaks a rule, or nearly. */
     switch (two_plane ? g_rand_int_range(rng, 0, 12) : -1) {
@@ -176,7 +268,9 @@ static uint32_t random_value(Random *r, bool head, uint32_t reg,
         case PVDC_HS_CTM:
         case PVDC_HS_GAMMA_LUT:
             /* sometimes misaligned, at the end of VRAM or near 2^32 */
-            switch (g_rand_int_range(rng, 0, 8)) {
+            switch (g_rand_int_range(rng, 0, 9)) {
+            case 8:
+                return random_in_binding(r, PVDC_COLOR_ALIGN, 1, 0);
             case 0:
                 return g_rand_int(rng) | 4;
             case 1:
@@ -207,7 +301,9 @@ static uint32_t random_value(Random *r, bool head, uint32_t reg,
         }
         case PVDC_HS_WB_OFFSET:
             /* sometimes misaligned, ending past VRAM or near 2^32 */
-            switch (g_rand_int_range(rng, 0, 8)) {
+            switch (g_rand_int_range(rng, 0, 9)) {
+            case 8:
+                return random_in_binding(r, m->offset_align, 1, 0);
             case 0:
                 return g_rand_int(rng) | 0x20;
             case 1:
@@ -268,7 +364,9 @@ static uint32_t random_value(Random *r, bool head, uint32_t reg,
     case PVDC_PS_FORMAT:
         return formats[g_rand_int_range(rng, 0, ARRAY_SIZE(formats))];
     case PVDC_PS_FB_OFFSET:
-        return m->offset_align * g_rand_int_range(rng, 0, 1024);
+        return random_in_binding(r, m->offset_align, 4,
+                                 m->offset_align *
+                                 g_rand_int_range(rng, 0, 1024));
     case PVDC_PS_FB_PITCH:
         return m->pitch_align * g_rand_int_range(rng, 1, 5);
     case PVDC_PS_FB_SIZE:
@@ -582,7 +680,8 @@ static void random_register(Random *r, unsigned int op)
         addr = g_rand_int_range(rng, 0, PVDC_MMIO_SIZE / 4) * 4;
         val = g_rand_int(rng);
     }
-    if (addr != PVDC_REG_INT_ENABLE) {
+    /* a BIND reads a table of the test's own: random_bind() */
+    if (addr != PVDC_REG_INT_ENABLE && addr != PVDC_REG_BIND_CMD) {
         random_write(r, addr, val);
     }
 }
@@ -605,6 +704,8 @@ static void random_step(Random *r, unsigned int i)
         random_register(r, op - 28);
     } else if (op < 85) {
         random_route(r);
+    } else if (op < 90) {
+        random_bind(r);
     } else if (r->m.armed) {
         step_next(&r->t);
     } else {
@@ -631,12 +732,19 @@ static void test_random_commits_match_reference_model(void)
     }
     g_test_message("%u commits applied, %u rejected, %u amended; %u "
                    "latches, %u moved a plane to another head, %u enabled "
-                   "a head on another connector", r.m.applied,
+                   "a head on another connector; %u showed a plane in a "
+                   "binding", r.m.applied,
                    r.m.rejected, r.m.amended, r.latches, r.moves,
-                   r.m.rerouted);
+                   r.m.rerouted, r.m.applied_bound);
     for (i = 0; i <= PVDC_RESULT_CODE_MASK; i++) {
         if (r.m.errors[i]) {
             g_test_message("  error 0x%02x: %u", i, r.m.errors[i]);
+        }
+    }
+    for (i = 0; i <= PVDC_BIND_ERR_BUSY; i++) {
+        if (r.m.bind_outcomes[0][i] || r.m.bind_outcomes[1][i]) {
+            g_test_message("  BIND status %u: %u, UNBIND: %u", i,
+                           r.m.bind_outcomes[0][i], r.m.bind_outcomes[1][i]);
         }
     }
     g_assert_cmpuint(r.m.applied, >, steps / 50);
@@ -651,6 +759,14 @@ static void test_random_commits_match_reference_model(void)
     /* and routing: refused, and applied */
     g_assert_cmpuint(r.m.errors[PVDC_ERR_CONNECTOR], >, steps / 1000);
     g_assert_cmpuint(r.m.rerouted, >, steps / 1000);
+    /* and bindings: bound, unbound, busy both ways, overlapping, bad */
+    g_assert_cmpuint(r.m.applied_bound, >, steps / 1000);
+    g_assert_cmpuint(r.m.bind_outcomes[0][PVDC_BIND_OK], >, steps / 500);
+    g_assert_cmpuint(r.m.bind_outcomes[1][PVDC_BIND_OK], >, steps / 1000);
+    g_assert_cmpuint(r.m.bind_outcomes[0][PVDC_BIND_ERR_BUSY], >, 0);
+    g_assert_cmpuint(r.m.bind_outcomes[1][PVDC_BIND_ERR_BUSY], >, 0);
+    g_assert_cmpuint(r.m.bind_outcomes[0][PVDC_BIND_ERR_OVERLAP], >, 0);
+    g_assert_cmpuint(r.m.bind_outcomes[0][PVDC_BIND_ERR_TABLE], >, 0);
     g_rand_free(r.rng);
     pvdc_test_stop(&r.t);
 }

@@ -53,6 +53,25 @@ static bool model_busy(Model *m, ModelView *v, unsigned int p)
            !(on_head < m->heads && (v->group & BIT(on_head)));
 }
 
+/*
+ * [@addr, @addr + @len) lies wholly in VRAM or wholly in one binding:
+ * where a plane, a writeback target or a colour table may be.
+ */
+static bool model_in_memory(Model *m, uint64_t addr, uint64_t len)
+{
+    if (addr + len <= m->vram) {
+        return true;
+    }
+    for (unsigned int i = 0; i < m->num_bindings; i++) {
+        const ModelBinding *b = &m->bindings[i];
+
+        if (addr >= b->addr && addr + len <= (uint64_t)b->addr + b->size) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static uint32_t model_check_plane(Model *m, ModelView *v, unsigned int h,
                                   unsigned int p)
 {
@@ -103,8 +122,8 @@ static uint32_t model_check_plane(Model *m, ModelView *v, unsigned int h,
     if (r[PS(PVDC_PS_FB_OFFSET)] % m->offset_align) {
         return PVDC_ERR_OFFSET_ALIGN;
     }
-    if (r[PS(PVDC_PS_FB_OFFSET)] + (uint64_t)pitch * (hh - 1) + line >
-        m->vram) {
+    if (!model_in_memory(m, r[PS(PVDC_PS_FB_OFFSET)],
+                         (uint64_t)pitch * (hh - 1) + line)) {
         return PVDC_ERR_FB_BOUNDS;
     }
     if (model_chroma_bps(fourcc)) {
@@ -114,7 +133,7 @@ static uint32_t model_check_plane(Model *m, ModelView *v, unsigned int h,
 
         if (coff % m->offset_align || cpitch < cline ||
             cpitch % m->pitch_align ||
-            coff + cpitch * ((hh + 1) / 2 - 1) + cline > m->vram) {
+            !model_in_memory(m, coff, cpitch * ((hh + 1) / 2 - 1) + cline)) {
             return PVDC_ERR_CHROMA;
         }
     }
@@ -150,10 +169,13 @@ static uint32_t model_check_plane(Model *m, ModelView *v, unsigned int h,
     return 0;
 }
 
-/* A table or matrix of @len bytes at @offset: misaligned or past VRAM. */
+/*
+ * A table or matrix of @len bytes at @offset: misaligned, or neither in
+ * VRAM nor in one binding.
+ */
 static bool model_color_span_bad(Model *m, uint32_t offset, uint64_t len)
 {
-    return offset % PVDC_COLOR_ALIGN || offset + len > m->vram;
+    return offset % PVDC_COLOR_ALIGN || !model_in_memory(m, offset, len);
 }
 
 static bool model_lut_bad(Model *m, uint32_t offset, uint32_t size,
@@ -180,7 +202,10 @@ static bool model_color_bad(Model *m, const uint32_t *a)
                           PVDC_Y(m->lut_size)));
 }
 
-/* The writeback target of @a: format, alignment, a line, inside VRAM. */
+/*
+ * The writeback target of @a: format, alignment, a line, in VRAM or in
+ * one binding.
+ */
 static bool model_writeback_bad(Model *m, const uint32_t *a)
 {
     uint32_t fourcc = a[HS(PVDC_HS_WB_FORMAT)];
@@ -195,7 +220,8 @@ static bool model_writeback_bad(Model *m, const uint32_t *a)
                  (m->wb_mask & BIT(i));
     }
     return !taken || offset % m->offset_align || pitch % m->pitch_align ||
-           pitch < line || offset + pitch * (lines - 1) + line > m->vram;
+           pitch < line ||
+           !model_in_memory(m, offset, pitch * (lines - 1) + line);
 }
 
 static uint32_t model_check_mode(Model *m, ModelView *v, unsigned int h)
@@ -358,11 +384,16 @@ void model_latch(Model *m, uint32_t group, uint32_t result[PVDC_MAX_HEADS])
     }
     err = model_check(m, &v, &failed);
     if (!err) {
+        bool bound = false;
+
         for (p = 0; p < m->planes; p++) {
             if (v.by[p] >= 0) {
                 memcpy(m->pa[p], v.p[p], sizeof(m->pa[p]));
+                bound |= model_on(v.p[p]) &&
+                         v.p[p][PS(PVDC_PS_FB_OFFSET)] >= m->vram;
             }
         }
+        m->applied_bound += bound;
     }
     for (h = 0; h < m->heads; h++) {
         if (!(group & BIT(h))) {
@@ -502,6 +533,197 @@ void model_init(Model *m, PVDCTest *t)
     }
 }
 
+void model_bind_table(Model *m, uint64_t at, const uint64_t *entries,
+                      uint32_t n)
+{
+    g_assert_cmpuint(n, <=, ARRAY_SIZE(m->table) / 2);
+    m->table_at = at;
+    m->table_n = n;
+    memcpy(m->table, entries, 2 * n * sizeof(uint64_t));
+}
+
+static bool model_meets(uint64_t start, uint64_t end, uint64_t addr,
+                        uint64_t size)
+{
+    return start < addr + size && addr < end;
+}
+
+static bool model_format_known(Model *m, uint32_t fourcc)
+{
+    for (int i = 0; i < PVDC_MAX_FORMATS; i++) {
+        if (m->fmt_table[i] && m->fmt_table[i] == fourcc) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* An enabled plane reads a byte of the range: its framebuffer, Cb:Cr. */
+static bool model_plane_uses(Model *m, const uint32_t *r, uint64_t addr,
+                             uint64_t size)
+{
+    uint32_t fourcc = r[PS(PVDC_PS_FORMAT)];
+    uint64_t w = PVDC_X(r[PS(PVDC_PS_FB_SIZE)]);
+    uint64_t h = PVDC_Y(r[PS(PVDC_PS_FB_SIZE)]);
+    uint64_t off = r[PS(PVDC_PS_FB_OFFSET)];
+    uint64_t coff = r[PS(PVDC_PS_CHROMA_OFFSET)];
+
+    if (!model_on(r) || !model_format_known(m, fourcc) || !w || !h) {
+        return false;
+    }
+    return model_meets(off, off + r[PS(PVDC_PS_FB_PITCH)] * (h - 1) +
+                       w * model_cpp(fourcc), addr, size) ||
+           (model_chroma_bps(fourcc) &&
+            model_meets(coff, coff + r[PS(PVDC_PS_CHROMA_PITCH)] *
+                        ((h + 1) / 2 - 1) +
+                        (w + 1) / 2 * model_chroma_bps(fourcc), addr, size));
+}
+
+/*
+ * An enabled head uses a byte of the range: its writeback target (with
+ * a format the device knows), the tables of its colour stages.
+ */
+static bool model_head_uses(Model *m, const uint32_t *a, uint64_t addr,
+                            uint64_t size)
+{
+    uint32_t ctrl = a[HS(PVDC_HS_CTRL)];
+    uint32_t sizes = a[HS(PVDC_HS_LUT_SIZES)];
+    uint32_t fourcc = a[HS(PVDC_HS_WB_FORMAT)];
+    uint64_t w = PVDC_X(a[HS(PVDC_HS_HTIMING)]);
+    uint64_t h = PVDC_X(a[HS(PVDC_HS_VTIMING)]);
+    uint64_t wb = a[HS(PVDC_HS_WB_OFFSET)];
+    uint64_t degamma = a[HS(PVDC_HS_DEGAMMA_LUT)];
+    uint64_t ctm = a[HS(PVDC_HS_CTM)];
+    uint64_t gamma = a[HS(PVDC_HS_GAMMA_LUT)];
+
+    if (!model_on(a)) {
+        return false;
+    }
+    return ((ctrl & PVDC_HS_CTRL_WRITEBACK) && model_format_known(m, fourcc) &&
+            w && h &&
+            model_meets(wb, wb + a[HS(PVDC_HS_WB_PITCH)] * (h - 1) +
+                        w * model_cpp(fourcc), addr, size)) ||
+           ((ctrl & PVDC_HS_CTRL_DEGAMMA) &&
+            model_meets(degamma, degamma + (uint64_t)PVDC_X(sizes) *
+                        PVDC_LUT_ENTRY_SIZE, addr, size)) ||
+           ((ctrl & PVDC_HS_CTRL_CTM) &&
+            model_meets(ctm, ctm + PVDC_CTM_SIZE, addr, size)) ||
+           ((ctrl & PVDC_HS_CTRL_GAMMA) &&
+            model_meets(gamma, gamma + (uint64_t)PVDC_Y(sizes) *
+                        PVDC_LUT_ENTRY_SIZE, addr, size));
+}
+
+/* The active state or an armed commit uses a byte of the range: busy. */
+static bool model_range_busy(Model *m, uint64_t addr, uint64_t size)
+{
+    for (unsigned int p = 0; p < m->planes; p++) {
+        if (model_plane_uses(m, m->pa[p], addr, size)) {
+            return true;
+        }
+    }
+    for (unsigned int h = 0; h < m->heads; h++) {
+        if (model_head_uses(m, m->ha[h], addr, size)) {
+            return true;
+        }
+        if (!(m->armed & BIT(h))) {
+            continue;
+        }
+        if (model_head_uses(m, m->harm[h], addr, size)) {
+            return true;
+        }
+        for (unsigned int p = 0; p < m->planes; p++) {
+            if (m->carried[h][p] &&
+                model_plane_uses(m, m->parm[h][p], addr, size)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* BIND as the spec orders its checks (the test's tables are in RAM). */
+static uint32_t model_bind(Model *m)
+{
+    uint64_t addr = m->bind_addr, size = m->bind_size, sum = 0;
+    uint64_t table = (uint64_t)m->bind_table_hi << 32 | m->bind_table_lo;
+    uint32_t n = m->bind_entries;
+    ModelBinding *b;
+
+    if (!size || addr % PVDC_BIND_PAGE_SIZE || size % PVDC_BIND_PAGE_SIZE ||
+        addr < m->vram || addr + size > (1ULL << 32)) {
+        return PVDC_BIND_ERR_RANGE;
+    }
+    for (unsigned int i = 0; i < m->num_bindings; i++) {
+        if (model_meets(m->bindings[i].addr,
+                        (uint64_t)m->bindings[i].addr + m->bindings[i].size,
+                        addr, size)) {
+            return PVDC_BIND_ERR_OVERLAP;
+        }
+    }
+    if (model_range_busy(m, addr, size)) {
+        return PVDC_BIND_ERR_BUSY;
+    }
+    if (m->num_bindings == PVDC_MAX_BINDINGS) {
+        return PVDC_BIND_ERR_NOSPC;
+    }
+    if (table % PVDC_BIND_TABLE_ALIGN || !n || n > PVDC_MAX_BIND_ENTRIES) {
+        return PVDC_BIND_ERR_TABLE;
+    }
+    if (m->bound_entries + n > PVDC_MAX_BIND_ENTRIES) {
+        return PVDC_BIND_ERR_NOSPC;
+    }
+    /* only the tables the test wrote are bound */
+    g_assert_cmphex(table, ==, m->table_at);
+    g_assert_cmpuint(n, ==, m->table_n);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t len = m->table[2 * i + 1];
+
+        if (!len || m->table[2 * i] % PVDC_BIND_PAGE_SIZE ||
+            len % PVDC_BIND_PAGE_SIZE || len > size - sum) {
+            return PVDC_BIND_ERR_TABLE;
+        }
+        sum += len;
+    }
+    if (sum != size) {
+        return PVDC_BIND_ERR_TABLE;
+    }
+    b = &m->bindings[m->num_bindings++];
+    b->addr = addr;
+    b->size = size;
+    b->entries = n;
+    m->bound_entries += n;
+    return PVDC_BIND_OK;
+}
+
+static uint32_t model_unbind(Model *m)
+{
+    for (unsigned int i = 0; i < m->num_bindings; i++) {
+        ModelBinding *b = &m->bindings[i];
+
+        if (b->addr == m->bind_addr && b->size == m->bind_size) {
+            if (model_range_busy(m, b->addr, b->size)) {
+                return PVDC_BIND_ERR_BUSY;
+            }
+            m->bound_entries -= b->entries;
+            *b = m->bindings[--m->num_bindings];
+            return PVDC_BIND_OK;
+        }
+    }
+    return PVDC_BIND_ERR_NOT_BOUND;
+}
+
+static void model_bind_cmd(Model *m, uint32_t cmd)
+{
+    if (cmd == PVDC_BIND_CMD_BIND) {
+        m->bind_status = model_bind(m);
+    } else if (cmd == PVDC_BIND_CMD_UNBIND) {
+        m->bind_status = model_unbind(m);
+    } else {
+        return;
+    }
+    m->bind_outcomes[cmd == PVDC_BIND_CMD_UNBIND][m->bind_status]++;
+}
+
 void model_write(Model *m, uint32_t addr, uint32_t val)
 {
     uint32_t all = MAKE_64BIT_MASK(0, m->heads);
@@ -528,5 +750,17 @@ void model_write(Model *m, uint32_t addr, uint32_t val)
         }
     } else if (addr == PVDC_REG_MULTI_DOORBELL && val && !(val & ~all)) {
         model_doorbell(m, val);
+    } else if (addr == PVDC_REG_BIND_ADDR) {
+        m->bind_addr = val;
+    } else if (addr == PVDC_REG_BIND_SIZE) {
+        m->bind_size = val;
+    } else if (addr == PVDC_REG_BIND_TABLE_LO) {
+        m->bind_table_lo = val;
+    } else if (addr == PVDC_REG_BIND_TABLE_HI) {
+        m->bind_table_hi = val;
+    } else if (addr == PVDC_REG_BIND_ENTRIES) {
+        m->bind_entries = val;
+    } else if (addr == PVDC_REG_BIND_CMD) {
+        model_bind_cmd(m, val);
     }
 }

@@ -17,6 +17,11 @@
 #define HS(reg)     ((reg) / 4)
 #define PS(reg)     ((reg) / 4)
 
+/* A range of the device address space bound to guest pages. */
+typedef struct ModelBinding {
+    uint32_t addr, size, entries;
+} ModelBinding;
+
 typedef struct Model {
     /* what the capability registers say */
     unsigned int heads, overlays, planes, scalers;
@@ -41,11 +46,26 @@ typedef struct Model {
     uint32_t group[PVDC_MAX_HEADS];
     uint32_t seq[PVDC_MAX_HEADS];
 
+    /* the bindings, in no order, and the BIND_* registers */
+    ModelBinding bindings[PVDC_MAX_BINDINGS];
+    unsigned int num_bindings;
+    uint64_t bound_entries;
+    uint32_t bind_addr, bind_size, bind_entries, bind_status;
+    uint32_t bind_table_lo, bind_table_hi;
+    /* the table the test last wrote (model_bind_table()) */
+    uint64_t table_at;
+    uint32_t table_n;
+    uint64_t table[2 * 64];
+
     /* outcomes so far, and the armed commits amended */
     unsigned int applied, rejected, amended;
     /* heads enabled on a connector other than their own */
     unsigned int rerouted;
     unsigned int errors[PVDC_RESULT_CODE_MASK + 1];
+    /* commits applied that show a plane in a binding */
+    unsigned int applied_bound;
+    /* BIND_STATUS outcomes of BIND and UNBIND commands */
+    unsigned int bind_outcomes[2][PVDC_BIND_ERR_BUSY + 1];
 } Model;
 
 /* A model of the device @t drives, in its reset state. */
@@ -53,6 +73,14 @@ void model_init(Model *m, PVDCTest *t);
 
 /* Mirror a register write in the model (the device decodes it itself). */
 void model_write(Model *m, uint32_t addr, uint32_t val);
+
+/*
+ * The test wrote a BIND table of @n entries (@entries[2 * i]: address,
+ * @entries[2 * i + 1]: length) into guest RAM at @at; the model reads
+ * it from there when a BIND names it.  At most 64 entries.
+ */
+void model_bind_table(Model *m, uint64_t at, const uint64_t *entries,
+                      uint32_t n);
 
 /* Latch the group @group in the model; @result gets each member's outcome. */
 void model_latch(Model *m, uint32_t group, uint32_t result[PVDC_MAX_HEADS]);

@@ -205,6 +205,7 @@ typedef struct PVDCBinding {
     PVDCBindEntry *entries;
     /* derived from @entries, not migrated: NULL while not mapped */
     GArray *maps;               /* of PVDCBindMap, pvdc-memory.c */
+    GArray *runs;               /* @maps merged where host-contiguous */
 } PVDCBinding;
 
 /*
@@ -286,6 +287,8 @@ struct PVDCState {
     uint32_t num_bindings;
     uint32_t bound_entries;     /* derived, not migrated */
     uint32_t damage_addr;       /* DAMAGE_ADDR */
+    /* bytes copied out of bindings to compose planes (statistic) */
+    uint64_t bounce_bytes;
     /* the guest was told planes in bindings are not shown; not migrated */
     bool bus_master_off_logged;
     /* bus mastering as the consoles last showed planes in bindings */
