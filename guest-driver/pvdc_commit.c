@@ -690,6 +690,9 @@ void pvdc_commit_quiesce(struct pvdc_device *pvdc)
 		head->done = head->seq;
 		head->wb_armed = false;
 		head->cursor_deferred = false;
+		if (head->wb_rel)
+			list_add_tail(&head->wb_rel->link, &pvdc->released);
+		head->wb_rel = NULL;
 		list_splice_tail_init(&head->latches, &latches);
 		list_splice_tail_init(&head->releases, &pvdc->released);
 		spin_unlock_irq(&pvdc->irq_lock);

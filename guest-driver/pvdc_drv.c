@@ -598,14 +598,9 @@ static void pvdc_irq_quiesce(struct pvdc_device *pvdc)
  */
 static void pvdc_works_cancel(struct pvdc_device *pvdc)
 {
-	unsigned int h;
-
 	cancel_work_sync(&pvdc->hotplug_work);
 	cancel_work_sync(&pvdc->resync_work);
 	flush_work(&pvdc->release_work);
-	/* Every writeback job completes. */
-	for (h = 0; h < pvdc->num_heads; h++)
-		flush_work(&pvdc->heads[h].wb_work);
 }
 
 /*
@@ -660,7 +655,6 @@ static void pvdc_heads_init(struct pvdc_device *pvdc)
 		init_waitqueue_head(&head->wq);
 		spin_lock_init(&head->tl_lock);
 		spin_lock_init(&head->now_lock);
-		INIT_WORK(&head->wb_work, pvdc_writeback_work);
 	}
 }
 

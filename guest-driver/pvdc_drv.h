@@ -110,15 +110,11 @@ struct pvdc_head {
 	/* With PVDC_FEATURE_WRITEBACK only (pvdc_writeback.c). */
 	struct drm_writeback_connector wb;
 	/*
-	 * The device writes writeback targets in VRAM only: the latch writes
-	 * the frame here, and wb_work copies it into the job's buffer before
-	 * it completes the job with wb_status.
+	 * The target of the writeback armed on the head, under irq_lock:
+	 * the active state names it until a later doorbell latches, so it
+	 * stays bound until then (pvdc_writeback_retire()).
 	 */
-	u32 wb_bounce_offset;
-	u64 wb_bounce_size;
-	void __iomem *wb_bounce;
-	int wb_status;
-	struct work_struct wb_work;
+	struct pvdc_release *wb_rel;
 
 	/* Doorbells, under pvdc->irq_lock. */
 	u32 seq;		/* ARMED_SEQ of the last doorbell written */
@@ -474,7 +470,6 @@ void pvdc_writeback_crtc_regs(struct pvdc_head *head,
 			      struct pvdc_crtc_state *pstate);
 void pvdc_writeback_retire(struct pvdc_head *head);
 void pvdc_writeback_complete(struct pvdc_latch *latch, int status);
-void pvdc_writeback_work(struct work_struct *work);
 
 /* pvdc_global.c */
 int pvdc_global_init(struct pvdc_device *pvdc);

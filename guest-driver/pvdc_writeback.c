@@ -20,11 +20,11 @@
  * the interrupt handler clears the bit in the shadow registers when the
  * latch is reported (pvdc_writeback_retire()), before it rings theirs.
  *
- * The device writes targets in VRAM only: each head has one there, of the
- * largest frame, that the latch writes, and a work copies it into the
- * job's buffer (a GEM shmem object, mapped from prepare_writeback_job to
- * cleanup) before it completes the job.  The next job's commit waits for
- * that copy before it arms the head.
+ * The target is a GEM shmem buffer, bound like a plane's (pvdc_gem.c).
+ * The active state names it until a later doorbell, which carries the bit
+ * cleared, latches: the device counts it as used until then, so the
+ * target stays pinned and bound that long, through the head's release
+ * list (pvdc_writeback_retire()), not only until the job completes.
  *
  * A job completes once, with its latch: 0 when the device reports the
  * commit applied, -EIO when it refused it, -ENODEV when the device went
@@ -40,7 +40,6 @@
 #include <drm/drm_edid.h>
 #include <drm/drm_fourcc.h>
 #include <drm/drm_framebuffer.h>
-#include <drm/drm_gem.h>
 #include <drm/drm_modeset_helper_vtables.h>
 #include <drm/drm_print.h>
 #include <drm/drm_probe_helper.h>
@@ -77,8 +76,8 @@ pvdc_writeback_job_state(struct pvdc_head *head, struct drm_atomic_state *state)
 /*
  * The device's target rules.  The DRM core has checked that the connector
  * has a CRTC and that it is active, and drm_gem_fb_create() that the
- * pitch holds a line and the buffer the framebuffer; the frame must fit
- * the head's target in VRAM.
+ * pitch holds a line and the buffer the framebuffer; bound whole
+ * (prepare_writeback_job), the target lies in one binding.
  */
 static int pvdc_writeback_atomic_check(struct drm_connector *connector,
 				       struct drm_atomic_state *state)
@@ -86,7 +85,6 @@ static int pvdc_writeback_atomic_check(struct drm_connector *connector,
 	struct drm_connector_state *conn_state =
 		drm_atomic_get_new_connector_state(state, connector);
 	struct pvdc_device *pvdc = to_pvdc(connector->dev);
-	struct pvdc_head *head = connector_to_head(connector);
 	const struct drm_display_mode *mode;
 	struct drm_crtc_state *crtc_state;
 	struct drm_framebuffer *fb;
@@ -111,13 +109,6 @@ static int pvdc_writeback_atomic_check(struct drm_connector *connector,
 			       fb->height, mode->hdisplay, mode->vdisplay);
 		return -EINVAL;
 	}
-	if ((u64)fb->pitches[0] * fb->height > head->wb_bounce_size) {
-		drm_dbg_atomic(connector->dev,
-			       "[CONNECTOR:%d:%s] frame of %u lines of %u bytes too large\n",
-			       connector->base.id, connector->name,
-			       fb->height, fb->pitches[0]);
-		return -EINVAL;
-	}
 	if (fb->pitches[0] % pvdc->pitch_align ||
 	    fb->offsets[0] % pvdc->offset_align) {
 		drm_dbg_atomic(connector->dev,
@@ -132,7 +123,7 @@ static int pvdc_writeback_atomic_check(struct drm_connector *connector,
 
 /*
  * The head's writeback registers in the CRTC state, from its connector's
- * job in this commit; HS_WB_OFFSET is the head's target in VRAM
+ * job in this commit; HS_WB_OFFSET is known once the buffer is bound
  * (pvdc_writeback_atomic_commit()).  Without a job, the bit is clear: a
  * CRTC state never carries it over to the next commit.
  */
@@ -159,31 +150,14 @@ void pvdc_writeback_crtc_regs(struct pvdc_head *head,
 /* Jobs                                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* The frame is copied into the buffer once the latch wrote it. */
+/* The device writes into the buffer at its latch: keep it bound. */
 static int pvdc_writeback_prepare_job(struct drm_writeback_connector *wb,
 				      struct drm_writeback_job *job)
 {
-	struct iosys_map *map;
-	int ret;
-
 	if (!job->fb)
 		return 0;
 
-	map = kzalloc(sizeof(*map), GFP_KERNEL);
-	if (!map)
-		return -ENOMEM;
-	ret = drm_gem_vmap_unlocked(job->fb->obj[0], map);
-	if (!ret && map->is_iomem) {
-		drm_gem_vunmap_unlocked(job->fb->obj[0], map);
-		ret = -EINVAL;
-	}
-	if (ret) {
-		kfree(map);
-		return ret;
-	}
-	job->priv = map;
-
-	return 0;
+	return pvdc_gem_fb_pin(job->fb);
 }
 
 /*
@@ -193,10 +167,8 @@ static int pvdc_writeback_prepare_job(struct drm_writeback_connector *wb,
 static void pvdc_writeback_cleanup_job(struct drm_writeback_connector *wb,
 				       struct drm_writeback_job *job)
 {
-	if (job->priv) {
-		drm_gem_vunmap_unlocked(job->fb->obj[0], job->priv);
-		kfree(job->priv);
-	}
+	if (job->fb)
+		pvdc_gem_fb_unpin(job->fb);
 }
 
 /*
@@ -216,12 +188,30 @@ static void pvdc_writeback_atomic_commit(struct drm_connector *connector,
 								 &head->crtc));
 	struct pvdc_latch *latch =
 		&to_pvdc_atomic_state(state)->latches[head->index];
+	struct drm_framebuffer *fb = conn_state->writeback_job->fb;
+	struct pvdc_release *rel;
 	u32 *regs = pstate->regs;
 	int idx;
 
-	/* The last job's frame is out of the target before it is written. */
-	flush_work(&head->wb_work);
-	regs[PVDC_REG_INDEX(PVDC_HS_WB_OFFSET)] = head->wb_bounce_offset;
+	regs[PVDC_REG_INDEX(PVDC_HS_WB_OFFSET)] = pvdc_gem_fb_address(fb, 0);
+	/*
+	 * The pin that outlives the job.  Without it (no memory), an unbind
+	 * of the target before the next latch would find it busy.
+	 */
+	rel = kzalloc(sizeof(*rel), GFP_KERNEL);
+	if (rel && !pvdc_gem_fb_pin(fb)) {
+		drm_framebuffer_get(fb);
+		rel->fb = fb;
+		spin_lock_irq(&pvdc->irq_lock);
+		swap(head->wb_rel, rel);
+		spin_unlock_irq(&pvdc->irq_lock);
+		/* Only if a latch never came: nothing names it any more. */
+		if (rel) {
+			pvdc_gem_fb_unpin(rel->fb);
+			drm_framebuffer_put(rel->fb);
+		}
+	}
+	kfree(rel);
 
 	if (drm_dev_enter(&pvdc->drm, &idx)) {
 		u32 base = PVDC_HEAD_SHADOW(head->index);
@@ -248,37 +238,8 @@ static void pvdc_writeback_atomic_commit(struct drm_connector *connector,
  */
 void pvdc_writeback_complete(struct pvdc_latch *latch, int status)
 {
-	struct pvdc_head *head;
-
-	if (!latch->wb)
-		return;
-	head = wb_to_pvdc_head(latch->wb);
-	head->wb_status = status;
-	schedule_work(&head->wb_work);
-}
-
-/* The frame the latch wrote, into the buffer of the oldest job. */
-void pvdc_writeback_work(struct work_struct *work)
-{
-	struct pvdc_head *head = container_of(work, struct pvdc_head, wb_work);
-	struct drm_writeback_connector *wb = &head->wb;
-	struct drm_writeback_job *job;
-	struct drm_framebuffer *fb;
-	struct iosys_map *map;
-	unsigned long flags;
-
-	spin_lock_irqsave(&wb->job_lock, flags);
-	job = list_first_entry_or_null(&wb->job_queue, struct drm_writeback_job,
-				       list_entry);
-	spin_unlock_irqrestore(&wb->job_lock, flags);
-	if (!job)
-		return;
-	fb = job->fb;
-	map = job->priv;
-	if (!head->wb_status)
-		memcpy_fromio(map->vaddr + fb->offsets[0], head->wb_bounce,
-			      (size_t)fb->pitches[0] * fb->height);
-	drm_writeback_signal_completion(wb, head->wb_status);
+	if (latch->wb)
+		drm_writeback_signal_completion(latch->wb, status);
 }
 
 /*
@@ -296,6 +257,12 @@ void pvdc_writeback_retire(struct pvdc_head *head)
 	pvdc_write(pvdc, PVDC_HEAD_SHADOW(head->index) + PVDC_HS_CTRL,
 		   head->wb_ctrl);
 	head->wb_armed = false;
+	/* The next doorbell, whoever rings it, arms the bit cleared. */
+	if (head->wb_rel) {
+		head->wb_rel->seq = head->seq + 1;
+		list_add_tail(&head->wb_rel->link, &head->releases);
+		head->wb_rel = NULL;
+	}
 	if (head->cursor_deferred && !head->hold) {
 		pvdc_write(pvdc, PVDC_HEAD_CONTROL(head->index) +
 			   PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
@@ -349,22 +316,6 @@ int pvdc_writeback_init(struct pvdc_device *pvdc, struct pvdc_head *head)
 
 	if (!(pvdc->features & PVDC_FEATURE_WRITEBACK))
 		return 0;
-
-	/* Each head's target at the bottom of VRAM, below the colour tables. */
-	head->wb_bounce_size = PAGE_ALIGN((u64)pvdc->max_width * 4 *
-					  pvdc->max_height);
-	if ((u64)pvdc->num_heads * head->wb_bounce_size > pvdc->vram_size) {
-		drm_info(&pvdc->drm, "%llu MiB of VRAM: no writeback\n",
-			 (u64)pvdc->vram_size >> 20);
-		pvdc->features &= ~PVDC_FEATURE_WRITEBACK;
-		return 0;
-	}
-	head->wb_bounce_offset = head->index * head->wb_bounce_size;
-	head->wb_bounce = devm_ioremap_wc(pvdc->drm.dev, pvdc->vram_base +
-					  head->wb_bounce_offset,
-					  head->wb_bounce_size);
-	if (!head->wb_bounce)
-		return -ENOMEM;
 
 	for (i = 0; i < pvdc->num_formats; i++)
 		if (pvdc->wb_format_mask & BIT(i) &&
