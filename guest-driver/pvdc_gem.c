@@ -563,8 +563,9 @@ int pvdc_gem_dumb_create(struct drm_file *file, struct drm_device *dev,
 	struct pvdc_device *pvdc = to_pvdc(dev);
 	u64 pitch, size;
 
-	pitch = round_up((u64)args->width * DIV_ROUND_UP(args->bpp, 8),
-			 pvdc->pitch_align);
+	/* PITCH_ALIGN need not be a power of two. */
+	pitch = roundup((u64)args->width * DIV_ROUND_UP(args->bpp, 8),
+			pvdc->pitch_align);
 	size = PAGE_ALIGN(pitch * args->height);
 	if (!size || pitch > U32_MAX || size > PVDC_ADDRESS_SPACE_END)
 		return -EINVAL;
@@ -621,7 +622,7 @@ enum drm_mode_status pvdc_gem_mode_valid(struct drm_device *dev,
 	struct pvdc_device *pvdc = to_pvdc(dev);
 	u64 fb;
 
-	fb = PAGE_ALIGN((u64)round_up(mode->hdisplay * 4, pvdc->pitch_align) *
+	fb = PAGE_ALIGN(roundup((u64)mode->hdisplay * 4, pvdc->pitch_align) *
 			mode->vdisplay);
 	if (2 * fb > PVDC_ADDRESS_SPACE_END - pvdc->bind_start)
 		return MODE_MEM;
