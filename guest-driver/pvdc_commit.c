@@ -34,7 +34,6 @@
 #include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_framebuffer.h>
-#include <drm/drm_gem_vram_helper.h>
 #include <drm/drm_modeset_lock.h>
 #include <drm/drm_print.h>
 #include <drm/drm_vblank.h>
@@ -691,6 +690,9 @@ void pvdc_commit_quiesce(struct pvdc_device *pvdc)
 		head->done = head->seq;
 		head->wb_armed = false;
 		head->cursor_deferred = false;
+		if (head->wb_rel)
+			list_add_tail(&head->wb_rel->link, &pvdc->released);
+		head->wb_rel = NULL;
 		list_splice_tail_init(&head->latches, &latches);
 		list_splice_tail_init(&head->releases, &pvdc->released);
 		spin_unlock_irq(&pvdc->irq_lock);
@@ -740,7 +742,7 @@ void pvdc_release_work(struct work_struct *work)
 	spin_unlock_irq(&pvdc->irq_lock);
 
 	list_for_each_entry_safe(rel, tmp, &list, link) {
-		drm_gem_vram_unpin(drm_gem_vram_of_gem(rel->fb->obj[0]));
+		pvdc_gem_fb_unpin(rel->fb);
 		drm_framebuffer_put(rel->fb);
 		kfree(rel);
 	}

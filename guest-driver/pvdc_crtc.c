@@ -158,8 +158,8 @@ static void pvdc_crtc_destroy_state(struct drm_crtc *crtc,
 /* ------------------------------------------------------------------------ */
 
 /*
- * Each head has its colour tables in VRAM, at the top, which TTM never
- * manages: the degamma LUT, the gamma LUT and the CTM, each with room for
+ * Each head has its colour tables in VRAM, at the top (framebuffers are
+ * in guest pages, pvdc_gem.c): the degamma LUT, the gamma LUT and the CTM, each with room for
  * its largest size.  One set per head is enough.  The device copies them
  * when a doorbell arms the head (a later VRAM write does not change what
  * it armed), and only a commit tail of the head writes them, after
@@ -185,7 +185,7 @@ int pvdc_color_init(struct pvdc_device *pvdc)
 	if (!(pvdc->features & PVDC_FEATURE_COLOR_MGMT))
 		return 0;
 
-	/* The offset registers are 32 bits; keep VRAM for framebuffers. */
+	/* The offset registers are 32 bits. */
 	if (pvdc->vram_size > SZ_4G || size > pvdc->vram_size / 8) {
 		drm_info(&pvdc->drm, "%llu MiB of VRAM: no colour management\n",
 			 (u64)pvdc->vram_size >> 20);

@@ -2,15 +2,15 @@
 /*
  * pvdc: DRM driver for the QEMU paravirtual display controller.
  *
- * Device probing, memory management (GEM VRAM helpers on BAR2, less the
- * colour tables at its top), the mode config and the interrupt handler.
- * The KMS objects live in pvdc_crtc.c, pvdc_plane.c and pvdc_output.c, the
- * shared resources in pvdc_global.c.
+ * Device probing, the mode config and the interrupt handler.  Buffers are
+ * GEM shmem objects scanned out of guest pages (pvdc_gem.c); VRAM keeps
+ * only the colour tables, at its top.  The KMS objects live in
+ * pvdc_crtc.c, pvdc_plane.c and pvdc_output.c, the shared resources in
+ * pvdc_global.c.
  */
 
 #include <linux/interrupt.h>
 #include <linux/iopoll.h>
-#include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/sched/signal.h>
@@ -18,13 +18,10 @@
 #include <drm/drm_aperture.h>
 #include <drm/drm_atomic_helper.h>
 #include <drm/drm_blend.h>
-#include <drm/drm_client_setup.h>
 #include <drm/drm_drv.h>
-#include <drm/drm_fbdev_ttm.h>
+#include <drm/drm_fbdev_shmem.h>
 #include <drm/drm_file.h>
-#include <drm/drm_gem_framebuffer_helper.h>
-#include <drm/drm_gem_ttm_helper.h>
-#include <drm/drm_gem_vram_helper.h>
+#include <drm/drm_gem_shmem_helper.h>
 #include <drm/drm_ioctl.h>
 #include <drm/drm_managed.h>
 #include <drm/drm_modeset_helper.h>
@@ -108,29 +105,6 @@ static irqreturn_t pvdc_irq_handler(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
-static int pvdc_dumb_create(struct drm_file *file, struct drm_device *dev,
-			    struct drm_mode_create_dumb *args)
-{
-	struct pvdc_device *pvdc = to_pvdc(dev);
-	unsigned long pitch_align = 0;
-
-	if (is_power_of_2(pvdc->pitch_align))
-		pitch_align = pvdc->pitch_align;
-
-	return drm_gem_vram_fill_create_dumb(file, dev, 0, pitch_align, args);
-}
-
-static struct drm_framebuffer *
-pvdc_fb_create(struct drm_device *dev, struct drm_file *file,
-	       const struct drm_mode_fb_cmd2 *mode_cmd)
-{
-	int ret = pvdc_framebuffer_check(dev, mode_cmd);
-
-	if (ret)
-		return ERR_PTR(ret);
-	return drm_gem_fb_create(dev, file, mode_cmd);
-}
-
 /*
  * drm_atomic_helper_check(), with the shared resources checked before the
  * legacy cursor path is chosen: a cursor update goes in place only if it
@@ -161,7 +135,7 @@ static int pvdc_atomic_check(struct drm_device *dev,
 
 static const struct drm_mode_config_funcs pvdc_mode_config_funcs = {
 	.fb_create = pvdc_fb_create,
-	.mode_valid = drm_vram_helper_mode_valid,
+	.mode_valid = pvdc_gem_mode_valid,
 	.atomic_check = pvdc_atomic_check,
 	.atomic_commit = pvdc_atomic_commit,
 	.atomic_state_alloc = pvdc_atomic_state_alloc,
@@ -184,16 +158,16 @@ static const struct drm_driver pvdc_driver = {
 	.desc			= "QEMU paravirtual display controller",
 	.major			= PVDC_VERSION_MAJOR,
 	.minor			= PVDC_VERSION_MINOR,
-	.debugfs_init		= drm_vram_mm_debugfs_init,
-	.dumb_create		= pvdc_dumb_create,
-	.dumb_map_offset	= drm_gem_ttm_dumb_map_offset,
-	DRM_FBDEV_TTM_DRIVER_OPS,
+	.gem_create_object	= pvdc_gem_create_object,
+	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.dumb_create		= pvdc_gem_dumb_create,
 };
 
 static int pvdc_read_caps(struct pvdc_device *pvdc)
 {
 	const u32 needed = PVDC_FEATURE_CLOCK | PVDC_FEATURE_DOORBELL_AMEND |
-			   PVDC_FEATURE_MULTI_HEAD_COMMIT;
+			   PVDC_FEATURE_MULTI_HEAD_COMMIT |
+			   PVDC_FEATURE_GUEST_MEMORY;
 	struct drm_device *drm = &pvdc->drm;
 	u32 id, version, size, limits;
 	u64 vram;
@@ -212,7 +186,10 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 	}
 
 	pvdc->features = pvdc_read(pvdc, PVDC_REG_FEATURES);
-	/* Exact vblank times, and cursors that do not wait, rely on these. */
+	/*
+	 * Exact vblank times, cursors that do not wait and framebuffers in
+	 * guest pages rely on these.
+	 */
 	if ((pvdc->features & needed) != needed) {
 		drm_err(drm, "device %u.%u lacks features %#x\n",
 			version >> 16, version & 0xffff,
@@ -743,11 +720,11 @@ static int pvdc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	if (ret)
 		return ret;
 
-	/* Takes the top of VRAM for the colour tables, before TTM sees it. */
-	ret = pvdc_color_init(pvdc);
+	/* Above all of VRAM, before the colour tables take its top. */
+	ret = pvdc_gem_init(pvdc);
 	if (ret)
 		return ret;
-	ret = drmm_vram_helper_init(drm, pvdc->vram_base, pvdc->vram_size);
+	ret = pvdc_color_init(pvdc);
 	if (ret)
 		return ret;
 
@@ -765,9 +742,22 @@ static int pvdc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	if (ret)
 		return ret;
 
-	drm_client_setup(drm, NULL);
+	drm_fbdev_shmem_setup(drm, 32);
 
 	return 0;
+}
+
+/*
+ * The next driver finds no binding: every head is turned off, then every
+ * binding dropped.  No one else touches the device any more (unplugged, or
+ * asleep); a device that went away holds nothing.
+ */
+static void pvdc_unbind_all(struct pvdc_device *pvdc)
+{
+	bool device = pvdc_read(pvdc, PVDC_REG_ID) == PVDC_ID &&
+		      !pvdc_sanitize(pvdc);
+
+	pvdc_gem_unbind_all(pvdc, device);
 }
 
 /*
@@ -786,6 +776,7 @@ static void pvdc_pci_remove(struct pci_dev *pdev)
 	/* The device is not touched any more: this completes in software. */
 	drm_atomic_helper_shutdown(drm);
 	flush_work(&pvdc->release_work);
+	pvdc_unbind_all(pvdc);
 	pvdc_clock_fini(pvdc);
 }
 
@@ -817,6 +808,8 @@ static int pvdc_pm_suspend(struct device *dev)
 	/* Every head is off: nothing is due, no work may run any more. */
 	pvdc_irq_quiesce(pvdc);
 	pvdc_works_cancel(pvdc);
+	/* Whether or not waking resets the device, it holds no binding. */
+	pvdc_gem_unbind_all(pvdc, true);
 	/* A powered-down device has no clock to read. */
 	pvdc_clock_fini(pvdc);
 

@@ -21,6 +21,7 @@
 #include <linux/bitfield.h>
 #include <linux/io.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/seqlock.h>
 #include <linux/types.h>
 #include <linux/spinlock.h>
@@ -32,6 +33,7 @@
 #include <drm/drm_crtc.h>
 #include <drm/drm_device.h>
 #include <drm/drm_encoder.h>
+#include <drm/drm_mm.h>
 #include <drm/drm_plane.h>
 #include <drm/drm_writeback.h>
 
@@ -107,6 +109,12 @@ struct pvdc_head {
 	struct drm_connector connector;
 	/* With PVDC_FEATURE_WRITEBACK only (pvdc_writeback.c). */
 	struct drm_writeback_connector wb;
+	/*
+	 * The target of the writeback armed on the head, under irq_lock:
+	 * the active state names it until a later doorbell latches, so it
+	 * stays bound until then (pvdc_writeback_retire()).
+	 */
+	struct pvdc_release *wb_rel;
 
 	/* Doorbells, under pvdc->irq_lock. */
 	u32 seq;		/* ARMED_SEQ of the last doorbell written */
@@ -308,6 +316,18 @@ struct pvdc_device {
 	u32 resync_heads;
 	struct work_struct resync_work;
 
+	/*
+	 * The device address space above VRAM and the bindings in it
+	 * (pvdc_gem.c): BIND_* registers, bind_mm, bindings and every
+	 * object's binding and use count are under bind_lock.
+	 */
+	u64 bind_start;
+	struct mutex bind_lock;	/* see above */
+	struct drm_mm bind_mm;
+	struct list_head bindings;	/* least recently used first */
+	struct list_head stale_bindings;	/* of freed objects */
+	spinlock_t damage_lock;		/* DAMAGE_ADDR/DAMAGE_LEN pairs */
+
 	/* Framebuffers the device stopped reading, unpinned in a work. */
 	struct list_head released;
 	struct work_struct release_work;
@@ -362,6 +382,24 @@ static inline bool pvdc_seq_reached(u32 a, u32 b)
 void pvdc_update_int_enable(struct pvdc_device *pvdc, u32 set, u32 clear);
 void pvdc_write_regs(struct pvdc_device *pvdc, u32 base, const u32 *regs,
 		     const u32 *old, unsigned int count, bool all);
+
+/* pvdc_gem.c */
+int pvdc_gem_init(struct pvdc_device *pvdc);
+struct drm_gem_object *pvdc_gem_create_object(struct drm_device *dev,
+					      size_t size);
+int pvdc_gem_dumb_create(struct drm_file *file, struct drm_device *dev,
+			 struct drm_mode_create_dumb *args);
+struct drm_framebuffer *pvdc_fb_create(struct drm_device *dev,
+				       struct drm_file *file,
+				       const struct drm_mode_fb_cmd2 *cmd);
+enum drm_mode_status pvdc_gem_mode_valid(struct drm_device *dev,
+					 const struct drm_display_mode *mode);
+int pvdc_gem_fb_pin(struct drm_framebuffer *fb);
+void pvdc_gem_fb_unpin(struct drm_framebuffer *fb);
+u32 pvdc_gem_fb_address(const struct drm_framebuffer *fb, unsigned int i);
+void pvdc_gem_unbind_all(struct pvdc_device *pvdc, bool device);
+void pvdc_gem_damage(struct drm_plane_state *old_state,
+		     struct drm_plane_state *new_state);
 
 /* pvdc_crtc.c */
 int pvdc_color_init(struct pvdc_device *pvdc);

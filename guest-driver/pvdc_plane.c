@@ -7,7 +7,8 @@
  * rules to the unclipped rectangles (the device clips itself) and derives
  * the shadow register values; atomic_update writes only the registers that
  * differ from the previous state, so a page flip is one FB_OFFSET write (and
- * CHROMA_OFFSET for the Cb:Cr plane of NV12 and P010).
+ * CHROMA_OFFSET for the Cb:Cr plane of NV12 and P010): the buffers are
+ * bound into the device address space once (pvdc_gem.c), not per flip.
  */
 
 #include <linux/slab.h>
@@ -19,7 +20,7 @@
 #include <drm/drm_drv.h>
 #include <drm/drm_fourcc.h>
 #include <drm/drm_framebuffer.h>
-#include <drm/drm_gem_vram_helper.h>
+#include <drm/drm_gem_atomic_helper.h>
 #include <drm/drm_print.h>
 
 #include "pvdc_drv.h"
@@ -168,7 +169,7 @@ pvdc_plane_duplicate_state(struct drm_plane *plane)
 /* A cursor update checked for the async path, then not committed. */
 static void pvdc_release_drop(struct pvdc_release *rel)
 {
-	drm_gem_vram_unpin(drm_gem_vram_of_gem(rel->fb->obj[0]));
+	pvdc_gem_fb_unpin(rel->fb);
 	drm_framebuffer_put(rel->fb);
 	kfree(rel);
 }
@@ -337,11 +338,13 @@ static int pvdc_plane_check_rules(struct pvdc_device *pvdc,
 
 	/*
 	 * ADDFB2 checked the layout (pvdc_framebuffer_check()); checked
-	 * again, as a framebuffer may come from elsewhere (fbdev).
+	 * again, as a framebuffer may come from elsewhere (fbdev).  The
+	 * buffer objects are bound at device addresses that are multiples
+	 * of a page, so the offsets into them decide the alignment.
 	 * drm_gem_fb_create() has checked that each plane, the Cb:Cr
 	 * samples of an odd last column and line included, lies in its
-	 * object, and prepare_fb pins every object in VRAM: the device's
-	 * VRAM bounds hold.
+	 * object, and prepare_fb binds every object whole: each plane lies
+	 * in one binding.
 	 */
 	ret = pvdc_fb_layout_check(pvdc, fb->format, fb->width, fb->height,
 				   fb->pitches, fb->offsets);
@@ -481,10 +484,9 @@ static bool pvdc_plane_head_was_reset(struct drm_atomic_state *state,
 
 /*
  * FB_OFFSET, and CHROMA_OFFSET of a two-plane format, now that the
- * framebuffer's objects are pinned (prepare_fb pins every plane's); false
- * if one is not.
+ * framebuffer's objects are bound (prepare_fb binds every plane's).
  */
-static bool pvdc_plane_fb_offset(struct pvdc_plane_state *ps)
+static void pvdc_plane_fb_offset(struct pvdc_plane_state *ps)
 {
 	static const unsigned int reg[] = {
 		PVDC_REG_INDEX(PVDC_PS_FB_OFFSET),
@@ -492,25 +494,18 @@ static bool pvdc_plane_fb_offset(struct pvdc_plane_state *ps)
 	};
 	struct drm_framebuffer *fb = ps->base.fb;
 	unsigned int i;
-	s64 offset;
 
 	if (!ps->enabled)
-		return true;
+		return;
 	ps->regs[reg[1]] = 0;
-	for (i = 0; i < fb->format->num_planes && i < ARRAY_SIZE(reg); i++) {
-		offset = drm_gem_vram_offset(drm_gem_vram_of_gem(fb->obj[i]));
-		if (offset < 0) {
-			ps->regs[PVDC_REG_INDEX(PVDC_PS_CTRL)] = 0;
-			ps->enabled = false;
-			return false;
-		}
-		ps->regs[reg[i]] = offset + fb->offsets[i];
-	}
-
-	return true;
+	for (i = 0; i < fb->format->num_planes && i < ARRAY_SIZE(reg); i++)
+		ps->regs[reg[i]] = pvdc_gem_fb_address(fb, i);
 }
 
-/* A page flip writes FB_OFFSET here, and CHROMA_OFFSET for NV12/P010. */
+/*
+ * A page flip writes FB_OFFSET here, and CHROMA_OFFSET for NV12/P010.  A
+ * plane that keeps its framebuffer reports what was written into it.
+ */
 static void pvdc_plane_atomic_update(struct drm_plane *plane,
 				     struct drm_atomic_state *state)
 {
@@ -519,15 +514,14 @@ static void pvdc_plane_atomic_update(struct drm_plane *plane,
 	struct drm_plane_state *old_state =
 		drm_atomic_get_old_plane_state(state, plane);
 	struct pvdc_plane_state *ps = to_pvdc_plane_state(new_state);
+	struct pvdc_plane_state *old_ps = to_pvdc_plane_state(old_state);
 	struct pvdc_device *pvdc = to_pvdc(plane->dev);
 	unsigned int p = to_pvdc_plane(plane)->index;
 	unsigned int head = PVDC_REG_INDEX(PVDC_PS_HEAD);
 	u32 shadow[PVDC_PLANE_STATE_REGS];
 	int idx;
 
-	if (!pvdc_plane_fb_offset(ps))
-		drm_err(plane->dev, "[PLANE:%d] fb not in VRAM\n",
-			plane->base.id);
+	pvdc_plane_fb_offset(ps);
 
 	/* What the shadow registers hold now. */
 	memcpy(shadow, to_pvdc_plane_state(old_state)->regs, sizeof(shadow));
@@ -544,6 +538,8 @@ static void pvdc_plane_atomic_update(struct drm_plane *plane,
 	}
 	pvdc_plane_write_regs(pvdc, p, ps->regs, shadow,
 			      test_and_clear_bit(p, pvdc->stale_planes));
+	if (ps->enabled && old_ps->enabled && new_state->fb == old_state->fb)
+		pvdc_gem_damage(old_state, new_state);
 	drm_dev_exit(idx);
 }
 
@@ -567,17 +563,24 @@ static int pvdc_plane_prepare_fb(struct drm_plane *plane,
 	struct pvdc_release *rel;
 	int ret;
 
-	ret = drm_gem_vram_plane_helper_prepare_fb(plane, new_state);
-	if (ret || !new_state->state->async_update || !old_fb ||
-	    old_fb == new_state->fb)
+	if (!new_state->fb)
+		return 0;
+	ret = pvdc_gem_fb_pin(new_state->fb);
+	if (ret)
 		return ret;
+	ret = drm_gem_plane_helper_prepare_fb(plane, new_state);
+	if (ret)
+		goto err;
+	if (!new_state->state->async_update || !old_fb ||
+	    old_fb == new_state->fb)
+		return 0;
 
 	rel = kzalloc(sizeof(*rel), GFP_KERNEL);
 	if (!rel) {
 		ret = -ENOMEM;
 		goto err;
 	}
-	ret = drm_gem_vram_pin(drm_gem_vram_of_gem(old_fb->obj[0]), 0);
+	ret = pvdc_gem_fb_pin(old_fb);
 	if (ret) {
 		kfree(rel);
 		goto err;
@@ -590,8 +593,15 @@ static int pvdc_plane_prepare_fb(struct drm_plane *plane,
 
 err:
 	/* The core cleans up only the planes it prepared. */
-	drm_gem_vram_plane_helper_cleanup_fb(plane, new_state);
+	pvdc_gem_fb_unpin(new_state->fb);
 	return ret;
+}
+
+static void pvdc_plane_cleanup_fb(struct drm_plane *plane,
+				  struct drm_plane_state *old_state)
+{
+	if (old_state->fb)
+		pvdc_gem_fb_unpin(old_state->fb);
 }
 
 static int pvdc_plane_atomic_async_check(struct drm_plane *plane,
@@ -685,7 +695,7 @@ static const struct drm_plane_funcs pvdc_plane_funcs = {
 
 static const struct drm_plane_helper_funcs pvdc_plane_helper_funcs = {
 	.prepare_fb = pvdc_plane_prepare_fb,
-	.cleanup_fb = drm_gem_vram_plane_helper_cleanup_fb,
+	.cleanup_fb = pvdc_plane_cleanup_fb,
 	.atomic_check = pvdc_plane_atomic_check,
 	.atomic_update = pvdc_plane_atomic_update,
 	.atomic_disable = pvdc_plane_atomic_update,

@@ -20,6 +20,12 @@
  * the interrupt handler clears the bit in the shadow registers when the
  * latch is reported (pvdc_writeback_retire()), before it rings theirs.
  *
+ * The target is a GEM shmem buffer, bound like a plane's (pvdc_gem.c).
+ * The active state names it until a later doorbell, which carries the bit
+ * cleared, latches: the device counts it as used until then, so the
+ * target stays pinned and bound that long, through the head's release
+ * list (pvdc_writeback_retire()), not only until the job completes.
+ *
  * A job completes once, with its latch: 0 when the device reports the
  * commit applied, -EIO when it refused it, -ENODEV when the device went
  * away first (unbind completes every latch, pvdc_commit_quiesce()).  The
@@ -34,7 +40,6 @@
 #include <drm/drm_edid.h>
 #include <drm/drm_fourcc.h>
 #include <drm/drm_framebuffer.h>
-#include <drm/drm_gem_vram_helper.h>
 #include <drm/drm_modeset_helper_vtables.h>
 #include <drm/drm_print.h>
 #include <drm/drm_probe_helper.h>
@@ -71,8 +76,8 @@ pvdc_writeback_job_state(struct pvdc_head *head, struct drm_atomic_state *state)
 /*
  * The device's target rules.  The DRM core has checked that the connector
  * has a CRTC and that it is active, and drm_gem_fb_create() that the
- * pitch holds a line and the buffer the framebuffer; pinned in VRAM
- * (prepare_writeback_job), the target is inside VRAM.
+ * pitch holds a line and the buffer the framebuffer; bound whole
+ * (prepare_writeback_job), the target lies in one binding.
  */
 static int pvdc_writeback_atomic_check(struct drm_connector *connector,
 				       struct drm_atomic_state *state)
@@ -118,7 +123,7 @@ static int pvdc_writeback_atomic_check(struct drm_connector *connector,
 
 /*
  * The head's writeback registers in the CRTC state, from its connector's
- * job in this commit; HS_WB_OFFSET is known once the buffer is pinned
+ * job in this commit; HS_WB_OFFSET is known once the buffer is bound
  * (pvdc_writeback_atomic_commit()).  Without a job, the bit is clear: a
  * CRTC state never carries it over to the next commit.
  */
@@ -145,15 +150,14 @@ void pvdc_writeback_crtc_regs(struct pvdc_head *head,
 /* Jobs                                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* The device writes into the buffer at its latch: keep it in VRAM. */
+/* The device writes into the buffer at its latch: keep it bound. */
 static int pvdc_writeback_prepare_job(struct drm_writeback_connector *wb,
 				      struct drm_writeback_job *job)
 {
 	if (!job->fb)
 		return 0;
 
-	return drm_gem_vram_pin(drm_gem_vram_of_gem(job->fb->obj[0]),
-				DRM_GEM_VRAM_PL_FLAG_VRAM);
+	return pvdc_gem_fb_pin(job->fb);
 }
 
 /*
@@ -164,7 +168,7 @@ static void pvdc_writeback_cleanup_job(struct drm_writeback_connector *wb,
 				       struct drm_writeback_job *job)
 {
 	if (job->fb)
-		drm_gem_vram_unpin(drm_gem_vram_of_gem(job->fb->obj[0]));
+		pvdc_gem_fb_unpin(job->fb);
 }
 
 /*
@@ -179,20 +183,35 @@ static void pvdc_writeback_atomic_commit(struct drm_connector *connector,
 		drm_atomic_get_new_connector_state(state, connector);
 	struct pvdc_head *head = connector_to_head(connector);
 	struct pvdc_device *pvdc = head->pvdc;
-	struct drm_framebuffer *fb = conn_state->writeback_job->fb;
 	struct pvdc_crtc_state *pstate =
 		to_pvdc_crtc_state(drm_atomic_get_new_crtc_state(state,
 								 &head->crtc));
 	struct pvdc_latch *latch =
 		&to_pvdc_atomic_state(state)->latches[head->index];
+	struct drm_framebuffer *fb = conn_state->writeback_job->fb;
+	struct pvdc_release *rel;
 	u32 *regs = pstate->regs;
-	s64 offset;
 	int idx;
 
-	offset = drm_gem_vram_offset(drm_gem_vram_of_gem(fb->obj[0]));
-	if (drm_WARN_ON(connector->dev, offset < 0))
-		offset = 0;
-	regs[PVDC_REG_INDEX(PVDC_HS_WB_OFFSET)] = offset + fb->offsets[0];
+	regs[PVDC_REG_INDEX(PVDC_HS_WB_OFFSET)] = pvdc_gem_fb_address(fb, 0);
+	/*
+	 * The pin that outlives the job.  Without it (no memory), an unbind
+	 * of the target before the next latch would find it busy.
+	 */
+	rel = kzalloc(sizeof(*rel), GFP_KERNEL);
+	if (rel && !pvdc_gem_fb_pin(fb)) {
+		drm_framebuffer_get(fb);
+		rel->fb = fb;
+		spin_lock_irq(&pvdc->irq_lock);
+		swap(head->wb_rel, rel);
+		spin_unlock_irq(&pvdc->irq_lock);
+		/* Only if a latch never came: nothing names it any more. */
+		if (rel) {
+			pvdc_gem_fb_unpin(rel->fb);
+			drm_framebuffer_put(rel->fb);
+		}
+	}
+	kfree(rel);
 
 	if (drm_dev_enter(&pvdc->drm, &idx)) {
 		u32 base = PVDC_HEAD_SHADOW(head->index);
@@ -238,6 +257,12 @@ void pvdc_writeback_retire(struct pvdc_head *head)
 	pvdc_write(pvdc, PVDC_HEAD_SHADOW(head->index) + PVDC_HS_CTRL,
 		   head->wb_ctrl);
 	head->wb_armed = false;
+	/* The next doorbell, whoever rings it, arms the bit cleared. */
+	if (head->wb_rel) {
+		head->wb_rel->seq = head->seq + 1;
+		list_add_tail(&head->wb_rel->link, &head->releases);
+		head->wb_rel = NULL;
+	}
 	if (head->cursor_deferred && !head->hold) {
 		pvdc_write(pvdc, PVDC_HEAD_CONTROL(head->index) +
 			   PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);

@@ -19,14 +19,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Modules loaded at boot, with everything they depend on.  pvdc.ko itself is
 # loaded by init after them (it is not in the kernel's module tree).
-BOOT_MODULES = ["drm", "drm_kms_helper", "ttm", "drm_ttm_helper",
-                "drm_vram_helper"]
+BOOT_MODULES = ["drm", "drm_kms_helper", "drm_shmem_helper", "ttm",
+                "drm_ttm_helper", "drm_vram_helper"]
 # Available in the image, not loaded: the peers for the side-by-side
-# comparisons, and the drivers of the devices a normal VM has beside pvdc
+# comparisons, vgem for PRIME (tests/guest/test_prime.py), and the drivers of the devices a normal VM has beside pvdc
 # (virtio disk and network, a USB tablet on xHCI and the event interface
 # that reads it; tests/guest/test_machine.py).
 EXTRA_MODULES = ["bochs", "virtio-gpu", "virtio_blk", "virtio_net",
-                 "xhci-pci", "usbhid", "hid-generic", "evdev"]
+                 "xhci-pci", "usbhid", "hid-generic", "evdev", "vgem"]
 
 LIBDRM_CLIENTS = ["/usr/bin/modetest", "/usr/bin/proptest",
                   "/usr/bin/vbltest", "/usr/bin/modeprint"]

@@ -32,7 +32,7 @@ DEVICE = "pvdc,id=pvdc0,heads=2,bandwidth-kib=24000"
 BUDGET_DEVICE = "pvdc,id=pvdc0,heads=4"
 # The largest mode the EDID lists with the default max-width/max-height.
 LARGEST_MODE = "4096x2160"
-# GEM VRAM buffers live in guest RAM until pinned for scanout: room for
+# GEM shmem buffers live in guest RAM, and are scanned out of it: room for
 # pvdc-budget's sixteen (540 MiB) besides what the kernel needs.
 BUDGET_EXTRA_MEMORY_MIB = 1024
 

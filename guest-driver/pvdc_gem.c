@@ -1,0 +1,693 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * pvdc: buffers.
+ *
+ * Buffers are GEM shmem objects, native or imported through PRIME, and the
+ * device scans them out of guest pages bound into its address space: above
+ * VRAM, the device address space [round_up(VRAM_SIZE), 2^32) is handed out
+ * by a drm_mm, and a buffer is bound there once, the first time a plane or
+ * a writeback job pins it, with a table of its DMA-contiguous runs.  The
+ * binding outlives the pin: flipping between buffers binds nothing, and a
+ * flip stays the register writes it is with VRAM.  A binding is dropped
+ * when its object is freed, which happens only once no state shows it (the
+ * framebuffers hold the objects until the device latched the state that
+ * replaced them), or evicted, least recently used first, when the device or
+ * the address space has no room for a new one and no state uses it.
+ *
+ * Guest RAM has no dirty log: what is written into a shown buffer in place
+ * reaches the device as DAMAGE_ADDR/DAMAGE_LEN byte ranges, the rows of
+ * each damage clip: those of an atomic commit's FB_DAMAGE_CLIPS
+ * (pvdc_gem_damage()), and those of DIRTYFB and the fbdev console
+ * (pvdc_fb_dirty()), which need no commit: the device recomposes whatever
+ * shows the bytes.
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/pci.h>
+#include <linux/scatterlist.h>
+#include <linux/seq_file.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+
+#include <drm/drm_damage_helper.h>
+#include <drm/drm_debugfs.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_fourcc.h>
+#include <drm/drm_framebuffer.h>
+#include <drm/drm_gem_framebuffer_helper.h>
+#include <drm/drm_gem_shmem_helper.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+
+#include "pvdc_drv.h"
+
+/* The device address space ends at 2^32: the offset registers' width. */
+#define PVDC_ADDRESS_SPACE_END	SZ_4G
+
+/* More damage clips than this are reported as the rows they span. */
+#define PVDC_DAMAGE_MAX_RANGES	8
+
+struct pvdc_gem_object {
+	struct drm_gem_shmem_object base;
+	/* The binding: device addresses, allocated while bound. */
+	struct drm_mm_node node;
+	/* In pvdc->bindings while bound, least recently used first. */
+	struct list_head lru;
+	/* Pins of states that show it (prepare_fb to release). */
+	unsigned int use;
+};
+
+/*
+ * A binding the device may still hold after its object went: freed once
+ * the device can no longer be reached (unplugged, the remove path's
+ * drm_atomic_helper_shutdown() included), dropped by pvdc_gem_unbind_all().
+ */
+struct pvdc_stale_binding {
+	struct list_head link;
+	u64 start, size;
+};
+
+static struct pvdc_gem_object *to_pvdc_gem(struct drm_gem_object *obj)
+{
+	return container_of(to_drm_gem_shmem_obj(obj), struct pvdc_gem_object,
+			    base);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Bindings                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A BIND_CMD on [@addr, @addr + @size): its BIND_STATUS. */
+static u32 pvdc_bind_cmd(struct pvdc_device *pvdc, u32 cmd, u64 addr,
+			 u64 size, dma_addr_t table, u32 entries)
+{
+	lockdep_assert_held(&pvdc->bind_lock);
+
+	pvdc_write(pvdc, PVDC_REG_BIND_ADDR, addr);
+	pvdc_write(pvdc, PVDC_REG_BIND_SIZE, size);
+	if (cmd == PVDC_BIND_CMD_BIND) {
+		pvdc_write(pvdc, PVDC_REG_BIND_TABLE_LO, lower_32_bits(table));
+		pvdc_write(pvdc, PVDC_REG_BIND_TABLE_HI, upper_32_bits(table));
+		pvdc_write(pvdc, PVDC_REG_BIND_ENTRIES, entries);
+	}
+	pvdc_write(pvdc, PVDC_REG_BIND_CMD, cmd);
+
+	return pvdc_read(pvdc, PVDC_REG_BIND_STATUS);
+}
+
+/*
+ * Drop @bo's binding.  Only bindings no state uses are dropped, so the
+ * device never finds one busy.  Without the device (unplugged), the
+ * device's side is left to pvdc_gem_unbind_all(), which the remove path
+ * runs once nothing else touches the device.
+ */
+static void pvdc_gem_unbind(struct pvdc_device *pvdc,
+			    struct pvdc_gem_object *bo)
+{
+	struct pvdc_stale_binding *stale;
+	u32 status;
+	int idx;
+
+	lockdep_assert_held(&pvdc->bind_lock);
+
+	if (drm_dev_enter(&pvdc->drm, &idx)) {
+		status = pvdc_bind_cmd(pvdc, PVDC_BIND_CMD_UNBIND,
+				       bo->node.start, bo->node.size, 0, 0);
+		drm_dev_exit(idx);
+		WARN_ONCE(status == PVDC_BIND_ERR_BUSY,
+			  "pvdc: binding %#llx+%#llx unbound while shown\n",
+			  bo->node.start, bo->node.size);
+	} else {
+		stale = kmalloc(sizeof(*stale), GFP_KERNEL);
+		if (stale) {
+			stale->start = bo->node.start;
+			stale->size = bo->node.size;
+			list_add_tail(&stale->link, &pvdc->stale_bindings);
+		}
+	}
+	drm_mm_remove_node(&bo->node);
+	list_del_init(&bo->lru);
+}
+
+/* Drop the least recently used binding no state uses; false if none. */
+static bool pvdc_gem_evict(struct pvdc_device *pvdc)
+{
+	struct pvdc_gem_object *bo;
+
+	list_for_each_entry(bo, &pvdc->bindings, lru) {
+		if (!bo->use) {
+			pvdc_gem_unbind(pvdc, bo);
+			return true;
+		}
+	}
+
+	return false;
+}
+
+/* The sg table of @bo's pages, mapped for the device. */
+static struct sg_table *pvdc_gem_sgt(struct pvdc_gem_object *bo)
+{
+	if (bo->base.base.import_attach)
+		return bo->base.sgt;
+
+	return drm_gem_shmem_get_pages_sgt(&bo->base);
+}
+
+/*
+ * Walk the first @size bytes of @sgt in runs of DMA-contiguous pages,
+ * writing them to @table if it is not NULL: the number of runs, or
+ * -EINVAL if a segment is not made of whole device pages or @sgt is short.
+ */
+static int pvdc_gem_runs(struct sg_table *sgt, u64 size, __le64 *table)
+{
+	u64 left = size, start = 0, len = 0;
+	struct scatterlist *sg;
+	int runs = 0;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		u64 addr = sg_dma_address(sg);
+		u64 seg = min_t(u64, sg_dma_len(sg), left);
+
+		if (!left)
+			break;
+		if (!seg || !IS_ALIGNED(addr | seg, PVDC_BIND_PAGE_SIZE))
+			return -EINVAL;
+		if (len && start + len == addr) {
+			len += seg;
+		} else {
+			if (len && table) {
+				table[2 * runs - 2] = cpu_to_le64(start);
+				table[2 * runs - 1] = cpu_to_le64(len);
+			}
+			start = addr;
+			len = seg;
+			runs++;
+		}
+		left -= seg;
+	}
+	if (left)
+		return -EINVAL;
+	if (table) {
+		table[2 * runs - 2] = cpu_to_le64(start);
+		table[2 * runs - 1] = cpu_to_le64(len);
+	}
+
+	return runs;
+}
+
+/* An imported buffer the device can bind: whole pages all along. */
+static int pvdc_gem_check_bindable(struct drm_gem_object *obj)
+{
+	if (!obj->import_attach)
+		return 0;
+
+	return min(pvdc_gem_runs(to_drm_gem_shmem_obj(obj)->sgt,
+				 round_up(obj->size, PVDC_BIND_PAGE_SIZE),
+				 NULL), 0);
+}
+
+/*
+ * Bind @bo somewhere in the device address space, evicting bindings no
+ * state uses while the address space or the device has no room.
+ */
+static int pvdc_gem_bind(struct pvdc_device *pvdc, struct pvdc_gem_object *bo,
+			 struct sg_table *sgt)
+{
+	struct drm_device *drm = &pvdc->drm;
+	u64 size = round_up(bo->base.base.size, PVDC_BIND_PAGE_SIZE);
+	dma_addr_t table_dma;
+	__le64 *table;
+	int runs, ret, idx;
+	u32 status;
+
+	lockdep_assert_held(&pvdc->bind_lock);
+
+	runs = pvdc_gem_runs(sgt, size, NULL);
+	if (runs < 0)
+		return runs;
+	if (runs > PVDC_MAX_BIND_ENTRIES)
+		return -E2BIG;
+	table = dma_alloc_coherent(drm->dev, runs * PVDC_BIND_ENTRY_SIZE,
+				   &table_dma, GFP_KERNEL);
+	if (!table)
+		return -ENOMEM;
+	pvdc_gem_runs(sgt, size, table);
+
+	do {
+		ret = drm_mm_insert_node_generic(&pvdc->bind_mm, &bo->node,
+						 size, PVDC_BIND_PAGE_SIZE, 0,
+						 DRM_MM_INSERT_BEST);
+	} while (ret == -ENOSPC && pvdc_gem_evict(pvdc));
+	if (ret)
+		goto out;
+
+	if (!drm_dev_enter(drm, &idx)) {
+		ret = -ENODEV;
+		goto err_node;
+	}
+	do {
+		status = pvdc_bind_cmd(pvdc, PVDC_BIND_CMD_BIND, bo->node.start,
+				       size, table_dma, runs);
+	} while (status == PVDC_BIND_ERR_NOSPC && pvdc_gem_evict(pvdc));
+	drm_dev_exit(idx);
+	if (status != PVDC_BIND_OK) {
+		drm_err(drm, "binding %llu KiB in %d runs at %#llx: error %#x\n",
+			size >> 10, runs, bo->node.start, status);
+		ret = status == PVDC_BIND_ERR_NOSPC ? -ENOSPC : -EIO;
+		goto err_node;
+	}
+	list_add_tail(&bo->lru, &pvdc->bindings);
+	goto out;
+
+err_node:
+	drm_mm_remove_node(&bo->node);
+out:
+	dma_free_coherent(drm->dev, runs * PVDC_BIND_ENTRY_SIZE, table,
+			  table_dma);
+	return ret;
+}
+
+/*
+ * Pin @obj's pages and bind them for a state that shows it.  An imported
+ * object's pages are held by its attachment: it is not pinned.
+ */
+static int pvdc_gem_pin(struct pvdc_device *pvdc, struct drm_gem_object *obj)
+{
+	struct pvdc_gem_object *bo = to_pvdc_gem(obj);
+	struct sg_table *sgt;
+	int ret;
+
+	if (!obj->import_attach) {
+		ret = drm_gem_shmem_pin(&bo->base);
+		if (ret)
+			return ret;
+	}
+	sgt = pvdc_gem_sgt(bo);
+	if (IS_ERR(sgt)) {
+		ret = PTR_ERR(sgt);
+		goto err_unpin;
+	}
+
+	mutex_lock(&pvdc->bind_lock);
+	ret = 0;
+	if (!drm_mm_node_allocated(&bo->node))
+		ret = pvdc_gem_bind(pvdc, bo, sgt);
+	else
+		list_move_tail(&bo->lru, &pvdc->bindings);
+	if (!ret)
+		bo->use++;
+	mutex_unlock(&pvdc->bind_lock);
+	if (ret)
+		goto err_unpin;
+
+	return 0;
+
+err_unpin:
+	if (!obj->import_attach)
+		drm_gem_shmem_unpin(&bo->base);
+	return ret;
+}
+
+/* The binding stays, for the next state that shows @obj. */
+static void pvdc_gem_unpin(struct pvdc_device *pvdc, struct drm_gem_object *obj)
+{
+	struct pvdc_gem_object *bo = to_pvdc_gem(obj);
+
+	mutex_lock(&pvdc->bind_lock);
+	bo->use--;
+	mutex_unlock(&pvdc->bind_lock);
+	if (!obj->import_attach)
+		drm_gem_shmem_unpin(&bo->base);
+}
+
+/* Every memory plane's object of @fb, for a plane or writeback. */
+int pvdc_gem_fb_pin(struct drm_framebuffer *fb)
+{
+	struct pvdc_device *pvdc = to_pvdc(fb->dev);
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < fb->format->num_planes; i++) {
+		ret = pvdc_gem_pin(pvdc, fb->obj[i]);
+		if (ret)
+			goto err;
+	}
+
+	return 0;
+
+err:
+	while (i--)
+		pvdc_gem_unpin(pvdc, fb->obj[i]);
+	return ret;
+}
+
+void pvdc_gem_fb_unpin(struct drm_framebuffer *fb)
+{
+	struct pvdc_device *pvdc = to_pvdc(fb->dev);
+	unsigned int i;
+
+	for (i = 0; i < fb->format->num_planes; i++)
+		pvdc_gem_unpin(pvdc, fb->obj[i]);
+}
+
+/*
+ * The device address of memory plane @i of @fb, pinned: its binding does
+ * not move while it is.
+ */
+u32 pvdc_gem_fb_address(const struct drm_framebuffer *fb, unsigned int i)
+{
+	struct pvdc_gem_object *bo = to_pvdc_gem(fb->obj[i]);
+
+	return bo->node.start + fb->offsets[i];
+}
+
+static void pvdc_gem_free_stale(struct pvdc_device *pvdc, bool device)
+{
+	struct pvdc_stale_binding *stale, *tmp;
+
+	list_for_each_entry_safe(stale, tmp, &pvdc->stale_bindings, link) {
+		if (device)
+			pvdc_bind_cmd(pvdc, PVDC_BIND_CMD_UNBIND, stale->start,
+				      stale->size, 0, 0);
+		list_del(&stale->link);
+		kfree(stale);
+	}
+}
+
+/*
+ * Forget every binding: before sleep, whether or not waking resets the
+ * device, and at remove, so that the next driver finds none.  With
+ * @device, the device, which shows nothing now and which nobody else
+ * touches, drops them too: those of live objects, and those of objects
+ * freed while the device could not be entered.
+ */
+void pvdc_gem_unbind_all(struct pvdc_device *pvdc, bool device)
+{
+	struct pvdc_gem_object *bo, *tmp;
+
+	mutex_lock(&pvdc->bind_lock);
+	list_for_each_entry_safe(bo, tmp, &pvdc->bindings, lru) {
+		if (device)
+			pvdc_bind_cmd(pvdc, PVDC_BIND_CMD_UNBIND,
+				      bo->node.start, bo->node.size, 0, 0);
+		drm_mm_remove_node(&bo->node);
+		list_del_init(&bo->lru);
+	}
+	pvdc_gem_free_stale(pvdc, device);
+	mutex_unlock(&pvdc->bind_lock);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Damage                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void pvdc_damage_write(struct pvdc_device *pvdc, u64 addr, u64 len)
+{
+	spin_lock(&pvdc->damage_lock);
+	pvdc_write(pvdc, PVDC_REG_DAMAGE_ADDR, addr);
+	pvdc_write(pvdc, PVDC_REG_DAMAGE_LEN, len);
+	spin_unlock(&pvdc->damage_lock);
+}
+
+/*
+ * Rows [@y1, @y2) of @fb, of every memory plane, to the device; @fb is
+ * bound.
+ */
+static void pvdc_damage_rows(struct pvdc_device *pvdc,
+			     const struct drm_framebuffer *fb, u32 y1, u32 y2)
+{
+	const struct drm_format_info *info = fb->format;
+	unsigned int i;
+
+	if (y1 >= y2)
+		return;
+	for (i = 0; i < info->num_planes; i++) {
+		u32 sub = i ? info->vsub : 1;
+		u32 first = y1 / sub, last = DIV_ROUND_UP(y2, sub);
+
+		pvdc_damage_write(pvdc, pvdc_gem_fb_address(fb, i) +
+				  (u64)first * fb->pitches[i],
+				  (u64)(last - first) * fb->pitches[i]);
+	}
+}
+
+/*
+ * A plane that shows the same framebuffer in its new state was written in
+ * place (DIRTYFB, the fbdev console): tell the device which rows, one
+ * range per damage clip, or the rows all clips span when there are many.
+ * Called with the device entered.
+ */
+void pvdc_gem_damage(struct drm_plane_state *old_state,
+		     struct drm_plane_state *new_state)
+{
+	struct pvdc_device *pvdc = to_pvdc(new_state->plane->dev);
+	struct drm_framebuffer *fb = new_state->fb;
+	struct drm_atomic_helper_damage_iter iter;
+	u32 y1 = U32_MAX, y2 = 0;
+	struct drm_rect clip;
+	bool merge;
+
+	merge = drm_plane_get_damage_clips_count(new_state) >
+		PVDC_DAMAGE_MAX_RANGES;
+	drm_atomic_helper_damage_iter_init(&iter, old_state, new_state);
+	drm_atomic_for_each_plane_damage(&iter, &clip) {
+		if (!merge) {
+			pvdc_damage_rows(pvdc, fb, clip.y1, clip.y2);
+			continue;
+		}
+		y1 = min_t(u32, y1, clip.y1);
+		y2 = max_t(u32, y2, clip.y2);
+	}
+	if (merge)
+		pvdc_damage_rows(pvdc, fb, y1, y2);
+}
+
+/*
+ * DIRTYFB and the fbdev console's damage: the rows of @clips (all of @fb
+ * without any) straight to the device, if a state uses @fb's objects: an
+ * object no state uses is shown nowhere, and a device that went away
+ * shows nothing.
+ */
+static int pvdc_fb_dirty(struct drm_framebuffer *fb, struct drm_file *file,
+			 unsigned int flags, unsigned int color,
+			 struct drm_clip_rect *clips, unsigned int num_clips)
+{
+	struct pvdc_device *pvdc = to_pvdc(fb->dev);
+	bool merge = num_clips > PVDC_DAMAGE_MAX_RANGES;
+	u32 y1 = U32_MAX, y2 = 0;
+	unsigned int i;
+	int idx;
+
+	if (!drm_dev_enter(fb->dev, &idx))
+		return 0;
+	mutex_lock(&pvdc->bind_lock);
+	for (i = 0; i < fb->format->num_planes; i++)
+		if (!to_pvdc_gem(fb->obj[i])->use)
+			goto out;
+	if (!num_clips)
+		pvdc_damage_rows(pvdc, fb, 0, fb->height);
+	for (i = 0; i < num_clips; i++) {
+		u32 top = min_t(u32, clips[i].y1, fb->height);
+		u32 bottom = min_t(u32, clips[i].y2, fb->height);
+
+		if (!merge) {
+			pvdc_damage_rows(pvdc, fb, top, bottom);
+			continue;
+		}
+		y1 = min(y1, top);
+		y2 = max(y2, bottom);
+	}
+	if (merge)
+		pvdc_damage_rows(pvdc, fb, y1, y2);
+out:
+	mutex_unlock(&pvdc->bind_lock);
+	drm_dev_exit(idx);
+
+	return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Objects and framebuffers                                                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * No state uses a freed object (its framebuffers are gone, and they are
+ * released only once the device latched what replaced them): its binding
+ * can go.
+ */
+static void pvdc_gem_free(struct drm_gem_object *obj)
+{
+	struct pvdc_device *pvdc = to_pvdc(obj->dev);
+	struct pvdc_gem_object *bo = to_pvdc_gem(obj);
+
+	mutex_lock(&pvdc->bind_lock);
+	WARN_ON(bo->use);
+	if (drm_mm_node_allocated(&bo->node))
+		pvdc_gem_unbind(pvdc, bo);
+	mutex_unlock(&pvdc->bind_lock);
+
+	drm_gem_shmem_free(&bo->base);
+}
+
+static const struct drm_gem_object_funcs pvdc_gem_funcs = {
+	.free = pvdc_gem_free,
+	.print_info = drm_gem_shmem_object_print_info,
+	.pin = drm_gem_shmem_object_pin,
+	.unpin = drm_gem_shmem_object_unpin,
+	.get_sg_table = drm_gem_shmem_object_get_sg_table,
+	.vmap = drm_gem_shmem_object_vmap,
+	.vunmap = drm_gem_shmem_object_vunmap,
+	.mmap = drm_gem_shmem_object_mmap,
+	.vm_ops = &drm_gem_shmem_vm_ops,
+};
+
+struct drm_gem_object *pvdc_gem_create_object(struct drm_device *dev,
+					      size_t size)
+{
+	struct pvdc_gem_object *bo;
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	INIT_LIST_HEAD(&bo->lru);
+	bo->base.base.funcs = &pvdc_gem_funcs;
+
+	return &bo->base.base;
+}
+
+/* Lines at the device's pitch alignment, as the planes require. */
+int pvdc_gem_dumb_create(struct drm_file *file, struct drm_device *dev,
+			 struct drm_mode_create_dumb *args)
+{
+	struct pvdc_device *pvdc = to_pvdc(dev);
+	u64 pitch, size;
+
+	/* PITCH_ALIGN need not be a power of two. */
+	pitch = roundup((u64)args->width * DIV_ROUND_UP(args->bpp, 8),
+			pvdc->pitch_align);
+	size = PAGE_ALIGN(pitch * args->height);
+	if (!size || pitch > U32_MAX || size > PVDC_ADDRESS_SPACE_END)
+		return -EINVAL;
+	args->pitch = pitch;
+	args->size = size;
+
+	return drm_gem_shmem_dumb_create(file, dev, args);
+}
+
+static const struct drm_framebuffer_funcs pvdc_fb_funcs = {
+	.destroy = drm_gem_fb_destroy,
+	.create_handle = drm_gem_fb_create_handle,
+	.dirty = pvdc_fb_dirty,
+};
+
+/*
+ * GEM framebuffers whose DIRTYFB reports to the device directly, not
+ * through a commit that would wait for a latch with the planes locked.
+ * An imported buffer whose pages the device cannot bind is refused here,
+ * not when it is first shown.
+ */
+struct drm_framebuffer *pvdc_fb_create(struct drm_device *dev,
+				       struct drm_file *file,
+				       const struct drm_mode_fb_cmd2 *cmd)
+{
+	const struct drm_format_info *info = drm_get_format_info(dev, cmd);
+	unsigned int i;
+	int ret;
+
+	ret = pvdc_framebuffer_check(dev, cmd);
+	if (ret)
+		return ERR_PTR(ret);
+	for (i = 0; info && i < info->num_planes; i++) {
+		struct drm_gem_object *obj;
+
+		obj = drm_gem_object_lookup(file, cmd->handles[i]);
+		if (!obj)
+			break;
+		ret = pvdc_gem_check_bindable(obj);
+		drm_gem_object_put(obj);
+		if (ret) {
+			drm_dbg_kms(dev, "imported buffer not in whole pages\n");
+			return ERR_PTR(ret);
+		}
+	}
+
+	return drm_gem_fb_create_with_funcs(dev, file, cmd, &pvdc_fb_funcs);
+}
+
+/*
+ * A mode is possible if two full-screen XRGB8888 framebuffers, what a
+ * page flip needs, fit in the device address space.
+ */
+enum drm_mode_status pvdc_gem_mode_valid(struct drm_device *dev,
+					 const struct drm_display_mode *mode)
+{
+	struct pvdc_device *pvdc = to_pvdc(dev);
+	u64 fb;
+
+	fb = PAGE_ALIGN(roundup((u64)mode->hdisplay * 4, pvdc->pitch_align) *
+			mode->vdisplay);
+	if (2 * fb > PVDC_ADDRESS_SPACE_END - pvdc->bind_start)
+		return MODE_MEM;
+
+	return MODE_OK;
+}
+
+/*
+ * The bindings, least recently used first: device address, size and the
+ * states that use each.  Tests check that what the device shows stays
+ * bound.
+ */
+static int pvdc_bindings_show(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct pvdc_device *pvdc = to_pvdc(entry->dev);
+	struct pvdc_gem_object *bo;
+
+	mutex_lock(&pvdc->bind_lock);
+	list_for_each_entry(bo, &pvdc->bindings, lru)
+		seq_printf(m, "%#llx %#llx %u\n", bo->node.start,
+			   bo->node.size, bo->use);
+	mutex_unlock(&pvdc->bind_lock);
+
+	return 0;
+}
+
+static void pvdc_gem_fini(struct drm_device *drm, void *arg)
+{
+	struct pvdc_device *pvdc = arg;
+
+	pvdc_gem_free_stale(pvdc, false);
+	drm_mm_takedown(&pvdc->bind_mm);
+	mutex_destroy(&pvdc->bind_lock);
+}
+
+/*
+ * The device address space above VRAM (read at probe, before the colour
+ * tables take its top), and DMA from the whole guest physical space.
+ */
+int pvdc_gem_init(struct pvdc_device *pvdc)
+{
+	struct drm_device *drm = &pvdc->drm;
+	int ret;
+
+	ret = dma_set_mask_and_coherent(drm->dev, DMA_BIT_MASK(64));
+	if (ret)
+		return ret;
+
+	pvdc->bind_start = round_up((u64)pvdc->vram_size, PVDC_BIND_PAGE_SIZE);
+	if (pvdc->bind_start >= PVDC_ADDRESS_SPACE_END) {
+		drm_err(drm, "no device address space above %llu MiB of VRAM\n",
+			(u64)pvdc->vram_size >> 20);
+		return -ENODEV;
+	}
+	mutex_init(&pvdc->bind_lock);
+	spin_lock_init(&pvdc->damage_lock);
+	INIT_LIST_HEAD(&pvdc->bindings);
+	INIT_LIST_HEAD(&pvdc->stale_bindings);
+	drm_mm_init(&pvdc->bind_mm, pvdc->bind_start,
+		    PVDC_ADDRESS_SPACE_END - pvdc->bind_start);
+	drm_debugfs_add_file(drm, "pvdc_bindings", pvdc_bindings_show, NULL);
+
+	return drmm_add_action_or_reset(drm, pvdc_gem_fini, pvdc);
+}
