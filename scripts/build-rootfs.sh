@@ -46,17 +46,12 @@ KVER=$(cat "$PVDC_BUILD/kernel-version")
 
 # What a user's minimal Debian 12 desktop guest on pvdc needs, no more:
 # systemd and udev (modalias loading), DKMS and what it builds with, Weston
-# with its demo clients and a font for its panel, Mesa for Weston's GL
-# renderer (llvmpipe through GBM: the renderer that takes clients'
-# dma-bufs), and a video player that sends them: GStreamer's v4l2src from
-# the vivid camera into waylandsink.
+# with its demo clients and a font for its panel.
 PACKAGES=(
     systemd-sysv udev kmod procps
     dkms
     "linux-image-$KVER"
     weston fonts-dejavu-core xkb-data
-    libgl1-mesa-dri libegl-mesa0 libgbm1
-    gstreamer1.0-tools gstreamer1.0-plugins-good gstreamer1.0-plugins-bad
 )
 
 GUEST_FILES=tests/guest/stock/rootfs

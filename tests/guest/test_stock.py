@@ -14,11 +14,6 @@ from an AHCI disk with pvdc as its only display device.  From the host:
   planes, lights both heads with the desktop (its background and panel
   colours on each), and a Wayland client's frame (weston-image showing a
   picture in four colours made here) appears on the screen;
-- with its GL renderer, Weston puts a client's linux-dmabuf buffer on one
-  of pvdc's overlay planes, scaled (GStreamer's v4l2src exports the vivid
-  camera's buffers into waylandsink): Weston's own drm-backend log assigns
-  the client's view to the overlay, and the host's screendump shows the
-  camera's colour bars at the scaled size;
 - `apt install ./pvdc-dkms_*.deb` in the running guest builds and installs
   the module for the running kernel.
 
@@ -324,112 +319,6 @@ def client_frame_visible(vm):
     poll_host("weston-image's picture", visible, 90)
 
 
-# -- a client's dma-buf on an overlay ----------------------------------------
-
-# vivid's default test pattern, 75 % colour bars, left to right (the eighth,
-# black, is left out: Weston's fullscreen backdrop is black too).
-VIVID_BARS = [0xbfbfbf, 0xbfbf00, 0x00bfbf, 0x00bf00, 0xbf00bf, 0xbf0000,
-              0x0000bf]
-VIDEO_SIZE = (640, 360)
-
-
-def near_bar(xrgb, tolerance=12):
-    for bar in VIVID_BARS:
-        if all(abs(((xrgb >> s) & 0xff) - ((bar >> s) & 0xff)) <= tolerance
-               for s in (0, 8, 16)):
-            return True
-    return False
-
-
-def bars_box(pic):
-    """The bounding box of vivid's colour bars on PIC, or None."""
-    xs, ys = [], []
-    for y in range(0, pic.height, 4):
-        for x in range(0, pic.width, 4):
-            if near_bar(pic.xrgb(x, y)):
-                xs.append(x)
-                ys.append(y)
-    if len(xs) < 100:
-        return None
-    return min(xs), min(ys), max(xs), max(ys)
-
-
-def restart_desktop_with_gl(vm):
-    vm.check(f"systemctl stop {DESKTOP_UNIT}")
-    # wait_for_desktop() reads the log afresh.
-    vm.check(f": >{DESKTOP_LOG}")
-    vm.check("echo WESTON_RENDERER= >/run/pvdc-desktop.env")
-    vm.check("echo WESTON_ARGS=--logger-scopes=log,drm-backend "
-             ">>/run/pvdc-desktop.env")
-    vm.check(f"systemctl start {DESKTOP_UNIT}")
-    log = vm.wait_for_desktop()
-    if "GL renderer:" not in log:
-        raise AssertionError(f"Weston did not start its GL renderer:\n"
-                             f"{log[-3000:]}")
-
-
-def client_dmabuf_on_overlay(vm):
-    """GStreamer's v4l2src exports vivid's capture buffers as dma-bufs
-    (io-mode=dmabuf) and waylandsink hands them to Weston through
-    linux-dmabuf, fullscreen, so scaled to the output.  Weston's DRM
-    backend imports them into pvdc (PRIME) and, when pvdc takes them,
-    puts the client's view on an overlay plane instead of composing it
-    with its renderer."""
-    planes = kernel_planes(vm)
-    types, consts = plane_types(vm, planes)
-    overlays = {p for p, t in types.items()
-                if t == consts["PVDC_PLANE_TYPE_OVERLAY"]}
-    restart_desktop_with_gl(vm)
-    vm.check("modprobe vivid n_devs=1 node_types=0x1")
-    if not vm.poll("[ -c /dev/video0 ]"):
-        raise AssertionError("vivid made no /dev/video0")
-    w, h = VIDEO_SIZE
-    log = vm.start_background(
-        f"env {WAYLAND_ENV} gst-launch-1.0 v4l2src device=/dev/video0 "
-        f"io-mode=dmabuf ! video/x-raw,format=BGRx,width={w},height={h} ! "
-        f"waylandsink fullscreen=true", "PLAYING", 120)
-
-    def on_overlay():
-        # Weston's debug log grows by a scene graph per frame: search it in
-        # the guest, bring back only what matched.
-        pid = vm.check(f"cat {log}.pid").strip()
-        mine = set(vm.check(
-            f"grep -o -E 'PID {pid}, [^)]*, 0x[0-9a-f]+\\)' {DESKTOP_LOG} "
-            f"| grep -o -E '0x[0-9a-f]+' | sort -u").split())
-        used = set()
-        for view in mine:
-            used |= set(re.findall(r"plane (\d+)", vm.check(
-                f"grep -E '\\[repaint\\] view {view} on overlay plane' "
-                f"{DESKTOP_LOG} | sort -u; true")))
-        return bool(used & overlays), (
-            f"views of pid {pid}: {sorted(mine)} on overlay planes "
-            f"{sorted(used)}; pvdc's overlays {sorted(overlays)}; client: "
-            f"{vm.run('tail -3 ' + log)[1]}")
-    poll_host("the client's view on a pvdc overlay plane", on_overlay, 120)
-
-    def scaled_on_screen():
-        found = []
-        for head in range(HEADS):
-            pic = vm.screen(head)
-            box = bars_box(pic)
-            if not box:
-                found.append(f"head {head}: no colour bars")
-                continue
-            # Fullscreen keeps the aspect ratio: the picture fills the
-            # output's width or its height.
-            scale = min(pic.width / w, pic.height / h)
-            want_w = w * scale * len(VIVID_BARS) / (len(VIVID_BARS) + 1)
-            got_w = box[2] - box[0]
-            if abs(got_w - want_w) <= 16 and scale > 1.2:
-                return True, ""
-            found.append(f"head {head}: bars {box}, width {got_w} for "
-                         f"{want_w:.0f} scaled x{scale:.2f}")
-        return False, "; ".join(found)
-    poll_host("vivid's colour bars, scaled, on the screen", scaled_on_screen,
-              90)
-    vm.stop_background(log)
-
-
 # -- the package in the running guest ---------------------------------------
 
 def apt_install_builds_for_running_kernel(vm):
@@ -478,9 +367,6 @@ def main():
                      desktop_on_every_head, vm)
             tap.case("a Wayland client's frame is visible on the screen",
                      client_frame_visible, vm)
-            tap.case("Weston puts a client's dma-buf (v4l2src from vivid "
-                     "into waylandsink) on a pvdc overlay plane, scaled",
-                     client_dmabuf_on_overlay, vm)
         tap.case("apt install ./pvdc-dkms_*.deb builds the module for the "
                  "running kernel", apt_install_builds_for_running_kernel, vm)
     finally:
