@@ -9,9 +9,10 @@
 #
 # Two layers, each cached in $PVDC_CACHE/rootfs under the hash of its
 # inputs:
-#   base-<key>   debootstrap plus the stock packages and the guest kernel;
-#                the kernel headers are only downloaded (key: the functions
-#                that build it, the package list, the kernel version).
+#   base-<key>   debootstrap plus the stock packages and the guest kernel,
+#                and the desktop (Weston, Mesa) from bookworm-backports; the
+#                kernel headers are only downloaded (key: the functions that
+#                build it, the package lists, the kernel version).
 #   image-<key>  a copy of the base where apt installs pvdc-dkms, then the
 #                kernel headers, so that DKMS builds pvdc.ko from its kernel
 #                hook as it does for a kernel installed later; the guest's
@@ -45,13 +46,26 @@ SECURITY_MIRROR=${PVDC_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-secu
 KVER=$(cat "$PVDC_BUILD/kernel-version")
 
 # What a user's minimal Debian 12 desktop guest on pvdc needs, no more:
-# systemd and udev (modalias loading), DKMS and what it builds with, Weston
-# with its demo clients and a font for its panel.
+# systemd and udev (modalias loading), DKMS and what it builds with, a font
+# for Weston's panel.
 PACKAGES=(
     systemd-sysv udev kmod procps
     dkms
     "linux-image-$KVER"
-    weston fonts-dejavu-core xkb-data
+    fonts-dejavu-core xkb-data
+)
+# The desktop from bookworm-backports, as a user who wants clients on the
+# display's planes installs it: Weston 14 with its demo clients, and Mesa 25
+# for its GL renderer (llvmpipe through GBM).  Debian 12's own Weston 10
+# and Mesa 22.3 never put a client's dma-buf on a KMS plane: Weston 10 takes
+# no buffer without an explicit modifier, and Mesa 22.3's llvmpipe offers
+# none, so Weston's linux-dmabuf advertises no format a client can send as
+# LINEAR.  Only these packages (and what they need that bookworm's
+# versions cannot satisfy) come from backports, not systemd or the rest.
+BACKPORTS_SUITE=bookworm-backports
+BACKPORTS=(
+    weston
+    libgl1-mesa-dri libegl-mesa0 libgbm1
 )
 
 GUEST_FILES=tests/guest/stock/rootfs
@@ -114,7 +128,7 @@ discard() {
 build_base() {
     local work=$base.tmp
     discard "$work"
-    stage "rootfs base 1/3: debootstrap bookworm (minbase)" >&2
+    stage "rootfs base 1/4: debootstrap bookworm (minbase)" >&2
     mkdir -p "$cache/debootstrap"
     debootstrap --variant=minbase --cache-dir="$cache/debootstrap" \
         bookworm "$work" "$MIRROR" >"$cache/debootstrap.log" 2>&1 || {
@@ -132,12 +146,13 @@ build_base() {
 deb $MIRROR bookworm main
 deb $MIRROR bookworm-updates main
 deb $SECURITY_MIRROR bookworm-security main
+deb $MIRROR $BACKPORTS_SUITE main
 EOF
     # Services are not started inside the chroot.
     printf '#!/bin/sh\nexit 101\n' >"$work/usr/sbin/policy-rc.d"
     chmod 755 "$work/usr/sbin/policy-rc.d"
     enter "$work"
-    stage "rootfs base 2/3: installing ${#PACKAGES[@]} packages and their dependencies" >&2
+    stage "rootfs base 2/4: installing ${#PACKAGES[@]} packages and their dependencies" >&2
     {
         apt_in "$work" update &&
         apt_in "$work" install "${PACKAGES[@]}" &&
@@ -146,8 +161,16 @@ EOF
         tail -n 30 "$cache/base-apt.log" >&2
         die "apt in the guest root failed (log: $cache/base-apt.log)"
     }
+    # A second transaction, so that the target release prefers backports'
+    # versions only for the desktop and what it pulls in.
+    stage "rootfs base 3/4: installing ${BACKPORTS[*]} from $BACKPORTS_SUITE" >&2
+    apt_in "$work" install -t "$BACKPORTS_SUITE" "${BACKPORTS[@]}" \
+        >>"$cache/base-apt.log" 2>&1 || {
+        tail -n 30 "$cache/base-apt.log" >&2
+        die "apt in the guest root failed (log: $cache/base-apt.log)"
+    }
     unmount_all
-    stage "rootfs base 3/3: $(du -sm --one-file-system "$work" | cut -f1) MB" >&2
+    stage "rootfs base 4/4: $(du -sm --one-file-system "$work" | cut -f1) MB" >&2
     mv "$work" "$base"
 }
 
@@ -215,7 +238,9 @@ build_image() {
     mv "$work" "$image"
 }
 
-base_key=$( (declare -f build_base enter in_root apt_in; echo "${PACKAGES[*]}" "$MIRROR" "$KVER") |
+base_key=$( (declare -f build_base enter in_root apt_in
+              echo "${PACKAGES[*]}" "$BACKPORTS_SUITE" "${BACKPORTS[*]}" \
+                  "$MIRROR" "$KVER") |
     sha256sum | cut -c1-16)
 guest_files=$(cd "$PVDC_ROOT" && find "$GUEST_FILES" -type f | LC_ALL=C sort)
 # shellcheck disable=SC2086 # file names without spaces, one per word
