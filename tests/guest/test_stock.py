@@ -14,8 +14,19 @@ from an AHCI disk with pvdc as its only display device.  From the host:
   planes, lights both heads with the desktop (its background and panel
   colours on each), and a Wayland client's frame (weston-image showing a
   picture in four colours made here) appears on the screen;
+- with its GL renderer, Weston puts a client's linux-dmabuf buffer on one
+  of pvdc's overlay planes, scaled: weston-simple-dmabuf-v4l shows the
+  vivid camera's YUYV capture buffers, exported as dma-bufs, fullscreen
+  (wp_viewporter scales them up to the output); Weston's own drm-backend
+  log assigns the client's view to an overlay plane while its renderer
+  keeps the primary, and the host's screendump shows the camera's colour
+  bars at the scaled width;
 - `apt install ./pvdc-dkms_*.deb` in the running guest builds and installs
   the module for the running kernel.
+
+The desktop is Weston 14 and Mesa 25 from bookworm-backports: Debian 12's
+own Weston 10 and Mesa 22.3 never put a client's buffer on a plane (see
+scripts/build-rootfs.sh).
 
 Every wait is on real state: the harness's ready marker after systemd has
 finished booting, in-guest polls of logs and files, screendumps polled
@@ -319,6 +330,167 @@ def client_frame_visible(vm):
     poll_host("weston-image's picture", visible, 90)
 
 
+# -- a client's dma-buf on an overlay ----------------------------------------
+
+# vivid's default test pattern, 75 % colour bars, left to right.  The
+# eighth bar, black, is left out: it cannot be told from what surrounds it.
+VIVID_BARS = [0xbfbfbf, 0xbfbf00, 0x00bfbf, 0x00bf00, 0xbf00bf, 0xbf0000,
+              0x0000bf]
+# The camera's pixels reach the screen through YCbCr (BT.601, limited
+# range) and a bilinear scaler.
+BAR_TOLERANCE = 24
+
+
+def bar_at(xrgb):
+    """The index of the colour bar XRGB is, or None."""
+    for i, bar in enumerate(VIVID_BARS):
+        if all(abs(((xrgb >> s) & 0xff) - ((bar >> s) & 0xff)) <=
+               BAR_TOLERANCE for s in (0, 8, 16)):
+            return i
+    return None
+
+
+def bar_runs(pic, y):
+    """[(bar, first x, length)] of the colour bars along row Y of PIC."""
+    runs = []
+    for x in range(pic.width):
+        bar = bar_at(pic.xrgb(x, y))
+        if bar is None:
+            continue
+        if runs and runs[-1][0] == bar and runs[-1][1] + runs[-1][2] == x:
+            runs[-1][2] += 1
+        else:
+            runs.append([bar, x, 1])
+    return [tuple(r) for r in runs]
+
+
+def restart_desktop_with_gl(vm):
+    vm.check(f"systemctl stop {DESKTOP_UNIT}")
+    # wait_for_desktop() reads the log afresh.
+    vm.check(f": >{DESKTOP_LOG}")
+    vm.check("echo WESTON_RENDERER=gl >/run/pvdc-desktop.env")
+    vm.check("echo WESTON_ARGS=--logger-scopes=log,drm-backend "
+             ">>/run/pvdc-desktop.env")
+    vm.check(f"systemctl start {DESKTOP_UNIT}")
+    log = vm.wait_for_desktop()
+    if "GL renderer:" not in log:
+        raise AssertionError(f"Weston did not start its GL renderer:\n"
+                             f"{log[-3000:]}")
+
+
+def plane_rects(vm, plane_id):
+    """The head, framebuffer size and the src and crtc rectangles of plane
+    PLANE_ID in the kernel's atomic state: (head, (fb w, fb h), (src w,
+    src h), (crtc w, crtc h, crtc x, crtc y)), or None while it shows
+    nothing."""
+    state = vm.check("cat /sys/kernel/debug/dri/0/state")
+    m = re.search(rf"^plane\[{plane_id}\]: .*?\n(?=\S)", state + "\nx",
+                  re.M | re.S)
+    block = m.group(0) if m else ""
+    head = re.search(r"^\tcrtc=head-(\d+)$", block, re.M)
+    fb = re.search(r"^\t\tsize=(\d+)x(\d+)", block, re.M)
+    crtc = re.search(r"crtc-pos=(\d+)x(\d+)([+-]\d+)([+-]\d+)", block)
+    src = re.search(r"src-pos=([\d.]+)x([\d.]+)", block)
+    if not (head and fb and crtc and src):
+        return None
+    return (int(head[1]), (int(fb[1]), int(fb[2])),
+            (float(src[1]), float(src[2])),
+            tuple(int(v) for v in crtc.groups()))
+
+
+def client_dmabuf_on_overlay(vm):
+    """weston-simple-dmabuf-v4l captures from vivid with V4L2 dma-buf i/o
+    (VIDIOC_EXPBUF) and hands the buffers to Weston through linux-dmabuf,
+    as YUYV with the LINEAR modifier; fullscreen, it scales them up to the
+    output with wp_viewporter.  Weston's DRM backend imports them into
+    pvdc (PRIME) and, since pvdc's primary planes take no YUYV, can show
+    the view without composing it only on an overlay plane, scaled by the
+    device."""
+    planes = kernel_planes(vm)
+    types, consts = plane_types(vm, planes)
+    overlays = {p for p, t in types.items()
+                if t == consts["PVDC_PLANE_TYPE_OVERLAY"]}
+    restart_desktop_with_gl(vm)
+    # One webcam input, as the client's own usage text suggests.
+    vm.check("modprobe vivid n_devs=1 node_types=0x1 num_inputs=1 "
+             "input_types=0x00")
+    if not vm.poll("[ -c /dev/video0 ]"):
+        raise AssertionError("vivid made no /dev/video0")
+    log = vm.start_background(
+        f"{WAYLAND_ENV} weston-simple-dmabuf-v4l -v /dev/video0 -f YUYV "
+        f"-d YUYV --fullscreen", "creating buffer of size", 120)
+    w, h = (int(v) for v in re.search(
+        r"creating buffer of size (\d+)x(\d+)", vm.check(f"cat {log}"))
+        .groups())
+    pid = vm.check(f"cat {log}.pid").strip()
+
+    on_overlay = set()
+
+    def assigned():
+        # Weston's debug log grows by a scene graph per frame: search it in
+        # the guest, bring back only what matched.
+        mine = set(vm.check(
+            f"grep -o -E 'PID {pid}, surface ID [0-9]+, [^)]*, "
+            f"0x[0-9a-f]+\\)' {DESKTOP_LOG} | grep -o -E '0x[0-9a-f]+\\)' "
+            f"| tr -d ')' | sort -u").split())
+        for view in mine:
+            on_overlay.update(re.findall(r"plane (\d+)", vm.check(
+                f"grep -E '\\[repaint\\] view {view} on overlay plane' "
+                f"{DESKTOP_LOG} | sort -u; true")))
+        return bool(on_overlay & overlays), (
+            f"views of pid {pid}: {sorted(mine)} on overlay planes "
+            f"{sorted(on_overlay)}; pvdc's overlays {sorted(overlays)}; "
+            f"client: {vm.run('tail -3 ' + log)[1]}")
+    poll_host("the client's view on a pvdc overlay plane", assigned, 120)
+    # The primary plane stays the renderer's (the black backdrop of the
+    # fullscreen window): mixed composition.
+    modes = vm.check(f"grep -E 'Using [a-z-]+ state composition' "
+                     f"{DESKTOP_LOG} | sort | uniq -c")
+    if "Using mixed state composition" not in modes:
+        raise AssertionError(f"Weston never composed in mixed mode:\n"
+                             f"{modes}")
+
+    def scaled_on_screen():
+        found = []
+        for plane in sorted(on_overlay & overlays):
+            rects = plane_rects(vm, plane)
+            if not rects or rects[1] != (w, h):
+                found.append(f"plane {plane}: {rects}, not the client's "
+                             f"{w}x{h} buffer")
+                continue
+            head, _, (src_w, src_h), (cw, ch, cx, cy) = rects
+            scale = cw / src_w
+            if scale < 1.2:
+                found.append(f"plane {plane}: {src_w}x{src_h} shown at "
+                             f"{cw}x{ch}, not scaled up")
+                continue
+            # The buffer's width holds the seven bars and the black one.
+            bar_w = w / (len(VIVID_BARS) + 1) * scale
+            row = cy + ch // 2
+            runs = bar_runs(vm.screen(head), row)
+            # In order from where the plane starts, each bar one run of
+            # bar_w pixels (the first and last only from one edge: theirs
+            # may be the screen's or black's); runs of a few pixels are
+            # the scaler's blend of two bars.
+            bars = [(bar, x, n) for bar, x, n in runs if n >= 4]
+            got = [bar for bar, _, _ in bars]
+            if got != list(range(len(VIVID_BARS))):
+                found.append(f"head {head}: bars {got} along row {row}")
+                continue
+            widths = [n for _, _, n in bars[1:-1]]
+            lefts = [x - cx for _, x, _ in bars]
+            if all(abs(n - bar_w) <= 3 for n in widths) and \
+                    all(abs(x - i * bar_w) <= 3 for i, x in enumerate(lefts)):
+                return True, ""
+            found.append(f"head {head}: bar widths {widths}, lefts {lefts}, "
+                         f"for {bar_w:.1f} (a {w}-pixel buffer scaled "
+                         f"x{scale:.2f})")
+        return False, "; ".join(found)
+    poll_host("vivid's colour bars, scaled, on the screen", scaled_on_screen,
+              90)
+    vm.stop_background(log)
+
+
 # -- the package in the running guest ---------------------------------------
 
 def apt_install_builds_for_running_kernel(vm):
@@ -367,6 +539,9 @@ def main():
                      desktop_on_every_head, vm)
             tap.case("a Wayland client's frame is visible on the screen",
                      client_frame_visible, vm)
+            tap.case("Weston puts a client's dma-buf (vivid's camera in "
+                     "weston-simple-dmabuf-v4l) on a pvdc overlay plane, "
+                     "scaled", client_dmabuf_on_overlay, vm)
         tap.case("apt install ./pvdc-dkms_*.deb builds the module for the "
                  "running kernel", apt_install_builds_for_running_kernel, vm)
     finally:
