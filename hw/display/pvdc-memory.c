@@ -16,6 +16,10 @@
  * writes into it (pvdc_memory_store()).  The latch contract holds because
  * a binding cannot change while an armed or active state reads or writes
  * it: BIND and UNBIND of such a range are refused (PVDC_BIND_ERR_BUSY).
+ * Where guest RAM is a file the host shares (memory-backend-memfd), BIND
+ * also maps a binding's pages once more at consecutive host addresses,
+ * a host view through which it is read like contiguous memory: shown
+ * straight from its pages, composed with no copy.
  * Guest RAM has no dirty log the consoles could use: the guest reports
  * what it writes into a binding with DAMAGE_ADDR and DAMAGE_LEN, and
  * writeback reports what it writes as the guest would.
@@ -33,6 +37,7 @@
 #include "qemu/log.h"
 #include "qapi/error.h"
 #include "system/dma.h"
+#include "exec/ramblock.h"
 #include "hw/pci/pci.h"
 #include "migration/vmstate.h"
 #include "pvdc-compose.h"
@@ -112,6 +117,9 @@ static void pvdc_dma_unmap(PVDCState *s, GArray *maps)
 
 static void pvdc_binding_free(PVDCState *s, PVDCBinding *b)
 {
+    if (b->view) {
+        munmap(b->view, b->size);
+    }
     if (b->runs) {
         g_array_free(b->runs, true);
     }
@@ -167,6 +175,73 @@ static void pvdc_binding_merge(PVDCBinding *b)
     }
 }
 
+/*
+ * The file and offset of the pages of @run, if they lie in a RAM block
+ * that is a shared mapping of a file (memory-backend-memfd, or -file with
+ * share=on) at offsets that file's pages allow; else -1.
+ */
+static int pvdc_run_file(const PVDCBindMap *run, uint64_t *file_offset)
+{
+    RAMBlock *rb;
+    ram_addr_t off;
+
+    /* The mapping holds a reference to the RAM block's region. */
+    rb = qemu_ram_block_from_host(run->host, false, &off);
+    if (!rb || !qemu_ram_is_shared(rb) || qemu_ram_get_fd(rb) < 0 ||
+        (rb->fd_offset + off) % qemu_ram_pagesize(rb) ||
+        run->len % qemu_ram_pagesize(rb)) {
+        return -1;
+    }
+    *file_offset = rb->fd_offset + off;
+    return qemu_ram_get_fd(rb);
+}
+
+/*
+ * A contiguous host view of the pages of @b, in the order its entries
+ * list them, where every run lies in a file the guest's RAM is shared
+ * with: host addresses reserved once, and each run's part of the file
+ * mapped at the next of them, as udmabuf makes one buffer of such pages.
+ * Reads from the binding then take the direct paths (a surface straight
+ * from the pages, composition with no bounce copy) whatever the order of
+ * its pages.  Made once per binding at BIND (or migration load) and
+ * unmapped with its mappings.  The view is read-only: writeback writes
+ * through the mappings, whose RAM blocks carry the dirty log.  Where
+ * there is no such file or a mapping fails, no view (a trace event, not
+ * an error): the runs serve as before.
+ */
+static void pvdc_binding_view(PVDCBinding *b)
+{
+    uint8_t *view;
+    uint64_t pos = 0;
+    unsigned int i;
+
+    if (b->runs->len < 2) {
+        return;                 /* contiguous in the host already */
+    }
+    view = mmap(NULL, b->size, PROT_NONE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (view == MAP_FAILED) {
+        trace_pvdc_memory_no_view(b->addr, b->size, 0);
+        return;
+    }
+    for (i = 0; i < b->runs->len; i++) {
+        PVDCBindMap *run = &g_array_index(b->runs, PVDCBindMap, i);
+        uint64_t file_offset;
+        int fd = pvdc_run_file(run, &file_offset);
+
+        if (fd < 0 ||
+            mmap(view + pos, run->len, PROT_READ, MAP_SHARED | MAP_FIXED, fd,
+                 file_offset) == MAP_FAILED) {
+            munmap(view, b->size);
+            trace_pvdc_memory_no_view(b->addr, b->size, i);
+            return;
+        }
+        pos += run->len;
+    }
+    b->view = view;
+    trace_pvdc_memory_view(b->addr, b->size, b->runs->len);
+}
+
 /* Map the pages of @b's entries from @as; false, nothing mapped, if not. */
 static bool pvdc_binding_map(PVDCState *s, AddressSpace *as, PVDCBinding *b)
 {
@@ -183,6 +258,7 @@ static bool pvdc_binding_map(PVDCState *s, AddressSpace *as, PVDCBinding *b)
         }
     }
     pvdc_binding_merge(b);
+    pvdc_binding_view(b);
     return true;
 }
 
@@ -410,6 +486,9 @@ static const uint8_t *pvdc_binding_ptr(PVDCBinding *b, uint64_t off,
 {
     unsigned int i;
 
+    if (b->view) {
+        return b->view + off;
+    }
     for (i = 0; b->runs && i < b->runs->len; i++) {
         PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
 
@@ -427,6 +506,10 @@ static void pvdc_binding_copy(PVDCBinding *b, uint64_t off, uint64_t len,
 {
     unsigned int i;
 
+    if (b->view) {
+        memcpy(dst, b->view + off, len);
+        return;
+    }
     for (i = 0; len && b->runs && i < b->runs->len; i++) {
         PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
         uint64_t n;

@@ -208,6 +208,8 @@ typedef struct PVDCBinding {
     /* derived from @entries, not migrated: NULL while not mapped */
     GArray *maps;               /* of PVDCBindMap, pvdc-memory.c */
     GArray *runs;               /* @maps merged where host-contiguous */
+    /* all of its pages at consecutive host addresses, or NULL */
+    uint8_t *view;
 } PVDCBinding;
 
 /*
