@@ -48,6 +48,7 @@
 typedef struct PVDCBindMap {
     void *host;
     dma_addr_t len;
+    uint64_t off;               /* of a run: where it starts in the binding */
 } PVDCBindMap;
 
 /*
@@ -170,7 +171,10 @@ static void pvdc_binding_merge(PVDCBinding *b)
         if (last && pvdc_host_contiguous(last, map)) {
             last->len += map->len;
         } else {
-            g_array_append_val(b->runs, *map);
+            PVDCBindMap run = *map;
+
+            run.off = last ? last->off + last->len : 0;
+            g_array_append_val(b->runs, run);
         }
     }
 }
@@ -478,26 +482,44 @@ bool pvdc_memory_reachable(PVDCState *s)
 }
 
 /*
+ * The run of @b holding byte @off of it (which it holds): composition
+ * looks up every line it reads, in bindings of thousands of runs.
+ */
+static unsigned int pvdc_binding_run(PVDCBinding *b, uint64_t off)
+{
+    unsigned int lo = 0, hi = b->runs->len;
+
+    /* Each pass halves [lo, hi): bounded by log2 of the runs. */
+    while (hi - lo > 1) {
+        unsigned int mid = lo + (hi - lo) / 2;
+
+        if (g_array_index(b->runs, PVDCBindMap, mid).off <= off) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/*
  * The host pointer to bytes [@off, @off + @len) of @b if they lie in
- * one mapping, else NULL.
+ * one mapping (or its host view), else NULL.
  */
 static const uint8_t *pvdc_binding_ptr(PVDCBinding *b, uint64_t off,
                                        uint64_t len)
 {
-    unsigned int i;
+    PVDCBindMap *run;
 
     if (b->view) {
         return b->view + off;
     }
-    for (i = 0; b->runs && i < b->runs->len; i++) {
-        PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
-
-        if (off < map->len) {
-            return len <= map->len - off ? (uint8_t *)map->host + off : NULL;
-        }
-        off -= map->len;
+    if (!b->runs || !b->runs->len) {
+        return NULL;
     }
-    return NULL;
+    run = &g_array_index(b->runs, PVDCBindMap, pvdc_binding_run(b, off));
+    off -= run->off;
+    return len <= run->len - off ? (uint8_t *)run->host + off : NULL;
 }
 
 /* Copy bytes [@off, @off + @len) of @b, which it holds, to @dst. */
@@ -510,14 +532,15 @@ static void pvdc_binding_copy(PVDCBinding *b, uint64_t off, uint64_t len,
         memcpy(dst, b->view + off, len);
         return;
     }
-    for (i = 0; len && b->runs && i < b->runs->len; i++) {
+    if (!b->runs || !b->runs->len) {
+        return;
+    }
+    i = pvdc_binding_run(b, off);
+    off -= g_array_index(b->runs, PVDCBindMap, i).off;
+    for (; len && i < b->runs->len; i++) {
         PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
         uint64_t n;
 
-        if (off >= map->len) {
-            off -= map->len;
-            continue;
-        }
         n = MIN(len, map->len - off);
         memcpy(dst, (uint8_t *)map->host + off, n);
         dst += n;
@@ -536,17 +559,18 @@ static void pvdc_binding_write(PVDCBinding *b, uint64_t off, uint64_t len,
 {
     unsigned int i;
 
-    for (i = 0; len && b->runs && i < b->runs->len; i++) {
+    if (!b->runs || !b->runs->len) {
+        return;
+    }
+    i = pvdc_binding_run(b, off);
+    off -= g_array_index(b->runs, PVDCBindMap, i).off;
+    for (; len && i < b->runs->len; i++) {
         PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
         uint8_t *dst;
         MemoryRegion *mr;
         ram_addr_t ram_off;
         uint64_t n;
 
-        if (off >= map->len) {
-            off -= map->len;
-            continue;
-        }
         n = MIN(len, map->len - off);
         dst = (uint8_t *)map->host + off;
         memcpy(dst, src, n);
@@ -598,20 +622,51 @@ bool pvdc_memory_store(PVDCState *s, uint64_t addr, uint32_t pitch,
     return true;
 }
 
+/* A memory plane composition reads through a binding's runs. */
+typedef struct PVDCMemoryFetch {
+    PVDCState *s;
+    PVDCBinding *b;
+    uint64_t base;              /* the device address of its byte 0 */
+    uint64_t size;
+} PVDCMemoryFetch;
+
+/*
+ * PVDCComposeFetchFn of a PVDCMemoryFetch: the lines composition reads,
+ * straight from the pages where they are contiguous in the host, else
+ * copied (counted in x-bounce-bytes).
+ */
+static const uint8_t *pvdc_memory_fetch(void *opaque, uint64_t offset,
+                                        uint64_t len, uint8_t *copy)
+{
+    PVDCMemoryFetch *f = opaque;
+    uint64_t off = f->base - f->b->addr + offset;
+
+    /* The engine reads inside the size it was given: never taken. */
+    if (offset > f->size || len > f->size - offset) {
+        return NULL;
+    }
+    if (!copy) {
+        return pvdc_binding_ptr(f->b, off, len);
+    }
+    pvdc_binding_copy(f->b, off, len, copy);
+    f->s->bounce_bytes += len;
+    return copy;
+}
+
 /*
  * A view of one memory plane of a plane outside VRAM: device addresses
- * [@base, @end), of which composition reads [@first, @end).  A direct
- * pointer where they are host-contiguous, else a copy of the bytes read
- * (the rest zero) kept in @bounce.  False if there is none.  Only the
- * bytes before @first are cleared: clearing the whole copy first would
- * cost about as much again as the copy.
+ * [@base, @end).  A direct pointer where they are host-contiguous, else
+ * a fetch of the lines composition reads, kept in @keep.  False if there
+ * is none.  Composition copies at most a band of lines at a time: a
+ * copy of the whole plane would cost about as much again as the
+ * composition.
  */
-static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t first,
-                             uint64_t end, const uint8_t **mem,
-                             uint64_t *size, GPtrArray *bounce)
+static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t end,
+                             const uint8_t **mem, PVDCMemoryFetch **fetch,
+                             uint64_t *size, GPtrArray *keep)
 {
     PVDCBinding *b = pvdc_binding_find(s, base, end - base);
-    uint8_t *copy;
+    PVDCMemoryFetch *f;
 
     if (!b) {
         return false;
@@ -621,16 +676,11 @@ static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t first,
     if (*mem) {
         return true;
     }
-    copy = g_try_malloc(*size);
-    if (!copy) {
-        return false;
-    }
-    memset(copy, 0, first - base);
-    pvdc_binding_copy(b, first - b->addr, end - first, copy + (first - base));
-    s->bounce_bytes += end - first;
-    g_ptr_array_add(bounce, copy);
-    *mem = copy;
-    trace_pvdc_memory_bounce(base, first, end);
+    f = g_new(PVDCMemoryFetch, 1);
+    *f = (PVDCMemoryFetch) { .s = s, .b = b, .base = base, .size = *size };
+    g_ptr_array_add(keep, f);
+    *fetch = f;
+    trace_pvdc_memory_fetch(base, end, b->runs->len);
     return true;
 }
 
@@ -645,7 +695,7 @@ uint8_t *pvdc_memory_host_span(PVDCState *s, uint64_t addr, uint64_t len)
 }
 
 void pvdc_memory_views(PVDCState *s, PVDCComposeScene *scene,
-                       GPtrArray *bounce)
+                       GPtrArray *keep)
 {
     bool master = pvdc_memory_reachable(s);
     unsigned int i = 0;
@@ -657,6 +707,7 @@ void pvdc_memory_views(PVDCState *s, PVDCComposeScene *scene,
         unsigned int n = pvdc_compose_plane_sources(plane, span);
         uint64_t base[2] = { plane->offset, plane->chroma_offset };
         const uint8_t *mem[2] = {};
+        PVDCMemoryFetch *fetch[2] = {};
         uint64_t size[2] = {};
         bool ok = true, outside = false;
         unsigned int k;
@@ -671,8 +722,8 @@ void pvdc_memory_views(PVDCState *s, PVDCComposeScene *scene,
             }
             outside = true;
             ok &= master && span[k].offset >= base[k] &&
-                  pvdc_memory_view(s, base[k], span[k].offset, end, &mem[k],
-                                   &size[k], bounce);
+                  pvdc_memory_view(s, base[k], end, &mem[k], &fetch[k],
+                                   &size[k], keep);
         }
         if (outside && !master && !s->bus_master_off_logged) {
             qemu_log_mask(LOG_GUEST_ERROR, "pvdc: bus mastering is off: "
@@ -688,13 +739,21 @@ void pvdc_memory_views(PVDCState *s, PVDCComposeScene *scene,
         }
         plane->mem = mem[0];
         plane->mem_size = size[0];
-        if (mem[0]) {
+        if (mem[0] || fetch[0]) {
             plane->offset = 0;
+        }
+        if (fetch[0]) {
+            plane->fetch = pvdc_memory_fetch;
+            plane->fetch_opaque = fetch[0];
         }
         plane->chroma_mem = mem[1];
         plane->chroma_mem_size = size[1];
-        if (mem[1]) {
+        if (mem[1] || fetch[1]) {
             plane->chroma_offset = 0;
+        }
+        if (fetch[1]) {
+            plane->chroma_fetch = pvdc_memory_fetch;
+            plane->chroma_fetch_opaque = fetch[1];
         }
         i++;
     }
