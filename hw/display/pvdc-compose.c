@@ -6,10 +6,11 @@
  * plane is copied unless its format needs converting
  * (pvdc-compose-convert.c) or its blend mode a premultiplied version of
  * it, and then a few lines at a time.  Only the visible part of each
- * plane inside the damaged rectangle is composited, and planes hidden
- * under an opaque plane covering that rectangle are not drawn at all.
- * The head's colour pipeline (pvdc-compose-color.c) then runs over the
- * same rectangle.
+ * plane inside the damaged rectangle is composited, planes hidden
+ * under an opaque plane covering that rectangle are not drawn at all,
+ * and of a plane partly hidden the part under the opaque plane above it
+ * that hides most is not drawn either.  The head's colour pipeline
+ * (pvdc-compose-color.c) then runs over the same rectangle.
  *
  * A plane whose memory is fetched (guest pages scattered in the host)
  * is drawn a band of source lines at a time, each band straight from
@@ -1054,11 +1055,36 @@ bool pvdc_compose(const PVDCComposeScene *scene, const uint8_t *vram,
         const PVDCComposeJob *job = &jobs[order[i]];
         int32_t x0 = MAX(job->x0, cx0), y0 = MAX(job->y0, cy0);
         int32_t x1 = MIN(job->x1, cx1), y1 = MIN(job->y1, cy1);
+        const PVDCComposeJob *over = NULL;
+        int64_t hidden = 0;
 
         if (!job->visible || x0 >= x1 || y0 >= y1) {
             continue;
         }
-        pvdc_compose_draw_part(job, dst, x0, y0, x1, y1);
+        /*
+         * The opaque plane above that hides most of it (a video over a
+         * desktop): only the rest of it is drawn, in up to four parts.
+         */
+        for (unsigned int j = i + 1; j < scene->num_planes; j++) {
+            const PVDCComposeJob *o = &jobs[order[j]];
+            int64_t area = (int64_t)MAX(MIN(x1, o->x1) - MAX(x0, o->x0), 0) *
+                           MAX(MIN(y1, o->y1) - MAX(y0, o->y0), 0);
+
+            if (o->visible && o->opaque && area > hidden) {
+                over = o;
+                hidden = area;
+            }
+        }
+        if (!over) {
+            pvdc_compose_draw_part(job, dst, x0, y0, x1, y1);
+            continue;
+        }
+        pvdc_compose_draw_part(job, dst, x0, y0, x1, MAX(over->y0, y0));
+        pvdc_compose_draw_part(job, dst, x0, MIN(over->y1, y1), x1, y1);
+        pvdc_compose_draw_part(job, dst, x0, MAX(over->y0, y0),
+                               MAX(over->x0, x0), MIN(over->y1, y1));
+        pvdc_compose_draw_part(job, dst, MIN(over->x1, x1),
+                               MAX(over->y0, y0), x1, MIN(over->y1, y1));
     }
     pvdc_compose_color_apply(scene->color, dst, cx0, cy0, cx1 - cx0,
                              cy1 - cy0);
