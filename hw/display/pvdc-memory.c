@@ -44,6 +44,16 @@
 #include "pvdc-internal.h"
 #include "trace.h"
 
+/*
+ * Host mappings all the host views of a device may take together: each
+ * run of a view is a mapping of its own (a VMA), of which the host allows
+ * a process about 65530 (vm.max_map_count); a guest binding a million
+ * scattered pages must not leave QEMU none.  16384 runs hold 64 MiB of
+ * single scattered pages, the buffers of a few heads; bindings past that
+ * are read through their runs.
+ */
+#define PVDC_MAX_VIEW_MAPPINGS  16384
+
 /* One host mapping of a run of guest pages of a binding. */
 typedef struct PVDCBindMap {
     void *host;
@@ -120,6 +130,7 @@ static void pvdc_binding_free(PVDCState *s, PVDCBinding *b)
 {
     if (b->view) {
         munmap(b->view, b->size);
+        s->view_mappings -= b->runs->len;
     }
     if (b->runs) {
         g_array_free(b->runs, true);
@@ -210,10 +221,11 @@ static int pvdc_run_file(const PVDCBindMap *run, uint64_t *file_offset)
  * its pages.  Made once per binding at BIND (or migration load) and
  * unmapped with its mappings.  The view is read-only: writeback writes
  * through the mappings, whose RAM blocks carry the dirty log.  Where
- * there is no such file or a mapping fails, no view (a trace event, not
- * an error): the runs serve as before.
+ * there is no such file, a mapping fails or the device has taken
+ * PVDC_MAX_VIEW_MAPPINGS, no view (a trace event, not an error): the
+ * runs serve as before.
  */
-static void pvdc_binding_view(PVDCBinding *b)
+static void pvdc_binding_view(PVDCState *s, PVDCBinding *b)
 {
     uint8_t *view;
     uint64_t pos = 0;
@@ -221,6 +233,11 @@ static void pvdc_binding_view(PVDCBinding *b)
 
     if (b->runs->len < 2) {
         return;                 /* contiguous in the host already */
+    }
+    if (b->runs->len > PVDC_MAX_VIEW_MAPPINGS - s->view_mappings) {
+        trace_pvdc_memory_no_view_room(b->addr, b->size, b->runs->len,
+                                       s->view_mappings);
+        return;
     }
     view = mmap(NULL, b->size, PROT_NONE,
                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -243,6 +260,7 @@ static void pvdc_binding_view(PVDCBinding *b)
         pos += run->len;
     }
     b->view = view;
+    s->view_mappings += b->runs->len;
     trace_pvdc_memory_view(b->addr, b->size, b->runs->len);
 }
 
@@ -262,7 +280,7 @@ static bool pvdc_binding_map(PVDCState *s, AddressSpace *as, PVDCBinding *b)
         }
     }
     pvdc_binding_merge(b);
-    pvdc_binding_view(b);
+    pvdc_binding_view(s, b);
     return true;
 }
 

@@ -940,6 +940,60 @@ static void test_memfd_scattered_pages_show_without_copies(void)
     mem_stop(&m);
 }
 
+/* More runs than the device maps for host views (PVDC_MAX_VIEW_MAPPINGS) */
+#define MANY_RUNS           32768
+
+/*
+ * Each run of a host view is a host mapping, of which a process may have
+ * only so many: a binding of more runs than the device maps for views
+ * (two pages alternating, each entry a run of its own) gets none, and is
+ * shown through copies, the host refusing no mapping; once it is unbound
+ * a binding of scattered pages has its view again.
+ */
+static void test_memfd_host_views_are_bounded(void)
+{
+    const uint32_t size = MODE_PITCH * MODE_H;
+    g_autofree uint64_t *e = g_new(uint64_t, 2 * MANY_RUNS);
+    g_autofree uint32_t *shown = NULL;
+    uint64_t table, bytes;
+    unsigned int pri;
+    Mem m;
+
+    mem_start_with(&m, EXTRA_MEMFD);
+    pri = plane_of(&m.t, 0, PRIMARY);
+    table = guest_alloc(&m.alloc, MANY_RUNS * PVDC_BIND_ENTRY_SIZE);
+    for (int i = 0; i < MANY_RUNS; i++) {
+        e[2 * i] = m.pages[i % 2 ? 0 : 2];
+        e[2 * i + 1] = PAGE;
+    }
+    write_bind_table(&m.t, table, e, MANY_RUNS);
+    g_assert_cmphex(bind_range(&m.t, m.base, MANY_RUNS * PAGE, table,
+                               MANY_RUNS), ==, PVDC_BIND_OK);
+    write_mode(&m.t, 0, CLOCK_1MS);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    bytes = pvdc_statistic(m.t.qts, "x-bounce-bytes");
+    damage(&m.t, m.base, size);
+    shown = dump(&m.t);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-bounce-bytes") - bytes, >=,
+                     size);
+
+    write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(unbind_range(&m.t, m.base, MANY_RUNS * PAGE), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmphex(bind_pages(&m, m.base, 0, size / PAGE), ==,
+                    PVDC_BIND_OK);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    bytes = pvdc_statistic(m.t.qts, "x-bounce-bytes");
+    damage(&m.t, m.base, size);
+    g_free(shown);
+    shown = dump(&m.t);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-bounce-bytes"), ==, bytes);
+    mem_stop(&m);
+}
+
 #define MERGED_PITCH        1024
 #define MERGED_LEN          (MERGED_PITCH * MODE_H)
 
@@ -1571,5 +1625,7 @@ int main(int argc, char **argv)
                         EXTRA_MEMFD, test_scanout_of_bindings_migrates);
     qtest_add_func("/pvdc/memory/memfd/scattered-pages-show-without-copies",
                    test_memfd_scattered_pages_show_without_copies);
+    qtest_add_func("/pvdc/memory/memfd/host-views-are-bounded",
+                   test_memfd_host_views_are_bounded);
     return g_test_run();
 }
