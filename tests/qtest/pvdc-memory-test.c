@@ -940,6 +940,54 @@ static void test_memfd_scattered_pages_show_without_copies(void)
     mem_stop(&m);
 }
 
+/* The host mappings of guest RAM's memfd in the QEMU of @t. */
+static int memfd_mappings(PVDCTest *t)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/maps",
+                                            (int)qtest_pid(t->qts));
+    g_autofree char *maps = NULL;
+    g_auto(GStrv) lines = NULL;
+    int n = 0;
+
+    g_assert_true(g_file_get_contents(path, &maps, NULL, NULL));
+    lines = g_strsplit(maps, "\n", -1);
+    for (int i = 0; lines[i]; i++) {
+        n += strstr(lines[i], "/memfd:") != NULL;
+    }
+    return n;
+}
+
+/*
+ * A host view maps the binding's pages once, at BIND, and no longer than
+ * the binding lives: UNBIND and a reset unmap it, with nothing left
+ * behind (LeakSanitizer does not see mappings).
+ */
+static void test_memfd_host_views_are_unmapped(void)
+{
+    int before;
+    Mem m;
+
+    mem_start_with(&m, EXTRA_MEMFD);
+    before = memfd_mappings(&m.t);
+    g_assert_cmpint(before, >, 0);
+    g_assert_cmphex(bind_scattered(&m, m.base), ==, PVDC_BIND_OK);
+    g_assert_cmpint(memfd_mappings(&m.t), >, before);
+    g_assert_cmphex(unbind_range(&m.t, m.base, BUF_PAGES * PAGE), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmpint(memfd_mappings(&m.t), ==, before);
+
+    g_assert_cmphex(bind_scattered(&m, m.base), ==, PVDC_BIND_OK);
+    g_assert_cmphex(bind_pages(&m, m.base + BUF_PAGES * PAGE, 0, 3), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmpint(memfd_mappings(&m.t), >, before);
+    qtest_system_reset(m.t.qts);
+    pvdc_test_detach(&m.t);
+    pvdc_test_attach(&m.t, m.t.qts);
+    g_assert_cmpuint(bindings(&m), ==, 0);
+    g_assert_cmpint(memfd_mappings(&m.t), ==, before);
+    mem_stop(&m);
+}
+
 /* More runs than the device maps for host views (PVDC_MAX_VIEW_MAPPINGS) */
 #define MANY_RUNS           32768
 
@@ -1625,6 +1673,8 @@ int main(int argc, char **argv)
                         EXTRA_MEMFD, test_scanout_of_bindings_migrates);
     qtest_add_func("/pvdc/memory/memfd/scattered-pages-show-without-copies",
                    test_memfd_scattered_pages_show_without_copies);
+    qtest_add_func("/pvdc/memory/memfd/host-views-are-unmapped",
+                   test_memfd_host_views_are_unmapped);
     qtest_add_func("/pvdc/memory/memfd/host-views-are-bounded",
                    test_memfd_host_views_are_bounded);
     return g_test_run();
