@@ -10,8 +10,12 @@
  * "per" row): an upscale with a 2x one of the same destination, a colour
  * pipeline that changes nothing with none.  One scene is also composed
  * from scattered guest pages, as the device composes a binding whose
- * pages are not contiguous in the host: each plane from a copy of the
- * rows it samples (pvdc-memory.c, pvdc_memory_views()).
+ * pages are not contiguous in the host: each plane fetched a band of
+ * lines at a time, each line copied from its pages (pvdc-memory.c,
+ * pvdc_memory_views()); and from a host view of the same pages mapped
+ * again at consecutive addresses out of a memfd, as the device reads a
+ * binding in memory-backend-memfd RAM.  The bytes copied per frame of
+ * both are reported too.
  *
  *   compose-bench [--json] [rounds]
  *
@@ -55,6 +59,41 @@ static uint8_t *vram;
 #define PAGE            4096
 static uint32_t *page_of;
 
+/*
+ * The same pages, in the same order, mapped at consecutive addresses out
+ * of a memfd holding a copy of @vram (pvdc-memory.c, pvdc_binding_view()).
+ */
+static uint8_t *memfd_view;
+
+static void memfd_view_init(void)
+{
+    int fd = memfd_create("pvdc-compose-bench", MFD_CLOEXEC);
+    uint8_t *file;
+
+    if (fd < 0 || ftruncate(fd, VRAM_SIZE) < 0) {
+        perror("memfd");
+        exit(1);
+    }
+    file = mmap(NULL, VRAM_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    memfd_view = mmap(NULL, VRAM_SIZE, PROT_NONE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (file == MAP_FAILED || memfd_view == MAP_FAILED) {
+        perror("mmap");
+        exit(1);
+    }
+    memcpy(file, vram, VRAM_SIZE);
+    munmap(file, VRAM_SIZE);
+    for (uint32_t i = 0; i < VRAM_SIZE / PAGE; i++) {
+        if (mmap(memfd_view + (uint64_t)i * PAGE, PAGE, PROT_READ,
+                 MAP_SHARED | MAP_FIXED, fd,
+                 (off_t)page_of[i] * PAGE) == MAP_FAILED) {
+            perror("mmap of a page");
+            exit(1);
+        }
+    }
+    close(fd);
+}
+
 /* Copy [@addr, @addr + @len) of the binding to @dst, page by page. */
 static void scattered_copy(uint64_t addr, uint64_t len, uint8_t *dst)
 {
@@ -70,51 +109,63 @@ static void scattered_copy(uint64_t addr, uint64_t len, uint8_t *dst)
     }
 }
 
+/* Bytes the fetches below copied. */
+static uint64_t copied_bytes;
+
 /*
- * Compose @scene from the scattered pages as the device does: each
- * memory plane of each plane from a zeroed buffer of its framebuffer's
- * size, into which the bytes it samples are copied.
+ * PVDCComposeFetchFn of the binding, as the device's: bytes within one
+ * page straight from it, else copied.
  */
+static const uint8_t *scattered_fetch(void *opaque, uint64_t offset,
+                                      uint64_t len, uint8_t *copy)
+{
+    if (!copy) {
+        return offset / PAGE == (offset + len - 1) / PAGE ?
+               vram + (uint64_t)page_of[offset / PAGE] * PAGE +
+               offset % PAGE : NULL;
+    }
+    scattered_copy(offset, len, copy);
+    copied_bytes += len;
+    return copy;
+}
+
+/* Compose @scene from the scattered pages as the device does. */
 static bool compose_scattered(const PVDCComposeScene *scene,
                               pixman_image_t *dst)
 {
     PVDCComposeScene sc = *scene;
-    uint8_t *copies[PVDC_MAX_PLANES_PER_HEAD * 2];
-    unsigned int copied = 0;
-    bool ok;
 
     for (unsigned int i = 0; i < sc.num_planes; i++) {
         PVDCComposePlane *p = &sc.planes[i];
-        PVDCComposeSpan span[2];
-        unsigned int n = pvdc_compose_plane_sources(p, span);
-        uint64_t base[2] = { p->offset, p->chroma_offset };
 
-        for (unsigned int k = 0; k < n; k++) {
-            uint64_t end = span[k].offset +
-                           (uint64_t)span[k].pitch * (span[k].rows - 1) +
-                           span[k].row_bytes;
-            uint8_t *copy = g_malloc(end - base[k]);
-
-            memset(copy, 0, span[k].offset - base[k]);
-            scattered_copy(span[k].offset, end - span[k].offset,
-                           copy + (span[k].offset - base[k]));
-            copies[copied++] = copy;
-            if (k == 0) {
-                p->mem = copy;
-                p->mem_size = end - base[k];
-                p->offset = 0;
-            } else {
-                p->chroma_mem = copy;
-                p->chroma_mem_size = end - base[k];
-                p->chroma_offset = 0;
-            }
+        p->fetch = scattered_fetch;
+        p->mem_size = VRAM_SIZE;
+        if (pvdc_compose_format(p->format)->chroma_cpp) {
+            p->chroma_fetch = scattered_fetch;
+            p->chroma_mem_size = VRAM_SIZE;
         }
     }
-    ok = pvdc_compose(&sc, vram, VRAM_SIZE, dst, NULL);
-    while (copied) {
-        g_free(copies[--copied]);
+    return pvdc_compose(&sc, vram, VRAM_SIZE, dst, NULL);
+}
+
+/*
+ * Compose @scene from the memfd view of the scattered pages as the
+ * device does: straight from it, as from contiguous memory.
+ */
+static bool compose_memfd_view(const PVDCComposeScene *scene,
+                               pixman_image_t *dst)
+{
+    PVDCComposeScene sc = *scene;
+
+    for (unsigned int i = 0; i < sc.num_planes; i++) {
+        sc.planes[i].mem = memfd_view;
+        sc.planes[i].mem_size = VRAM_SIZE;
+        if (pvdc_compose_format(sc.planes[i].format)->chroma_cpp) {
+            sc.planes[i].chroma_mem = memfd_view;
+            sc.planes[i].chroma_mem_size = VRAM_SIZE;
+        }
     }
-    return ok;
+    return pvdc_compose(&sc, vram, VRAM_SIZE, dst, NULL);
 }
 
 /*
@@ -196,12 +247,31 @@ static double percentile(double *v, int n, int pct)
  * Per scene: its target and the ratio and milliseconds of every round.
  * "full" names the scene a damaged one recomposes a part of.
  */
+/*
+ * Bytes copied per frame to compose a scene from guest pages, one row
+ * for each way of reading them, as the device counts them in
+ * x-bounce-bytes.
+ */
+typedef struct Copied {
+    const char *name;
+    const char *target;
+    uint64_t bytes;             /* of the last round; the same every round */
+} Copied;
+
 static void print_json(const Scene *scenes, int n, int rounds,
                        const double *ratio, const double *ms, int damaged,
-                       int full, size_t copy_bytes)
+                       int full, size_t copy_bytes, const Copied *copied,
+                       int n_copied)
 {
-    printf("{\"rounds\": %d, \"copy_bytes\": %zu, \"scenes\": [\n",
+    printf("{\"rounds\": %d, \"copy_bytes\": %zu, \"copied\": [\n",
            rounds, copy_bytes);
+    for (int i = 0; i < n_copied; i++) {
+        printf("  {\"name\": \"%s\", \"target\": \"%s\", "
+               "\"bytes\": %" PRIu64 "}%s\n", copied[i].name,
+               copied[i].target, copied[i].bytes,
+               i + 1 < n_copied ? "," : "");
+    }
+    printf("], \"scenes\": [\n");
     for (int i = 0; i < n; i++) {
         printf("  {\"name\": \"%s\", \"target\": \"%s\"", scenes[i].name,
                scenes[i].target ? scenes[i].target : "");
@@ -279,7 +349,15 @@ int main(int argc, char **argv)
         /* issue 33: from guest RAM that is not contiguous in the host */
         { "primary + 2 scaled overlays + cursor, from scattered guest pages",
           "<= 4" },
+        { "same, from a memfd host view of those pages", "<= 4" },
     };
+    Copied copied[] = {
+        { "bytes copied per frame, scaled scene, scattered guest pages",
+          "", 0 },
+        { "bytes copied per frame, scaled scene, memfd host view", "== 0",
+          0 },
+    };
+    uint32_t crc_scattered = 0, crc_view = 0;
     double *ratio, *ms, *per;
 
     vram = g_malloc(VRAM_SIZE);
@@ -296,6 +374,7 @@ int main(int argc, char **argv)
         page_of[i] = page_of[j];
         page_of[j] = t;
     }
+    memfd_view_init();
     copy_src = g_malloc(FRAME_BYTES);
     copy_dst = g_malloc(FRAME_BYTES);
     memset(copy_src, 1, FRAME_BYTES);
@@ -558,12 +637,29 @@ int main(int argc, char **argv)
                      vram, VRAM_SIZE, tiny, NULL);
         t[5] = now_ns() - t0;
         pvdc_compose_color_free(color);
+        copied_bytes = 0;
         t0 = now_ns();
         if (!compose_scattered(&scenes[scaled].scene, dst)) {
             fprintf(stderr, "scattered scene rejected\n");
             return 1;
         }
         t[6] = now_ns() - t0;
+        copied[0].bytes = copied_bytes;
+        crc_scattered = pvdc_compose_crc32(dst);
+        copied_bytes = 0;
+        t0 = now_ns();
+        if (!compose_memfd_view(&scenes[scaled].scene, dst)) {
+            fprintf(stderr, "scene from the memfd view rejected\n");
+            return 1;
+        }
+        t[7] = now_ns() - t0;
+        copied[1].bytes = copied_bytes;
+        crc_view = pvdc_compose_crc32(dst);
+        /* the same pages, the same picture */
+        if (crc_view != crc_scattered) {
+            fprintf(stderr, "scattered pages and their memfd view differ\n");
+            return 1;
+        }
         for (int i = 0; r >= 0 && i < ARRAY_SIZE(extra); i++) {
             ratio[(n + i) * rounds + r] = (double)t[i] / t_copy;
             ms[(n + i) * rounds + r] = t[i] / 1e6;
@@ -575,7 +671,8 @@ int main(int argc, char **argv)
     }
 
     if (json) {
-        print_json(scenes, n, rounds, ratio, ms, damaged, scaled, FRAME_BYTES);
+        print_json(scenes, n, rounds, ratio, ms, damaged, scaled, FRAME_BYTES,
+                   copied, ARRAY_SIZE(copied));
         goto out;
     }
     /* the "per" rows, from the unsorted rounds */
@@ -600,6 +697,10 @@ int main(int argc, char **argv)
     }
     printf("ratios: time / one %d-byte memcpy in the same round, "
            "%d rounds (crc %08x)\n", FRAME_BYTES, rounds, crc);
+    for (int i = 0; i < ARRAY_SIZE(copied); i++) {
+        printf("%-62s %10" PRIu64 " %7s\n", copied[i].name, copied[i].bytes,
+               copied[i].target);
+    }
     for (int i = 0; i < n; i++) {
         double *pv = &per[i * rounds];
 
@@ -622,6 +723,7 @@ out:
     pixman_image_unref(tiny);
     g_free(copy_src);
     g_free(copy_dst);
+    munmap(memfd_view, VRAM_SIZE);
     g_free(page_of);
     g_free(vram);
     return 0;

@@ -12,7 +12,9 @@ rows that miss their target are marked MISS.  Sections:
 
   composition  host time to compose a 1920x1080 frame per scene / memcpy
                (one scene also from scattered guest pages, as the device
-               composes a binding that is not contiguous in the host);
+               composes a binding that is not contiguous in the host, and
+               from a memfd host view of them, with the bytes each copies
+               per frame);
                upscaling / a 2x upscale to the same destination, an identity
                colour pipeline / none
   damage       recomposing a 64x64 damaged rectangle / the full frame
@@ -198,6 +200,12 @@ def bench_composition(res, args):
             res.add("composition", s["name"], statistics.median(s["ratio"]),
                     s["ratio"], base, s["target"],
                     value=statistics.median(s["ms"]), unit="ms")
+        # bytes copied per frame out of guest pages, as x-bounce-bytes
+        for c in data.get("copied", []):
+            res.add("composition", c["name"], c["bytes"] / data["copy_bytes"],
+                    None, f"bytes of one frame ({data['copy_bytes']})",
+                    c["target"], value=c["bytes"], unit="B/frame",
+                    target_on="value")
         # scenes compared with another one of the same rounds
         for s in data["scenes"]:
             if "per" not in s:

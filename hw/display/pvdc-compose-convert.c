@@ -344,8 +344,7 @@ void pvdc_sse2_yuv8(const PVDCComposeYuvSse2 *k, uint32_t *out, __m128i y,
 void pvdc_compose_convert_rgb565(const PVDCComposeReader *rd, uint32_t *out,
                                  uint32_t x, uint32_t y, uint32_t width)
 {
-    const PVDCComposePlane *p = rd->plane;
-    const uint8_t *line = rd->mem + p->offset + (uint64_t)p->pitch * y;
+    const uint8_t *line = pvdc_compose_line(rd, y);
 
     for (uint32_t i = 0; i < width; i++) {
         uint32_t v = lduw_le_p(line + (x + i) * 2);
@@ -361,8 +360,7 @@ void pvdc_compose_convert_xrgb2101010(const PVDCComposeReader *rd,
                                       uint32_t *out, uint32_t x, uint32_t y,
                                       uint32_t width)
 {
-    const PVDCComposePlane *p = rd->plane;
-    const uint8_t *line = rd->mem + p->offset + (uint64_t)p->pitch * y;
+    const uint8_t *line = pvdc_compose_line(rd, y);
 
     for (uint32_t i = 0; i < width; i++) {
         uint32_t v = ldl_le_p(line + (x + i) * 4);
@@ -393,10 +391,9 @@ void pvdc_compose_store_xrgb2101010(const uint32_t *in, uint8_t *out,
 void pvdc_compose_convert_yuyv(const PVDCComposeReader *rd, uint32_t *out,
                                uint32_t x, uint32_t y, uint32_t width)
 {
-    const PVDCComposePlane *p = rd->plane;
     /* a copy: stores to @out could alias the coefficients otherwise */
     const PVDCComposeYuv coeffs = *rd->yuv, *k = &coeffs;
-    const uint8_t *in = rd->mem + p->offset + (uint64_t)p->pitch * y +
+    const uint8_t *in = pvdc_compose_line(rd, y) +
                         (x & ~1u) * 2;
     PVDCComposeChroma c;
 
@@ -504,10 +501,9 @@ void pvdc_compose_convert_nv(const PVDCComposeReader *rd, uint32_t *out,
                              uint32_t x, uint32_t y, uint32_t width,
                              bool wide)
 {
-    const PVDCComposePlane *p = rd->plane;
     /* a copy: stores to @out could alias the coefficients otherwise */
     const PVDCComposeYuv coeffs = *rd->yuv, *k = &coeffs;
-    const uint8_t *luma = rd->mem + p->offset + (uint64_t)p->pitch * y;
+    const uint8_t *luma = pvdc_compose_line(rd, y);
     uint32_t row = y / 2, other, j = x / 2, last = rd->cx1 - 1;
     uint32_t end = x + width;
     const uint8_t *c0, *c1;
@@ -519,8 +515,8 @@ void pvdc_compose_convert_nv(const PVDCComposeReader *rd, uint32_t *out,
      * lines, below for odd ones (the edge line stands in for it).
      */
     other = y & 1 ? MIN(row + 1, rd->cy1 - 1) : MAX(row, rd->cy0 + 1) - 1;
-    c0 = rd->chroma + p->chroma_offset + (uint64_t)p->chroma_pitch * row;
-    c1 = rd->chroma + p->chroma_offset + (uint64_t)p->chroma_pitch * other;
+    c0 = pvdc_compose_chroma_line(rd, row);
+    c1 = pvdc_compose_chroma_line(rd, other);
 
     if (x & 1) {
         cur = pvdc_compose_nv_chroma(k, c0, c1, j, wide);

@@ -57,13 +57,19 @@ typedef struct PVDCComposeYuv {
 } PVDCComposeYuv;
 
 /*
- * What a line converter reads: one plane's framebuffer(s), @mem + offset
- * and @chroma + chroma_offset (VRAM or the plane's views).
+ * What a line converter reads: one plane's framebuffer(s), line y at @mem
+ * + @pitch * (y - @line0) and chroma line j at @chroma + @chroma_pitch *
+ * (j - @chroma_line0), pixel x at byte x * cpp of its line.  The whole
+ * framebuffer (line0 0, the plane's pitch) in VRAM or the plane's views;
+ * the lines of a band, fetched (PVDCComposePlane.fetch), otherwise.
  */
 struct PVDCComposeReader {
     const uint8_t *mem;
+    uint32_t pitch;
+    uint32_t line0;
     const uint8_t *chroma;
-    const PVDCComposePlane *plane;
+    uint32_t chroma_pitch;
+    uint32_t chroma_line0;
     const PVDCComposeYuv *yuv;      /* YCbCr formats only */
     /*
      * The chroma samples of the pixels the plane may show (its source
@@ -73,6 +79,19 @@ struct PVDCComposeReader {
      */
     uint32_t cx0, cx1, cy0, cy1;
 };
+
+/* Framebuffer line @y of what @rd reads, and Cb:Cr line @row. */
+static inline const uint8_t *pvdc_compose_line(const PVDCComposeReader *rd,
+                                               uint32_t y)
+{
+    return rd->mem + (uint64_t)rd->pitch * (y - rd->line0);
+}
+
+static inline const uint8_t *
+pvdc_compose_chroma_line(const PVDCComposeReader *rd, uint32_t row)
+{
+    return rd->chroma + (uint64_t)rd->chroma_pitch * (row - rd->chroma_line0);
+}
 
 /*
  * PVDCComposeConvertFn: convert @width pixels of framebuffer line @y,

@@ -6,10 +6,19 @@
  * plane is copied unless its format needs converting
  * (pvdc-compose-convert.c) or its blend mode a premultiplied version of
  * it, and then a few lines at a time.  Only the visible part of each
- * plane inside the damaged rectangle is composited, and planes hidden
- * under an opaque plane covering that rectangle are not drawn at all.
- * The head's colour pipeline (pvdc-compose-color.c) then runs over the
- * same rectangle.
+ * plane inside the damaged rectangle is composited, planes hidden
+ * under an opaque plane covering that rectangle are not drawn at all,
+ * and of a plane partly hidden the part under the opaque plane above it
+ * that hides most is not drawn either.  The head's colour pipeline
+ * (pvdc-compose-color.c) then runs over the same rectangle.
+ *
+ * A plane whose memory is fetched (guest pages scattered in the host)
+ * is drawn a band of source lines at a time, each band straight from
+ * the memory where its lines are contiguous in the host, else copied
+ * line by line (only the columns the plane samples) into a buffer of a
+ * few hundred KiB that stays in the cache; an opaque unscaled plane in
+ * the frame's format copies its lines straight into the frame.  The
+ * picture is the same as from VRAM.
  *
  * Blending follows the DRM "pixel blend mode" property (drm_blend.c), with
  * fg the plane pixel, bg what is below and pa the plane alpha:
@@ -60,6 +69,11 @@
 #define PVDC_COMPOSE_STRIP_LINES 32
 /* Destination lines converted at a time when a plane is not a plain copy. */
 #define PVDC_COMPOSE_CONVERT_LINES 64
+/*
+ * Source lines fetched at a time for a plane whose memory is fetched: a
+ * band that stays in the cache while it is composed.
+ */
+#define PVDC_COMPOSE_FETCH_LINES 64
 
 /*
  * pixman formats are host-endian, framebuffers little-endian: the 8888
@@ -106,6 +120,11 @@ typedef struct PVDCComposeJob {
     PVDCComposeConvertFn *convert;
     /* what @convert needs; its memory is what pixman reads too */
     PVDCComposeReader reader;
+    /*
+     * The image lines [band_y, band_y + band_h) (from img_y) @reader
+     * holds: all of them, or the band fetched last.
+     */
+    uint32_t band_y, band_h;
     unsigned int blend;         /* PVDC_BLEND_* */
     bool pixel_alpha;           /* blending uses the pixels' alpha */
     uint8_t alpha;              /* plane alpha as pixman applies it */
@@ -124,10 +143,9 @@ typedef struct PVDCComposeJob {
     /*
      * What pixman reads if it reads the framebuffer: from column pix_x
      * (img_x, rounded down to a 32-bit boundary for 2-byte pixels when
-     * the plane is not transformed), at offset pix_offset of its memory.
+     * the plane is not transformed).
      */
     uint32_t pix_x;
-    uint64_t pix_offset;
     bool transformed;
     pixman_transform_t transform;
     pixman_filter_t filter;
@@ -243,7 +261,8 @@ static bool pvdc_compose_source_image(PVDCComposeJob *job,
     if (!pvdc_compose_in_vram(plane->offset,
                               (uint64_t)plane->pitch * (img_y1 - 1) +
                               (uint64_t)job->read_x1 * fmt->cpp,
-                              plane->mem ? plane->mem_size : vram_size)) {
+                              plane->mem || plane->fetch ? plane->mem_size
+                                                         : vram_size)) {
         return false;
     }
     if (fmt->chroma_cpp) {
@@ -255,8 +274,8 @@ static bool pvdc_compose_source_image(PVDCComposeJob *job,
                                   (uint64_t)plane->chroma_pitch *
                                   (rd->cy1 - 1) +
                                   (uint64_t)rd->cx1 * fmt->chroma_cpp,
-                                  plane->chroma_mem ? plane->chroma_mem_size
-                                                    : vram_size)) {
+                                  plane->chroma_mem || plane->chroma_fetch ?
+                                  plane->chroma_mem_size : vram_size)) {
             return false;
         }
     }
@@ -352,14 +371,9 @@ static void pvdc_compose_reading(PVDCComposeJob *job)
     } else if (fmt->cpp == 2) {
         job->pix_x &= ~1u;
     }
-    job->pix_offset = plane->offset + (uint64_t)plane->pitch * job->img_y +
-                      (uint64_t)job->pix_x * fmt->cpp;
-    if (job->convert) {
-        job->reader.plane = plane;
-        if (fmt->yuv_depth) {
-            job->reader.yuv = pvdc_compose_yuv(plane->encoding, plane->range,
-                                               fmt->yuv_depth);
-        }
+    if (job->convert && fmt->yuv_depth) {
+        job->reader.yuv = pvdc_compose_yuv(plane->encoding, plane->range,
+                                           fmt->yuv_depth);
     }
 }
 
@@ -462,6 +476,9 @@ static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
             r0 = y + row + job->dy - job->img_y;
             r1 = r0 + n;
         }
+        /* a fetched band holds what its destination lines need */
+        r0 = MAX(r0, (int64_t)job->band_y);
+        r1 = MIN(r1, (int64_t)job->band_y + job->band_h);
         if (c0 >= c1 || r0 >= r1) {
             continue;
         }
@@ -503,20 +520,27 @@ static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
     g_free(buf);
 }
 
+/* The image lines the job's reader holds, as pixman reads them. */
 static pixman_image_t *pvdc_compose_image(const PVDCComposeJob *job,
                                           pixman_format_code_t format)
 {
+    const uint8_t *band = pvdc_compose_line(&job->reader,
+                                            job->img_y + job->band_y);
     pixman_image_t *img;
 
     /* Source images are only ever read: the cast drops const for pixman. */
     img = pixman_image_create_bits_no_clear(format,
                                             job->img_x + job->img_w -
-                                            job->pix_x, job->img_h,
-                                            (uint32_t *)(job->reader.mem +
-                                                         job->pix_offset),
-                                            job->plane->pitch);
+                                            job->pix_x, job->band_h,
+                                            (uint32_t *)(band + job->pix_x *
+                                                         job->fmt->cpp),
+                                            job->reader.pitch);
     if (img && job->transformed) {
-        pixman_image_set_transform(img, &job->transform);
+        pixman_transform_t t = job->transform;
+
+        /* band_y stays below 2^14: exact in 16.16 */
+        t.matrix[1][2] -= (pixman_fixed_t)job->band_y << 16;
+        pixman_image_set_transform(img, &t);
         pixman_image_set_filter(img, job->filter, NULL, 0);
         pixman_image_set_repeat(img, PIXMAN_REPEAT_PAD);
     }
@@ -548,8 +572,11 @@ static bool pvdc_compose_draw_bilinear(const PVDCComposeJob *job,
 {
     const pixman_transform_t *t = &job->transform;
     const int64_t ux = t->matrix[0][0], uy = t->matrix[1][1];
-    const uint8_t *src = job->reader.mem + job->pix_offset;
-    uint32_t pitch = job->plane->pitch;
+    const uint8_t *src = pvdc_compose_line(&job->reader,
+                                           job->img_y + job->band_y) +
+                         job->pix_x * 4;
+    uint32_t pitch = job->reader.pitch;
+    int64_t band_end = (int64_t)job->band_y + job->band_h - 1;
     /* destination pixels in groups of 4, the last padded */
     int32_t cols = ROUND_UP(w, 4), c_lo = INT32_MAX, c_hi = 0;
     int64_t vx, vy;
@@ -615,7 +642,10 @@ static bool pvdc_compose_draw_bilinear(const PVDCComposeJob *job,
                        tag[0] == src_line[!k] ? 1 : 0;
 
             if (tag[slot] != src_line[k]) {
-                const uint8_t *s = src + (size_t)pitch * src_line[k];
+                /* a fetched band holds the lines, the clamp keeps it so */
+                const uint8_t *s = src + (size_t)pitch *
+                                   (MIN(MAX(src_line[k], job->band_y),
+                                        band_end) - job->band_y);
                 __m128i zero = _mm_setzero_si128();
 
                 /* (128 S_c, S_c+1 - S_c) per channel, the last pixel pad */
@@ -685,7 +715,7 @@ static void pvdc_compose_draw(const PVDCComposeJob *job, pixman_image_t *dst,
         sy = y - job->plane->dst_y;
     } else {
         sx = x + job->dx - job->pix_x;
-        sy = y + job->dy - job->img_y;
+        sy = y + job->dy - job->img_y - job->band_y;
     }
 
     if (job->alpha < 255) {
@@ -758,6 +788,165 @@ out:
     }
 }
 
+/*
+ * Lines [@first, @end) of a fetched memory plane at @offset, @pitch bytes
+ * apart, of which composition reads bytes [@col0, @col1) of each: a
+ * pointer to line @first, its lines @out_pitch apart.  Straight into the
+ * memory when those lines are contiguous in the host; else each line's
+ * bytes are copied to its place in a line of *@buf (grown as needed),
+ * the rest of which is never read.  NULL if out of memory.
+ */
+static const uint8_t *pvdc_compose_fetch_lines(PVDCComposeFetchFn *fetch,
+                                               void *opaque, uint64_t offset,
+                                               uint32_t pitch, uint32_t first,
+                                               uint32_t end, uint64_t col0,
+                                               uint64_t col1, uint8_t **buf,
+                                               size_t *buf_size,
+                                               uint32_t *out_pitch)
+{
+    uint64_t start = offset + (uint64_t)pitch * first;
+    const uint8_t *p = fetch(opaque, start,
+                             (uint64_t)pitch * (end - first - 1) + col1,
+                             NULL);
+    uint32_t stride = ROUND_UP(col1, 4);
+    size_t size = (size_t)stride * (end - first);
+
+    if (p) {
+        *out_pitch = pitch;
+        return p;
+    }
+    if (size > *buf_size) {
+        g_free(*buf);
+        *buf = g_try_malloc(size);
+        *buf_size = *buf ? size : 0;
+        if (!*buf) {
+            return NULL;
+        }
+    }
+    for (uint32_t y = first; y < end; y++) {
+        fetch(opaque, start + (uint64_t)pitch * (y - first) + col0,
+              col1 - col0, *buf + (size_t)stride * (y - first) + col0);
+    }
+    *out_pitch = stride;
+    return *buf;
+}
+
+/*
+ * Draw the part [x, x + w) x [y, y + h) of a plane whose memory (or Cb:Cr
+ * plane) is fetched: band by band of destination lines, each drawn like
+ * a plane in memory of its own from the source lines it needs (with
+ * filter margins, as pvdc_compose_draw_converted() converts them).  The
+ * lines of a band come straight from the memory where they are
+ * contiguous in the host, else are copied, only the columns composition
+ * reads: never the whole framebuffer.
+ */
+static void pvdc_compose_draw_fetched(const PVDCComposeJob *job,
+                                      pixman_image_t *dst, int32_t x,
+                                      int32_t y, int32_t w, int32_t h)
+{
+    const PVDCComposePlane *plane = job->plane;
+    const PVDCComposeFormat *fmt = job->fmt;
+    const pixman_transform_t *t = &job->transform;
+    PVDCComposeJob band = *job;
+    PVDCComposeReader *rd = &band.reader;
+    g_autofree uint8_t *buf = NULL;
+    g_autofree uint8_t *chroma_buf = NULL;
+    size_t buf_size = 0, chroma_buf_size = 0;
+    int32_t lines = PVDC_COMPOSE_FETCH_LINES;
+
+    /*
+     * An opaque unscaled copy in the frame's own format (a primary plane,
+     * above all): each line goes from the memory straight into the
+     * frame, as pixman would copy it, with no band in between.
+     */
+    if (plane->fetch && !job->convert && !job->transformed &&
+        job->alpha == 255 && !job->pixel_alpha &&
+        fmt->color == pixman_image_get_format(dst)) {
+        uint8_t *out = (uint8_t *)pixman_image_get_data(dst);
+        int stride = pixman_image_get_stride(dst);
+
+        for (int32_t row = y; row < y + h; row++) {
+            plane->fetch(plane->fetch_opaque,
+                         plane->offset +
+                         (uint64_t)plane->pitch * (row + job->dy) +
+                         (uint64_t)(x + job->dx) * fmt->cpp,
+                         (uint64_t)w * fmt->cpp,
+                         out + (size_t)stride * row + (size_t)x * fmt->cpp);
+        }
+        return;
+    }
+    /* as many destination lines as take PVDC_COMPOSE_FETCH_LINES */
+    if (job->transformed) {
+        lines = MAX(1, MIN((int64_t)PVDC_COMPOSE_FETCH_LINES << 16,
+                           (int64_t)h * abs(t->matrix[1][1])) /
+                       abs(t->matrix[1][1]));
+    }
+    for (int32_t row = 0; row < h; row += lines) {
+        int32_t n = MIN(lines, h - row);
+        int64_t r0, r1;
+
+        if (job->transformed) {
+            pvdc_compose_window(t->matrix[1][1], t->matrix[1][2],
+                                y + row - plane->dst_y,
+                                y + row + n - plane->dst_y, job->img_h,
+                                &r0, &r1);
+        } else {
+            r0 = y + row + job->dy - job->img_y;
+            r1 = r0 + n;
+        }
+        if (r0 >= r1) {
+            continue;
+        }
+        band.band_y = r0;
+        band.band_h = r1 - r0;
+        if (plane->fetch) {
+            rd->line0 = job->img_y + r0;
+            rd->mem = pvdc_compose_fetch_lines(plane->fetch,
+                                               plane->fetch_opaque,
+                                               plane->offset, plane->pitch,
+                                               rd->line0, job->img_y + r1,
+                                               (uint64_t)job->read_x0 *
+                                               fmt->cpp,
+                                               (uint64_t)job->read_x1 *
+                                               fmt->cpp,
+                                               &buf, &buf_size, &rd->pitch);
+            if (!rd->mem) {
+                return;
+            }
+        }
+        if (fmt->chroma_cpp && plane->chroma_fetch) {
+            /* luma line l takes chroma lines l / 2 and one next to it */
+            rd->chroma_line0 = MAX((job->img_y + r0) / 2, rd->cy0 + 1) - 1;
+            rd->chroma = pvdc_compose_fetch_lines(
+                plane->chroma_fetch, plane->chroma_fetch_opaque,
+                plane->chroma_offset, plane->chroma_pitch, rd->chroma_line0,
+                MIN((job->img_y + r1 - 1) / 2 + 2, rd->cy1),
+                (uint64_t)rd->cx0 * fmt->chroma_cpp,
+                (uint64_t)rd->cx1 * fmt->chroma_cpp, &chroma_buf,
+                &chroma_buf_size, &rd->chroma_pitch);
+            if (!rd->chroma) {
+                return;
+            }
+        }
+        pvdc_compose_draw(&band, dst, x, y + row, w, n);
+    }
+}
+
+/* Draw [x0, x1) x [y0, y1) of @job's visible rectangle, if not empty. */
+static void pvdc_compose_draw_part(const PVDCComposeJob *job,
+                                   pixman_image_t *dst, int32_t x0,
+                                   int32_t y0, int32_t x1, int32_t y1)
+{
+    if (x0 >= x1 || y0 >= y1) {
+        return;
+    }
+    if (job->plane->fetch || job->plane->chroma_fetch) {
+        pvdc_compose_draw_fetched(job, dst, x0, y0, x1 - x0, y1 - y0);
+    } else {
+        pvdc_compose_draw(job, dst, x0, y0, x1 - x0, y1 - y0);
+    }
+}
+
 static bool pvdc_compose_scene_ok(const PVDCComposeScene *scene)
 {
     return pvdc_compose_size_ok(scene->width) &&
@@ -809,11 +998,21 @@ bool pvdc_compose(const PVDCComposeScene *scene, const uint8_t *vram,
         !pvdc_compose_prepare_scene(scene, vram_size, jobs, order)) {
         return false;
     }
+    /* fetched memory is read a band at a time, when it is drawn */
     for (unsigned int i = 0; i < scene->num_planes; i++) {
         const PVDCComposePlane *plane = &scene->planes[i];
+        PVDCComposeReader *rd = &jobs[i].reader;
 
-        jobs[i].reader.mem = plane->mem ? plane->mem : vram;
-        jobs[i].reader.chroma = plane->chroma_mem ? plane->chroma_mem : vram;
+        if (!plane->fetch) {
+            rd->mem = (plane->mem ? plane->mem : vram) + plane->offset;
+            rd->pitch = plane->pitch;
+        }
+        if (jobs[i].fmt->chroma_cpp && !plane->chroma_fetch) {
+            rd->chroma = (plane->chroma_mem ? plane->chroma_mem : vram) +
+                         plane->chroma_offset;
+            rd->chroma_pitch = plane->chroma_pitch;
+        }
+        jobs[i].band_h = jobs[i].img_h;
     }
 
     cx1 = scene->width;
@@ -856,10 +1055,36 @@ bool pvdc_compose(const PVDCComposeScene *scene, const uint8_t *vram,
         const PVDCComposeJob *job = &jobs[order[i]];
         int32_t x0 = MAX(job->x0, cx0), y0 = MAX(job->y0, cy0);
         int32_t x1 = MIN(job->x1, cx1), y1 = MIN(job->y1, cy1);
+        const PVDCComposeJob *over = NULL;
+        int64_t hidden = 0;
 
-        if (job->visible && x0 < x1 && y0 < y1) {
-            pvdc_compose_draw(job, dst, x0, y0, x1 - x0, y1 - y0);
+        if (!job->visible || x0 >= x1 || y0 >= y1) {
+            continue;
         }
+        /*
+         * The opaque plane above that hides most of it (a video over a
+         * desktop): only the rest of it is drawn, in up to four parts.
+         */
+        for (unsigned int j = i + 1; j < scene->num_planes; j++) {
+            const PVDCComposeJob *o = &jobs[order[j]];
+            int64_t area = (int64_t)MAX(MIN(x1, o->x1) - MAX(x0, o->x0), 0) *
+                           MAX(MIN(y1, o->y1) - MAX(y0, o->y0), 0);
+
+            if (o->visible && o->opaque && area > hidden) {
+                over = o;
+                hidden = area;
+            }
+        }
+        if (!over) {
+            pvdc_compose_draw_part(job, dst, x0, y0, x1, y1);
+            continue;
+        }
+        pvdc_compose_draw_part(job, dst, x0, y0, x1, MAX(over->y0, y0));
+        pvdc_compose_draw_part(job, dst, x0, MIN(over->y1, y1), x1, y1);
+        pvdc_compose_draw_part(job, dst, x0, MAX(over->y0, y0),
+                               MAX(over->x0, x0), MIN(over->y1, y1));
+        pvdc_compose_draw_part(job, dst, MIN(over->x1, x1),
+                               MAX(over->y0, y0), x1, MIN(over->y1, y1));
     }
     pvdc_compose_color_apply(scene->color, dst, cx0, cy0, cx1 - cx0,
                              cy1 - cy0);
@@ -888,7 +1113,8 @@ bool pvdc_compose_direct(const PVDCComposeScene *scene, uint64_t vram_size,
             shown = &jobs[i];
         }
     }
-    if (!shown || shown->plane->mem || shown->transformed ||
+    if (!shown || shown->plane->mem || shown->plane->fetch ||
+        shown->transformed ||
         shown->alpha != 255 ||
         shown->x0 != 0 || shown->y0 != 0 ||
         shown->x1 != scene->width || shown->y1 != scene->height) {

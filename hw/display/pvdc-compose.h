@@ -95,6 +95,17 @@ extern const PVDCComposeFormat pvdc_compose_formats[PVDC_COMPOSE_ALL_FORMATS];
 const PVDCComposeFormat *pvdc_compose_format(uint32_t fourcc);
 
 /*
+ * Reads memory of a plane that is not one range of host memory (guest
+ * pages scattered in the host): bytes [@offset, @offset + @len) of it.
+ * With @copy NULL, a pointer straight to them if they are contiguous in
+ * the host, else NULL; otherwise they are copied to @copy, which is
+ * returned.  The engine asks for a band of lines at a time, straight if
+ * it can, else line by line into a buffer of its own of a few lines.
+ */
+typedef const uint8_t *PVDCComposeFetchFn(void *opaque, uint64_t offset,
+                                          uint64_t len, uint8_t *copy);
+
+/*
  * One enabled plane, in the units of the plane state registers.  The
  * engine re-checks every field against the memory it is given (VRAM or
  * the plane's own views) and leaves the whole scene undrawn if any plane
@@ -131,6 +142,16 @@ typedef struct PVDCComposePlane {
     uint64_t mem_size;
     const uint8_t *chroma_mem;
     uint64_t chroma_mem_size;
+    /*
+     * Or, with @mem NULL, memory of @mem_size bytes read through @fetch
+     * (@fetch_opaque), and likewise @chroma_fetch for the Cb:Cr plane:
+     * the engine reads only the lines it composes, and copies none where
+     * they are contiguous in the host.
+     */
+    PVDCComposeFetchFn *fetch;
+    void *fetch_opaque;
+    PVDCComposeFetchFn *chroma_fetch;
+    void *chroma_fetch_opaque;
 } PVDCComposePlane;
 
 /* A head's colour pipeline, derived once by pvdc_compose_color_new(). */
@@ -199,7 +220,7 @@ bool pvdc_compose(const PVDCComposeScene *scene, const uint8_t *vram,
  * If @scene shows exactly one framebuffer unchanged (one opaque, unscaled,
  * untransformed plane at an integer source offset covering the whole head,
  * nothing else visible, in a format with a pixman equivalent, in VRAM:
- * no view of its own), fill @direct and return true: the head can then
+ * no view or fetch of its own), fill @direct and return true: the head can then
  * be displayed from VRAM with no copy.  The caller must still ask the
  * console whether it can show @direct->format (dpy_gfx_check_format()).
  */

@@ -247,12 +247,14 @@ bool pvdc_memory_store(PVDCState *s, uint64_t addr, uint32_t pitch,
 bool pvdc_memory_reachable(PVDCState *s);
 /*
  * Give each plane of @scene that reads outside VRAM (its memory planes
- * in bindings, as the commit rules accept them) views of its own, whose
- * copies @bounce keeps (it frees them, g_free).  With bus mastering off
- * such planes are dropped from @scene (not shown, as if disabled), as is
- * a plane whose view cannot be made.
+ * in bindings, as the commit rules accept them) views of its own: host
+ * memory, or a fetch of the lines composition reads (what it copies
+ * counts in x-bounce-bytes), whose state @keep keeps until the scene is
+ * composed (it frees it, g_free).  With bus mastering off such planes
+ * are dropped from @scene (not shown, as if disabled), as is a plane
+ * whose view cannot be made.
  */
 void pvdc_memory_views(PVDCState *s, struct PVDCComposeScene *scene,
-                       GPtrArray *bounce);
+                       GPtrArray *keep);
 
 #endif /* HW_DISPLAY_PVDC_INTERNAL_H */

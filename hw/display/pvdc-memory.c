@@ -16,6 +16,10 @@
  * writes into it (pvdc_memory_store()).  The latch contract holds because
  * a binding cannot change while an armed or active state reads or writes
  * it: BIND and UNBIND of such a range are refused (PVDC_BIND_ERR_BUSY).
+ * Where guest RAM is a file the host shares (memory-backend-memfd), BIND
+ * also maps a binding's pages once more at consecutive host addresses,
+ * a host view through which it is read like contiguous memory: shown
+ * straight from its pages, composed with no copy.
  * Guest RAM has no dirty log the consoles could use: the guest reports
  * what it writes into a binding with DAMAGE_ADDR and DAMAGE_LEN, and
  * writeback reports what it writes as the guest would.
@@ -33,16 +37,28 @@
 #include "qemu/log.h"
 #include "qapi/error.h"
 #include "system/dma.h"
+#include "exec/ramblock.h"
 #include "hw/pci/pci.h"
 #include "migration/vmstate.h"
 #include "pvdc-compose.h"
 #include "pvdc-internal.h"
 #include "trace.h"
 
+/*
+ * Host mappings all the host views of a device may take together: each
+ * run of a view is a mapping of its own (a VMA), of which the host allows
+ * a process about 65530 (vm.max_map_count); a guest binding a million
+ * scattered pages must not leave QEMU none.  16384 runs hold 64 MiB of
+ * single scattered pages, the buffers of a few heads; bindings past that
+ * are read through their runs.
+ */
+#define PVDC_MAX_VIEW_MAPPINGS  16384
+
 /* One host mapping of a run of guest pages of a binding. */
 typedef struct PVDCBindMap {
     void *host;
     dma_addr_t len;
+    uint64_t off;               /* of a run: where it starts in the binding */
 } PVDCBindMap;
 
 /*
@@ -112,6 +128,10 @@ static void pvdc_dma_unmap(PVDCState *s, GArray *maps)
 
 static void pvdc_binding_free(PVDCState *s, PVDCBinding *b)
 {
+    if (b->view) {
+        munmap(b->view, b->size);
+        s->view_mappings -= b->runs->len;
+    }
     if (b->runs) {
         g_array_free(b->runs, true);
     }
@@ -162,9 +182,86 @@ static void pvdc_binding_merge(PVDCBinding *b)
         if (last && pvdc_host_contiguous(last, map)) {
             last->len += map->len;
         } else {
-            g_array_append_val(b->runs, *map);
+            PVDCBindMap run = *map;
+
+            run.off = last ? last->off + last->len : 0;
+            g_array_append_val(b->runs, run);
         }
     }
+}
+
+/*
+ * The file and offset of the pages of @run, if they lie in a RAM block
+ * that is a shared mapping of a file (memory-backend-memfd, or -file with
+ * share=on) at offsets that file's pages allow; else -1.
+ */
+static int pvdc_run_file(const PVDCBindMap *run, uint64_t *file_offset)
+{
+    RAMBlock *rb;
+    ram_addr_t off;
+
+    /* The mapping holds a reference to the RAM block's region. */
+    rb = qemu_ram_block_from_host(run->host, false, &off);
+    if (!rb || !qemu_ram_is_shared(rb) || qemu_ram_get_fd(rb) < 0 ||
+        (rb->fd_offset + off) % qemu_ram_pagesize(rb) ||
+        run->len % qemu_ram_pagesize(rb)) {
+        return -1;
+    }
+    *file_offset = rb->fd_offset + off;
+    return qemu_ram_get_fd(rb);
+}
+
+/*
+ * A contiguous host view of the pages of @b, in the order its entries
+ * list them, where every run lies in a file the guest's RAM is shared
+ * with: host addresses reserved once, and each run's part of the file
+ * mapped at the next of them, as udmabuf makes one buffer of such pages.
+ * Reads from the binding then take the direct paths (a surface straight
+ * from the pages, composition with no bounce copy) whatever the order of
+ * its pages.  Made once per binding at BIND (or migration load) and
+ * unmapped with its mappings.  The view is read-only: writeback writes
+ * through the mappings, whose RAM blocks carry the dirty log.  Where
+ * there is no such file, a mapping fails or the device has taken
+ * PVDC_MAX_VIEW_MAPPINGS, no view (a trace event, not an error): the
+ * runs serve as before.
+ */
+static void pvdc_binding_view(PVDCState *s, PVDCBinding *b)
+{
+    uint8_t *view;
+    uint64_t pos = 0;
+    unsigned int i;
+
+    if (b->runs->len < 2) {
+        return;                 /* contiguous in the host already */
+    }
+    if (b->runs->len > PVDC_MAX_VIEW_MAPPINGS - s->view_mappings) {
+        trace_pvdc_memory_no_view_room(b->addr, b->size, b->runs->len,
+                                       s->view_mappings);
+        return;
+    }
+    view = mmap(NULL, b->size, PROT_NONE,
+                MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (view == MAP_FAILED) {
+        trace_pvdc_memory_no_view(b->addr, b->size, 0);
+        return;
+    }
+    for (i = 0; i < b->runs->len; i++) {
+        PVDCBindMap *run = &g_array_index(b->runs, PVDCBindMap, i);
+        uint64_t file_offset;
+        int fd = pvdc_run_file(run, &file_offset);
+
+        if (fd < 0 ||
+            mmap(view + pos, run->len, PROT_READ, MAP_SHARED | MAP_FIXED, fd,
+                 file_offset) == MAP_FAILED) {
+            munmap(view, b->size);
+            trace_pvdc_memory_no_view(b->addr, b->size, i);
+            return;
+        }
+        pos += run->len;
+    }
+    b->view = view;
+    s->view_mappings += b->runs->len;
+    trace_pvdc_memory_view(b->addr, b->size, b->runs->len);
 }
 
 /* Map the pages of @b's entries from @as; false, nothing mapped, if not. */
@@ -183,6 +280,7 @@ static bool pvdc_binding_map(PVDCState *s, AddressSpace *as, PVDCBinding *b)
         }
     }
     pvdc_binding_merge(b);
+    pvdc_binding_view(s, b);
     return true;
 }
 
@@ -402,23 +500,44 @@ bool pvdc_memory_reachable(PVDCState *s)
 }
 
 /*
+ * The run of @b holding byte @off of it (which it holds): composition
+ * looks up every line it reads, in bindings of thousands of runs.
+ */
+static unsigned int pvdc_binding_run(PVDCBinding *b, uint64_t off)
+{
+    unsigned int lo = 0, hi = b->runs->len;
+
+    /* Each pass halves [lo, hi): bounded by log2 of the runs. */
+    while (hi - lo > 1) {
+        unsigned int mid = lo + (hi - lo) / 2;
+
+        if (g_array_index(b->runs, PVDCBindMap, mid).off <= off) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
+/*
  * The host pointer to bytes [@off, @off + @len) of @b if they lie in
- * one mapping, else NULL.
+ * one mapping (or its host view), else NULL.
  */
 static const uint8_t *pvdc_binding_ptr(PVDCBinding *b, uint64_t off,
                                        uint64_t len)
 {
-    unsigned int i;
+    PVDCBindMap *run;
 
-    for (i = 0; b->runs && i < b->runs->len; i++) {
-        PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
-
-        if (off < map->len) {
-            return len <= map->len - off ? (uint8_t *)map->host + off : NULL;
-        }
-        off -= map->len;
+    if (b->view) {
+        return b->view + off;
     }
-    return NULL;
+    if (!b->runs || !b->runs->len) {
+        return NULL;
+    }
+    run = &g_array_index(b->runs, PVDCBindMap, pvdc_binding_run(b, off));
+    off -= run->off;
+    return len <= run->len - off ? (uint8_t *)run->host + off : NULL;
 }
 
 /* Copy bytes [@off, @off + @len) of @b, which it holds, to @dst. */
@@ -427,14 +546,19 @@ static void pvdc_binding_copy(PVDCBinding *b, uint64_t off, uint64_t len,
 {
     unsigned int i;
 
-    for (i = 0; len && b->runs && i < b->runs->len; i++) {
+    if (b->view) {
+        memcpy(dst, b->view + off, len);
+        return;
+    }
+    if (!b->runs || !b->runs->len) {
+        return;
+    }
+    i = pvdc_binding_run(b, off);
+    off -= g_array_index(b->runs, PVDCBindMap, i).off;
+    for (; len && i < b->runs->len; i++) {
         PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
         uint64_t n;
 
-        if (off >= map->len) {
-            off -= map->len;
-            continue;
-        }
         n = MIN(len, map->len - off);
         memcpy(dst, (uint8_t *)map->host + off, n);
         dst += n;
@@ -453,17 +577,18 @@ static void pvdc_binding_write(PVDCBinding *b, uint64_t off, uint64_t len,
 {
     unsigned int i;
 
-    for (i = 0; len && b->runs && i < b->runs->len; i++) {
+    if (!b->runs || !b->runs->len) {
+        return;
+    }
+    i = pvdc_binding_run(b, off);
+    off -= g_array_index(b->runs, PVDCBindMap, i).off;
+    for (; len && i < b->runs->len; i++) {
         PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
         uint8_t *dst;
         MemoryRegion *mr;
         ram_addr_t ram_off;
         uint64_t n;
 
-        if (off >= map->len) {
-            off -= map->len;
-            continue;
-        }
         n = MIN(len, map->len - off);
         dst = (uint8_t *)map->host + off;
         memcpy(dst, src, n);
@@ -515,20 +640,51 @@ bool pvdc_memory_store(PVDCState *s, uint64_t addr, uint32_t pitch,
     return true;
 }
 
+/* A memory plane composition reads through a binding's runs. */
+typedef struct PVDCMemoryFetch {
+    PVDCState *s;
+    PVDCBinding *b;
+    uint64_t base;              /* the device address of its byte 0 */
+    uint64_t size;
+} PVDCMemoryFetch;
+
+/*
+ * PVDCComposeFetchFn of a PVDCMemoryFetch: the lines composition reads,
+ * straight from the pages where they are contiguous in the host, else
+ * copied (counted in x-bounce-bytes).
+ */
+static const uint8_t *pvdc_memory_fetch(void *opaque, uint64_t offset,
+                                        uint64_t len, uint8_t *copy)
+{
+    PVDCMemoryFetch *f = opaque;
+    uint64_t off = f->base - f->b->addr + offset;
+
+    /* The engine reads inside the size it was given: never taken. */
+    if (offset > f->size || len > f->size - offset) {
+        return NULL;
+    }
+    if (!copy) {
+        return pvdc_binding_ptr(f->b, off, len);
+    }
+    pvdc_binding_copy(f->b, off, len, copy);
+    f->s->bounce_bytes += len;
+    return copy;
+}
+
 /*
  * A view of one memory plane of a plane outside VRAM: device addresses
- * [@base, @end), of which composition reads [@first, @end).  A direct
- * pointer where they are host-contiguous, else a copy of the bytes read
- * (the rest zero) kept in @bounce.  False if there is none.  Only the
- * bytes before @first are cleared: clearing the whole copy first would
- * cost about as much again as the copy.
+ * [@base, @end).  A direct pointer where they are host-contiguous, else
+ * a fetch of the lines composition reads, kept in @keep.  False if there
+ * is none.  Composition copies at most a band of lines at a time: a
+ * copy of the whole plane would cost about as much again as the
+ * composition.
  */
-static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t first,
-                             uint64_t end, const uint8_t **mem,
-                             uint64_t *size, GPtrArray *bounce)
+static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t end,
+                             const uint8_t **mem, PVDCMemoryFetch **fetch,
+                             uint64_t *size, GPtrArray *keep)
 {
     PVDCBinding *b = pvdc_binding_find(s, base, end - base);
-    uint8_t *copy;
+    PVDCMemoryFetch *f;
 
     if (!b) {
         return false;
@@ -538,16 +694,11 @@ static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t first,
     if (*mem) {
         return true;
     }
-    copy = g_try_malloc(*size);
-    if (!copy) {
-        return false;
-    }
-    memset(copy, 0, first - base);
-    pvdc_binding_copy(b, first - b->addr, end - first, copy + (first - base));
-    s->bounce_bytes += end - first;
-    g_ptr_array_add(bounce, copy);
-    *mem = copy;
-    trace_pvdc_memory_bounce(base, first, end);
+    f = g_new(PVDCMemoryFetch, 1);
+    *f = (PVDCMemoryFetch) { .s = s, .b = b, .base = base, .size = *size };
+    g_ptr_array_add(keep, f);
+    *fetch = f;
+    trace_pvdc_memory_fetch(base, end, b->runs->len);
     return true;
 }
 
@@ -562,7 +713,7 @@ uint8_t *pvdc_memory_host_span(PVDCState *s, uint64_t addr, uint64_t len)
 }
 
 void pvdc_memory_views(PVDCState *s, PVDCComposeScene *scene,
-                       GPtrArray *bounce)
+                       GPtrArray *keep)
 {
     bool master = pvdc_memory_reachable(s);
     unsigned int i = 0;
@@ -574,6 +725,7 @@ void pvdc_memory_views(PVDCState *s, PVDCComposeScene *scene,
         unsigned int n = pvdc_compose_plane_sources(plane, span);
         uint64_t base[2] = { plane->offset, plane->chroma_offset };
         const uint8_t *mem[2] = {};
+        PVDCMemoryFetch *fetch[2] = {};
         uint64_t size[2] = {};
         bool ok = true, outside = false;
         unsigned int k;
@@ -588,8 +740,8 @@ void pvdc_memory_views(PVDCState *s, PVDCComposeScene *scene,
             }
             outside = true;
             ok &= master && span[k].offset >= base[k] &&
-                  pvdc_memory_view(s, base[k], span[k].offset, end, &mem[k],
-                                   &size[k], bounce);
+                  pvdc_memory_view(s, base[k], end, &mem[k], &fetch[k],
+                                   &size[k], keep);
         }
         if (outside && !master && !s->bus_master_off_logged) {
             qemu_log_mask(LOG_GUEST_ERROR, "pvdc: bus mastering is off: "
@@ -605,13 +757,21 @@ void pvdc_memory_views(PVDCState *s, PVDCComposeScene *scene,
         }
         plane->mem = mem[0];
         plane->mem_size = size[0];
-        if (mem[0]) {
+        if (mem[0] || fetch[0]) {
             plane->offset = 0;
+        }
+        if (fetch[0]) {
+            plane->fetch = pvdc_memory_fetch;
+            plane->fetch_opaque = fetch[0];
         }
         plane->chroma_mem = mem[1];
         plane->chroma_mem_size = size[1];
-        if (mem[1]) {
+        if (mem[1] || fetch[1]) {
             plane->chroma_offset = 0;
+        }
+        if (fetch[1]) {
+            plane->chroma_fetch = pvdc_memory_fetch;
+            plane->chroma_fetch_opaque = fetch[1];
         }
         i++;
     }

@@ -25,6 +25,12 @@
 #define RAM_SIZE            (128 * MiB)
 #define PROPS               "vram-size=16M"
 #define EXTRA               "-m 128M"
+/*
+ * Guest RAM in a memfd the host can map again: bindings get a contiguous
+ * host view of their pages.
+ */
+#define EXTRA_MEMFD         "-m 128M -object memory-backend-memfd,id=ram," \
+                            "size=128M -machine memory-backend=ram"
 /* pages of the scattered buffer */
 #define BUF_PAGES           16
 
@@ -38,9 +44,10 @@ typedef struct Mem {
 
 #define TABLE_ROOM          256
 
-static void mem_start(Mem *m)
+/* The machine with @extra (EXTRA or EXTRA_MEMFD) on its command line. */
+static void mem_start_with(Mem *m, const char *extra)
 {
-    pvdc_test_start_with(&m->t, PROPS, EXTRA);
+    pvdc_test_start_with(&m->t, PROPS, extra);
     pc_alloc_init(&m->alloc, m->t.qts, ALLOC_NO_FLAGS);
     m->table = guest_alloc(&m->alloc, TABLE_ROOM * PVDC_BIND_ENTRY_SIZE);
     for (int i = 0; i < BUF_PAGES; i++) {
@@ -48,6 +55,11 @@ static void mem_start(Mem *m)
         g_assert_cmpuint(m->pages[i] % PAGE, ==, 0);
     }
     m->base = m->t.vram_size;
+}
+
+static void mem_start(Mem *m)
+{
+    mem_start_with(m, EXTRA);
 }
 
 static void mem_stop(Mem *m)
@@ -669,7 +681,7 @@ static uint32_t scene_from_vram(Mem *m, Scene *sc, uint32_t **picture)
  * on the console.  Guest RAM has no dirty log: the console shows a write
  * into a binding once DAMAGE_LEN reports it, and composes no more.
  */
-static void test_planes_scan_out_of_bindings(void)
+static void test_planes_scan_out_of_bindings(const void *extra)
 {
     g_autofree uint32_t *from_vram = NULL, *from_pages = NULL;
     g_autofree uint32_t *written = NULL;
@@ -677,7 +689,7 @@ static void test_planes_scan_out_of_bindings(void)
     uint32_t crc, pixel = cpu_to_le32(0x00123456);
     Mem m;
 
-    mem_start(&m);
+    mem_start_with(&m, extra);
     crc = scene_from_vram(&m, sc, &from_vram);
     g_assert_cmphex(show_scene(&m.t, m.base, m.base + BUF_PAGES * PAGE), ==,
                     PVDC_RESULT_APPLIED);
@@ -842,6 +854,191 @@ static void test_bytes_copied_per_frame(void)
     g_assert_cmpuint(frames, >=, 1);
     g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-bounce-bytes") - bytes, ==,
                      frames * size);
+    mem_stop(&m);
+}
+
+/*
+ * With guest RAM in a memfd, a binding of scattered pages (listed in
+ * reverse order) is one contiguous host view of them: a full-screen plane
+ * is shown straight from it, no byte copied and nothing composed per
+ * frame, and a scene of several planes in such bindings is composed with
+ * no bounce copy, both exactly as from VRAM.  UNBIND unmaps the view: the
+ * same device address bound to other pages shows those.
+ */
+static void test_memfd_scattered_pages_show_without_copies(void)
+{
+    const uint32_t size = MODE_PITCH * MODE_H;
+    const int n = size / PAGE;
+    g_autofree uint32_t *from_vram = NULL, *shown = NULL;
+    g_autofree Scene *sc = g_new0(Scene, 1);
+    g_autofree uint8_t *fb = g_malloc(size);
+    uint64_t bytes, frames;
+    unsigned int pri;
+    uint32_t crc;
+    Mem m;
+
+    mem_start_with(&m, EXTRA_MEMFD);
+    pri = plane_of(&m.t, 0, PRIMARY);
+    g_assert_cmpuint(size % PAGE, ==, 0);
+    g_assert_cmpint(2 * n, <=, BUF_PAGES);
+    for (uint32_t i = 0; i < size; i++) {
+        fb[i] = i * 7 + (i >> 8);
+    }
+    scene_write(&m, 0, n, fb, 0);
+    g_assert_cmphex(bind_pages(&m, m.base, 0, n), ==, PVDC_BIND_OK);
+    write_mode(&m.t, 0, CLOCK_1MS);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+
+    bytes = pvdc_statistic(m.t.qts, "x-bounce-bytes");
+    frames = pvdc_statistic(m.t.qts, "x-head0-compositions");
+    shown = dump(&m.t);
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        g_assert_cmphex(shown[i], ==, ldl_le_p(fb + i * 4) & 0xffffff);
+    }
+    damage(&m.t, m.base, size);
+    g_free(shown);
+    shown = dump(&m.t);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-bounce-bytes"), ==, bytes);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-head0-compositions"), ==,
+                     frames);
+
+    /* Unbound and bound to other pages: those are shown. */
+    write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
+    for (uint32_t i = 0; i < size; i++) {
+        fb[i] = ~(i * 5 + (i >> 9));
+    }
+    scene_write(&m, n, n, fb, 0);
+    g_assert_cmphex(bind_pages(&m, m.base, n, n), ==, PVDC_BIND_OK);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_free(shown);
+    shown = dump(&m.t);
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        g_assert_cmphex(shown[i], ==, ldl_le_p(fb + i * 4) & 0xffffff);
+    }
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-bounce-bytes"), ==, bytes);
+    write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
+
+    /* Several planes, across pages and bindings: composed, not copied. */
+    crc = scene_from_vram(&m, sc, &from_vram);
+    bytes = pvdc_statistic(m.t.qts, "x-bounce-bytes");
+    frames = pvdc_statistic(m.t.qts, "x-head0-compositions");
+    g_assert_cmphex(show_scene(&m.t, m.base, m.base + BUF_PAGES * PAGE), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(crc_now(&m.t), ==, crc);
+    g_free(shown);
+    shown = dump(&m.t);
+    assert_same_picture(from_vram, shown);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-head0-compositions"), >,
+                     frames);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-bounce-bytes"), ==, bytes);
+    mem_stop(&m);
+}
+
+/* The host mappings of guest RAM's memfd in the QEMU of @t. */
+static int memfd_mappings(PVDCTest *t)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/maps",
+                                            (int)qtest_pid(t->qts));
+    g_autofree char *maps = NULL;
+    g_auto(GStrv) lines = NULL;
+    int n = 0;
+
+    g_assert_true(g_file_get_contents(path, &maps, NULL, NULL));
+    lines = g_strsplit(maps, "\n", -1);
+    for (int i = 0; lines[i]; i++) {
+        n += strstr(lines[i], "/memfd:") != NULL;
+    }
+    return n;
+}
+
+/*
+ * A host view maps the binding's pages once, at BIND, and no longer than
+ * the binding lives: UNBIND and a reset unmap it, with nothing left
+ * behind (LeakSanitizer does not see mappings).
+ */
+static void test_memfd_host_views_are_unmapped(void)
+{
+    int before;
+    Mem m;
+
+    mem_start_with(&m, EXTRA_MEMFD);
+    before = memfd_mappings(&m.t);
+    g_assert_cmpint(before, >, 0);
+    g_assert_cmphex(bind_scattered(&m, m.base), ==, PVDC_BIND_OK);
+    g_assert_cmpint(memfd_mappings(&m.t), >, before);
+    g_assert_cmphex(unbind_range(&m.t, m.base, BUF_PAGES * PAGE), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmpint(memfd_mappings(&m.t), ==, before);
+
+    g_assert_cmphex(bind_scattered(&m, m.base), ==, PVDC_BIND_OK);
+    g_assert_cmphex(bind_pages(&m, m.base + BUF_PAGES * PAGE, 0, 3), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmpint(memfd_mappings(&m.t), >, before);
+    qtest_system_reset(m.t.qts);
+    pvdc_test_detach(&m.t);
+    pvdc_test_attach(&m.t, m.t.qts);
+    g_assert_cmpuint(bindings(&m), ==, 0);
+    g_assert_cmpint(memfd_mappings(&m.t), ==, before);
+    mem_stop(&m);
+}
+
+/* More runs than the device maps for host views (PVDC_MAX_VIEW_MAPPINGS) */
+#define MANY_RUNS           32768
+
+/*
+ * Each run of a host view is a host mapping, of which a process may have
+ * only so many: a binding of more runs than the device maps for views
+ * (two pages alternating, each entry a run of its own) gets none, and is
+ * shown through copies, the host refusing no mapping; once it is unbound
+ * a binding of scattered pages has its view again.
+ */
+static void test_memfd_host_views_are_bounded(void)
+{
+    const uint32_t size = MODE_PITCH * MODE_H;
+    g_autofree uint64_t *e = g_new(uint64_t, 2 * MANY_RUNS);
+    g_autofree uint32_t *shown = NULL;
+    uint64_t table, bytes;
+    unsigned int pri;
+    Mem m;
+
+    mem_start_with(&m, EXTRA_MEMFD);
+    pri = plane_of(&m.t, 0, PRIMARY);
+    table = guest_alloc(&m.alloc, MANY_RUNS * PVDC_BIND_ENTRY_SIZE);
+    for (int i = 0; i < MANY_RUNS; i++) {
+        e[2 * i] = m.pages[i % 2 ? 0 : 2];
+        e[2 * i + 1] = PAGE;
+    }
+    write_bind_table(&m.t, table, e, MANY_RUNS);
+    g_assert_cmphex(bind_range(&m.t, m.base, MANY_RUNS * PAGE, table,
+                               MANY_RUNS), ==, PVDC_BIND_OK);
+    write_mode(&m.t, 0, CLOCK_1MS);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    bytes = pvdc_statistic(m.t.qts, "x-bounce-bytes");
+    damage(&m.t, m.base, size);
+    shown = dump(&m.t);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-bounce-bytes") - bytes, >=,
+                     size);
+
+    write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(unbind_range(&m.t, m.base, MANY_RUNS * PAGE), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmphex(bind_pages(&m, m.base, 0, size / PAGE), ==,
+                    PVDC_BIND_OK);
+    write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    bytes = pvdc_statistic(m.t.qts, "x-bounce-bytes");
+    damage(&m.t, m.base, size);
+    g_free(shown);
+    shown = dump(&m.t);
+    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-bounce-bytes"), ==, bytes);
     mem_stop(&m);
 }
 
@@ -1128,7 +1325,7 @@ static void bound_write(Mem *m, const uint64_t *pages, int n, uint32_t rel,
  * is busy; with bus mastering off it is not written, and the commit
  * applies all the same.
  */
-static void test_writeback_into_a_binding(void)
+static void test_writeback_into_a_binding(const void *extra)
 {
     g_autofree uint8_t *from_vram = g_malloc(WB_LEN);
     g_autofree uint8_t *from_pages = g_malloc(WB_LEN);
@@ -1138,7 +1335,7 @@ static void test_writeback_into_a_binding(void)
     uint32_t w;
     Mem m;
 
-    mem_start(&m);
+    mem_start_with(&m, extra);
     w = m.base;
     scene_init(&m, sc);
     g_assert_cmpuint(WB_LEN % PAGE, ==, 0);
@@ -1394,7 +1591,7 @@ static void test_bypassed_colour_stages_migrate(void)
 }
 
 /* The destination scans out of the bindings the stream brings. */
-static void test_scanout_of_bindings_migrates(void)
+static void test_scanout_of_bindings_migrates(const void *extra)
 {
     g_autofree uint32_t *from_vram = NULL, *after = NULL;
     g_autofree Scene *sc = g_new0(Scene, 1);
@@ -1402,13 +1599,13 @@ static void test_scanout_of_bindings_migrates(void)
     PVDCTest dst;
     Mem m;
 
-    mem_start(&m);
+    mem_start_with(&m, extra);
     crc = scene_from_vram(&m, sc, &from_vram);
     g_assert_cmphex(show_scene(&m.t, m.base, m.base + BUF_PAGES * PAGE), ==,
                     PVDC_RESULT_APPLIED);
     g_assert_cmphex(crc_now(&m.t), ==, crc);
 
-    pvdc_test_migrate(&m.t, &dst, PROPS, EXTRA);
+    pvdc_test_migrate(&m.t, &dst, PROPS, extra);
     step_to_next_vblank(&dst, 0);
     g_assert_cmphex(crc_now(&dst), ==, crc);
     after = dump(&dst);
@@ -1441,8 +1638,8 @@ int main(int argc, char **argv)
                    test_reset_drops_every_binding);
     qtest_add_func("/pvdc/memory/bindings-come-along",
                    test_bindings_come_along);
-    qtest_add_func("/pvdc/memory/planes-scan-out-of-bindings",
-                   test_planes_scan_out_of_bindings);
+    qtest_add_data_func("/pvdc/memory/planes-scan-out-of-bindings", EXTRA,
+                        test_planes_scan_out_of_bindings);
     qtest_add_func("/pvdc/memory/one-plane-shows-straight-from-a-binding",
                    test_one_plane_shows_straight_from_a_binding);
     qtest_add_func("/pvdc/memory/bytes-copied-per-frame",
@@ -1457,15 +1654,28 @@ int main(int argc, char **argv)
                    test_bus_mastering_off_blanks_bound_planes);
     qtest_add_func("/pvdc/memory/writeback-of-planes-in-bindings",
                    test_writeback_of_planes_in_bindings);
-    qtest_add_func("/pvdc/memory/writeback-into-a-binding",
-                   test_writeback_into_a_binding);
+    qtest_add_data_func("/pvdc/memory/writeback-into-a-binding", EXTRA,
+                        test_writeback_into_a_binding);
     qtest_add_func("/pvdc/memory/writeback-into-a-shown-binding-shows",
                    test_writeback_into_a_shown_binding_shows);
     qtest_add_func("/pvdc/memory/colour-tables-in-a-binding",
                    test_colour_tables_in_a_binding);
     qtest_add_func("/pvdc/memory/bypassed-colour-stages-migrate",
                    test_bypassed_colour_stages_migrate);
-    qtest_add_func("/pvdc/memory/scanout-of-bindings-migrates",
-                   test_scanout_of_bindings_migrates);
+    qtest_add_data_func("/pvdc/memory/scanout-of-bindings-migrates", EXTRA,
+                        test_scanout_of_bindings_migrates);
+    /* the same from guest RAM in a memfd, through host views */
+    qtest_add_data_func("/pvdc/memory/memfd/planes-scan-out-of-bindings",
+                        EXTRA_MEMFD, test_planes_scan_out_of_bindings);
+    qtest_add_data_func("/pvdc/memory/memfd/writeback-into-a-binding",
+                        EXTRA_MEMFD, test_writeback_into_a_binding);
+    qtest_add_data_func("/pvdc/memory/memfd/scanout-of-bindings-migrates",
+                        EXTRA_MEMFD, test_scanout_of_bindings_migrates);
+    qtest_add_func("/pvdc/memory/memfd/scattered-pages-show-without-copies",
+                   test_memfd_scattered_pages_show_without_copies);
+    qtest_add_func("/pvdc/memory/memfd/host-views-are-unmapped",
+                   test_memfd_host_views_are_unmapped);
+    qtest_add_func("/pvdc/memory/memfd/host-views-are-bounded",
+                   test_memfd_host_views_are_bounded);
     return g_test_run();
 }

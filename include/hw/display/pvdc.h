@@ -208,6 +208,8 @@ typedef struct PVDCBinding {
     /* derived from @entries, not migrated: NULL while not mapped */
     GArray *maps;               /* of PVDCBindMap, pvdc-memory.c */
     GArray *runs;               /* @maps merged where host-contiguous */
+    /* all of its pages at consecutive host addresses, or NULL */
+    uint8_t *view;
 } PVDCBinding;
 
 /*
@@ -297,6 +299,8 @@ struct PVDCState {
     uint32_t num_bindings;
     uint32_t bound_entries;     /* derived, not migrated */
     uint32_t damage_addr;       /* DAMAGE_ADDR */
+    /* host mappings the bindings' host views take; derived, not migrated */
+    uint32_t view_mappings;
     /* bytes copied out of bindings to compose planes (statistic) */
     uint64_t bounce_bytes;
     /* the guest was told planes in bindings are not shown; not migrated */
