@@ -202,7 +202,13 @@ static int pvdc_run_file(const PVDCBindMap *run, uint64_t *file_offset)
 
     /* The mapping holds a reference to the RAM block's region. */
     rb = qemu_ram_block_from_host(run->host, false, &off);
+    /*
+     * A run is one DMA mapping or several merged because their host
+     * addresses follow each other; only the pages of the block itself
+     * may be mapped from its file, lest the view reach past its end.
+     */
     if (!rb || !qemu_ram_is_shared(rb) || qemu_ram_get_fd(rb) < 0 ||
+        run->len > qemu_ram_get_used_length(rb) - off ||
         (rb->fd_offset + off) % qemu_ram_pagesize(rb) ||
         run->len % qemu_ram_pagesize(rb)) {
         return -1;
