@@ -1419,6 +1419,216 @@ static void test_scanout_of_bindings_migrates(void)
     mem_stop(&m);
 }
 
+/* ------------------------------------------------------------------------ */
+/* Eight heads at 7680x4320 from guest RAM                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * What a user sets for eight 8K heads (docs/system/devices/pvdc.rst,
+ * "Sizing"): the largest mode, and little VRAM, which framebuffers in
+ * guest RAM do not need; the derived bandwidth then covers two
+ * full-screen planes a head.  q35 puts all RAM past 2 GiB above 4 GiB,
+ * where the buffers are (guest RAM costs the host only where written).
+ */
+#define BIG_PROPS           "heads=8,max-width=7680,max-height=4320," \
+                            "vram-size=16M"
+#define BIG_EXTRA           "-m 6G"
+#define BIG_RAM_HIGH        (4 * GiB)
+#define BIG_RAM_HIGH_SIZE   (4 * GiB)
+#define BIG_HEADS           8
+#define BIG_W               7680
+#define BIG_H               4320
+#define BIG_PITCH           (BIG_W * MODE_CPP)
+#define BIG_FB              ((uint64_t)BIG_PITCH * BIG_H)
+/* reduced blanking, a frame of exactly 20 ms (50 Hz) */
+#define BIG_HTOTAL          7760
+#define BIG_VTOTAL          4400
+#define BIG_CLOCK           (BIG_HTOTAL * BIG_VTOTAL / 20)
+/* the front buffers, then the back buffers a page flip shows */
+#define BIG_SETS            2
+#define BIG_BUFFERS         (BIG_SETS * BIG_HEADS * 2)
+/* a square each buffer shows, at a place and in a colour of its own */
+#define PATCH               16
+
+typedef struct BigHead {
+    uint32_t x[2], y[2];        /* the primary's square, the overlay's */
+    uint32_t argb[2];
+} BigHead;
+
+static BigHead big_head(unsigned int set, unsigned int h)
+{
+    return (BigHead) {
+        .x = { 64 + h * 960, BIG_W - 128 - h * 960 },
+        .y = { 64 + h * 520 + set * 256, 96 + h * 520 + set * 256 },
+        .argb = { 0x00400008 + h * 0x001020 + set * 0x300000,
+                  0xff00c000 + h * 0x0a0001 + set * 0x40 },
+    };
+}
+
+static bool in_patch(const BigHead *b, int k, uint32_t x, uint32_t y)
+{
+    return x - b->x[k] < PATCH && y - b->y[k] < PATCH;
+}
+
+/* Buffer @k (0: primary, 1: overlay) of head @h in @set, in guest RAM. */
+static uint64_t big_ram(unsigned int set, unsigned int h, int k)
+{
+    return BIG_RAM_HIGH + ((set * BIG_HEADS + h) * 2 + k) * BIG_FB;
+}
+
+/* The same buffer in the device address space. */
+static uint32_t big_addr(PVDCTest *t, unsigned int set, unsigned int h,
+                         int k)
+{
+    return t->vram_size + ((set * BIG_HEADS + h) * 2 + k) * BIG_FB;
+}
+
+/* Draw the squares of @set, head @h, and bind its two buffers. */
+static void big_bind(PVDCTest *t, uint64_t table, unsigned int set,
+                     unsigned int h)
+{
+    BigHead b = big_head(set, h);
+    uint32_t row[PATCH];
+
+    for (int k = 0; k < 2; k++) {
+        uint64_t e[2] = { big_ram(set, h, k), BIG_FB };
+
+        for (int i = 0; i < PATCH; i++) {
+            row[i] = cpu_to_le32(b.argb[k]);
+        }
+        for (int y = 0; y < PATCH; y++) {
+            qtest_memwrite(t->qts, big_ram(set, h, k) +
+                           (uint64_t)(b.y[k] + y) * BIG_PITCH +
+                           b.x[k] * MODE_CPP, row, sizeof(row));
+        }
+        write_bind_table(t, table, e, 1);
+        g_assert_cmphex(bind_range(t, big_addr(t, set, h, k), BIG_FB, table,
+                                   1), ==, PVDC_BIND_OK);
+    }
+}
+
+/*
+ * Head @h in the 8K mode, its primary (XRGB8888) and an overlay
+ * (ARGB8888, transparent where the guest did not draw: guest RAM starts
+ * zeroed) full-screen, so that both buffers of the head show.
+ */
+static void big_head_state(PVDCTest *t, unsigned int h)
+{
+    unsigned int pri = plane_of(t, h, PRIMARY), ov = plane_of(t, h,
+                                                              OVERLAY(0));
+
+    write_mode_sized(t, h, BIG_W, BIG_H, BIG_HTOTAL, BIG_VTOTAL, BIG_CLOCK);
+    wr_plane(t, pri, PVDC_PS_HEAD, h);
+    write_fb(t, pri, PVDC_FMT_XRGB8888, big_addr(t, 0, h, 0), BIG_PITCH,
+             BIG_W, BIG_H);
+    wr_plane(t, pri, PVDC_PS_ZPOS, 0);
+    wr_plane(t, pri, PVDC_PS_ALPHA, 0xffff);
+    wr_plane(t, pri, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    wr_plane(t, ov, PVDC_PS_HEAD, h);
+    write_fb(t, ov, PVDC_FMT_ARGB8888, big_addr(t, 0, h, 1), BIG_PITCH,
+             BIG_W, BIG_H);
+    wr_plane(t, ov, PVDC_PS_ZPOS, 1);
+    wr_plane(t, ov, PVDC_PS_ALPHA, 0xffff);
+    wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+             PVDC_BLEND_PREMULTI << PVDC_PS_CTRL_BLEND_SHIFT);
+}
+
+/* Commit all heads as one group: each applies. */
+static void big_commit(PVDCTest *t)
+{
+    wr(t, PVDC_REG_MULTI_DOORBELL, MAKE_64BIT_MASK(0, BIG_HEADS));
+    for (unsigned int h = 0; h < BIG_HEADS; h++) {
+        g_assert_cmphex(wait_outcome(t, h, NANOSECONDS_PER_SECOND), ==,
+                        PVDC_RESULT_APPLIED);
+    }
+}
+
+/* Console @h shows the buffers of head @h in @set, pixel for pixel. */
+static void big_assert_shows(PVDCTest *t, unsigned int set, unsigned int h)
+{
+    BigHead b = big_head(set, h);
+    g_autofree uint32_t *shown = NULL;
+    int w, ht;
+
+    g_test_message("head %u, buffers %u", h, set);
+    shown = screendump(t->qts, h, &w, &ht);
+    g_assert_cmpint(w, ==, BIG_W);
+    g_assert_cmpint(ht, ==, BIG_H);
+    for (uint32_t y = 0; y < BIG_H; y++) {
+        for (uint32_t x = 0; x < BIG_W; x++) {
+            uint32_t want = in_patch(&b, 1, x, y) ? b.argb[1] :
+                            in_patch(&b, 0, x, y) ? b.argb[0] : 0;
+
+            if (shown[y * BIG_W + x] != (want & 0xffffff)) {
+                g_error("head %u, pixel (%u, %u): 0x%06x, expected 0x%06x",
+                        h, x, y, shown[y * BIG_W + x], want & 0xffffff);
+            }
+        }
+    }
+}
+
+/*
+ * Eight heads at 7680x4320, each showing two full-screen 32-bit planes
+ * double-buffered: 32 buffers of 126.5 MiB, one binding each, in guest
+ * RAM above 4 GiB.  With 16 MiB of VRAM the 4 GiB device address space
+ * holds 32 of them and not one more.  One group commit enables every
+ * head, a second flips them all to the back buffers, writing only the
+ * planes' offsets; each head shows its own buffers, pixel for pixel.
+ */
+static void test_eight_8k_heads_scan_out_of_guest_ram(void)
+{
+    static const unsigned int checked[] = { 0, 3, BIG_HEADS - 1 };
+    QGuestAllocator alloc;
+    uint64_t table;
+    PVDCTest t;
+
+    g_assert_cmpuint(BIG_BUFFERS * BIG_FB, <=, BIG_RAM_HIGH_SIZE);
+    g_assert_cmpuint(BIG_FB % PAGE, ==, 0);
+    g_assert_cmpuint(BIG_CLOCK, <=, PVDC_MAX_PIXEL_CLOCK_KHZ);
+    pvdc_test_start_with(&t, BIG_PROPS, BIG_EXTRA);
+    g_assert_cmpuint(t.heads, ==, BIG_HEADS);
+    g_assert_cmphex(rd(&t, PVDC_REG_MAX_SIZE), ==, PVDC_XY(BIG_W, BIG_H));
+    pc_alloc_init(&alloc, t.qts, ALLOC_NO_FLAGS);
+    table = guest_alloc(&alloc, PVDC_BIND_ENTRY_SIZE);
+
+    for (unsigned int set = 0; set < BIG_SETS; set++) {
+        for (unsigned int h = 0; h < BIG_HEADS; h++) {
+            big_bind(&t, table, set, h);
+        }
+    }
+    g_assert_cmpuint(pvdc_statistic(t.qts, "x-bindings"), ==, BIG_BUFFERS);
+    /* A 33rd would end past 2^32. */
+    g_assert_cmpuint(t.vram_size + (BIG_BUFFERS + 1) * BIG_FB, >, 4 * GiB);
+    g_assert_cmphex(bind_range(&t, t.vram_size + BIG_BUFFERS * BIG_FB,
+                               BIG_FB, table, 1), ==, PVDC_BIND_ERR_RANGE);
+
+    for (unsigned int h = 0; h < BIG_HEADS; h++) {
+        big_head_state(&t, h);
+    }
+    big_commit(&t);
+    for (int i = 0; i < ARRAY_SIZE(checked); i++) {
+        big_assert_shows(&t, 0, checked[i]);
+    }
+
+    for (unsigned int h = 0; h < BIG_HEADS; h++) {
+        wr_plane(&t, plane_of(&t, h, PRIMARY), PVDC_PS_FB_OFFSET,
+                 big_addr(&t, 1, h, 0));
+        wr_plane(&t, plane_of(&t, h, OVERLAY(0)), PVDC_PS_FB_OFFSET,
+                 big_addr(&t, 1, h, 1));
+    }
+    big_commit(&t);
+    for (int i = 0; i < ARRAY_SIZE(checked); i++) {
+        big_assert_shows(&t, 1, checked[i]);
+    }
+    /* The front buffers are shown nowhere now: they unbind. */
+    g_assert_cmphex(unbind_range(&t, big_addr(&t, 1, 0, 0), BIG_FB), ==,
+                    PVDC_BIND_ERR_BUSY);
+    g_assert_cmphex(unbind_range(&t, big_addr(&t, 0, 0, 0), BIG_FB), ==,
+                    PVDC_BIND_OK);
+    alloc_destroy(&alloc);
+    pvdc_test_stop(&t);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1467,5 +1677,7 @@ int main(int argc, char **argv)
                    test_bypassed_colour_stages_migrate);
     qtest_add_func("/pvdc/memory/scanout-of-bindings-migrates",
                    test_scanout_of_bindings_migrates);
+    qtest_add_func("/pvdc/memory/eight-8k-heads-scan-out-of-guest-ram",
+                   test_eight_8k_heads_scan_out_of_guest_ram);
     return g_test_run();
 }
