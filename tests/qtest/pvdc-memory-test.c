@@ -17,6 +17,7 @@
  */
 
 #include "qemu/osdep.h"
+#include "hw/acpi/pc-hotplug.h"
 #include "libqos/libqos-malloc.h"
 #include "libqos/malloc-pc.h"
 #include "pvdc-qtest.h"
@@ -38,9 +39,9 @@ typedef struct Mem {
 
 #define TABLE_ROOM          256
 
-static void mem_start(Mem *m)
+static void mem_start_with(Mem *m, const char *extra)
 {
-    pvdc_test_start_with(&m->t, PROPS, EXTRA);
+    pvdc_test_start_with(&m->t, PROPS, extra);
     pc_alloc_init(&m->alloc, m->t.qts, ALLOC_NO_FLAGS);
     m->table = guest_alloc(&m->alloc, TABLE_ROOM * PVDC_BIND_ENTRY_SIZE);
     for (int i = 0; i < BUF_PAGES; i++) {
@@ -48,6 +49,11 @@ static void mem_start(Mem *m)
         g_assert_cmpuint(m->pages[i] % PAGE, ==, 0);
     }
     m->base = m->t.vram_size;
+}
+
+static void mem_start(Mem *m)
+{
+    mem_start_with(m, EXTRA);
 }
 
 static void mem_stop(Mem *m)
@@ -173,6 +179,7 @@ static void test_hostile_ranges_are_refused(void)
         { 0xfffff000, 2 * PAGE, PVDC_BIND_ERR_RANGE },      /* past 2^32 */
         { 0xfffff000, 0xfffff000, PVDC_BIND_ERR_RANGE },
         { m.base, 0xfffff000, PVDC_BIND_ERR_RANGE },
+        { m.base, UINT32_MAX, PVDC_BIND_ERR_RANGE },       /* 2^32 - 1 */
     };
 
     for (int i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -1296,9 +1303,17 @@ static void test_colour_tables_in_a_binding(void)
     shown = dump(&m.t);
     assert_same_picture(from_vram, shown);
 
-    /* Copied at the doorbell: the pages may change, the frames do not. */
+    /*
+     * Copied at the doorbell: the pages may change between the doorbell
+     * and the latch, and after it; the frames do not.
+     */
+    doorbell(&m.t, 0);
+    g_assert_cmpuint(head_ctl(&m.t, 0, PVDC_HEAD_DOORBELL), !=, 0);
     bound_write(&m, pages, TABLE_PAGES, LUT_REL, zero, LUT_LEN);
     bound_write(&m, pages, TABLE_PAGES, CTM_REL, zero, sizeof(ctm));
+    g_assert_cmphex(wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(crc_now(&m.t), ==, crc);
     damage(&m.t, c, TABLE_PAGES * PAGE);
     step_to_next_vblank(&m.t, 0);
     g_assert_cmphex(crc_now(&m.t), ==, crc);
@@ -1416,6 +1431,137 @@ static void test_scanout_of_bindings_migrates(void)
     g_assert_cmphex(unbind_range(&dst, m.base, A_PAGES * PAGE), ==,
                     PVDC_BIND_ERR_BUSY);
     pvdc_test_stop(&dst);
+    mem_stop(&m);
+}
+
+/* ------------------------------------------------------------------------ */
+/* RAM that leaves the memory map                                           */
+/* ------------------------------------------------------------------------ */
+
+/* A DIMM of guest RAM besides the 128 MiB, which the guest may eject. */
+#define DIMM_EXTRA          EXTRA ",slots=1,maxmem=1G " \
+                            "-object memory-backend-ram,id=dimm-mem," \
+                            "size=128M -device pc-dimm,id=dimm,memdev=dimm-mem"
+/*
+ * ICH9's ACPI memory hotplug registers (docs/specs/acpi_mem_hotplug.rst):
+ * the slot selector, and the flags byte whose bit 3 ejects the slot.
+ */
+#define MEMHP_SELECTOR      0x0
+#define MEMHP_FLAGS         0x14
+#define MEMHP_EJECT         (1u << 3)
+
+/* The guest address of the DIMM, the machine's only memory device. */
+static uint64_t dimm_addr(QTestState *qts)
+{
+    QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-memory-devices' }");
+    QList *list = qdict_get_qlist(rsp, "return");
+    QDict *dev;
+    uint64_t addr;
+
+    g_assert_cmpuint(qlist_size(list), ==, 1);
+    dev = qobject_to(QDict, qlist_peek(list));
+    addr = qdict_get_int(qdict_get_qdict(dev, "data"), "addr");
+    qobject_unref(rsp);
+    return addr;
+}
+
+static unsigned int memory_devices(QTestState *qts)
+{
+    QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-memory-devices' }");
+    unsigned int n = qlist_size(qdict_get_qlist(rsp, "return"));
+
+    qobject_unref(rsp);
+    return n;
+}
+
+/*
+ * The guest ejects the DIMM through ACPI, as its OS does once it has
+ * offlined the memory, and as a hostile guest may do at any time.
+ */
+static void eject_dimm(QTestState *qts)
+{
+    qtest_outl(qts, ACPI_MEMORY_HOTPLUG_BASE + MEMHP_SELECTOR, 0);
+    qtest_outb(qts, ACPI_MEMORY_HOTPLUG_BASE + MEMHP_FLAGS, MEMHP_EJECT);
+}
+
+static void assert_shows(PVDCTest *t, const uint8_t *fb)
+{
+    g_autofree uint32_t *shown = dump(t);
+
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        g_assert_cmphex(shown[i], ==, ldl_le_p(fb + i * 4) & 0xffffff);
+    }
+}
+
+static void assert_background(PVDCTest *t)
+{
+    g_autofree uint32_t *shown = dump(t);
+
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        g_assert_cmphex(shown[i], ==, BACKGROUND);
+    }
+}
+
+/*
+ * RAM may leave the memory map under a binding: the guest ejects the
+ * DIMM that holds a framebuffer a head shows.  The device never reads
+ * it again, nor lets the UI read it: the plane is not shown, the CRC is
+ * the background's.  The binding stays, busy while the state names it,
+ * until UNBIND releases the memory, which is freed then if its backend
+ * was deleted meanwhile.  A binding whose pages stayed RAM shows on.
+ */
+static void test_ram_unplugged_under_a_binding(void)
+{
+    const uint32_t size = MODE_PITCH * MODE_H;
+    const int n = size / PAGE;
+    g_autofree uint8_t *fb = g_malloc(size);
+    uint32_t gone, kept;
+    unsigned int pri;
+    uint64_t dimm;
+    Mem m;
+
+    mem_start_with(&m, DIMM_EXTRA);
+    pri = plane_of(&m.t, 0, PRIMARY);
+    g_assert_cmpint(n, <=, BUF_PAGES);
+    gone = m.base;
+    kept = m.base + size;
+    dimm = dimm_addr(m.t.qts);
+    for (uint32_t i = 0; i < size; i++) {
+        fb[i] = i * 7 + (i >> 8);
+    }
+    qtest_memwrite(m.t.qts, dimm, fb, size);
+    for (int i = 0; i < n; i++) {
+        qtest_memwrite(m.t.qts, page_of(&m, 0, n, i * PAGE), fb + i * PAGE,
+                       PAGE);
+    }
+    g_assert_cmphex(bind_one(&m, gone, size, dimm, size), ==, PVDC_BIND_OK);
+    g_assert_cmphex(bind_pages(&m, kept, 0, n), ==, PVDC_BIND_OK);
+    write_mode(&m.t, 0, CLOCK_1MS);
+    wr_head(&m.t, 0, PVDC_HS_BACKGROUND, BACKGROUND);
+    wr(&m.t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+    write_plane(&m.t, pri, 0, gone, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    assert_shows(&m.t, fb);
+
+    eject_dimm(m.t.qts);
+    g_assert_cmpuint(memory_devices(m.t.qts), ==, 0);
+    step_to_next_vblank(&m.t, 0);
+    g_assert_cmphex(crc_now(&m.t), ==, background_crc());
+    assert_background(&m.t);
+    /* Its memory outlives the backend while bound; nothing reads it. */
+    qtest_qmp_assert_success(m.t.qts, "{ 'execute': 'object-del', "
+                             "'arguments': { 'id': 'dimm-mem' } }");
+    assert_background(&m.t);
+    /* No RAM there any more, and the binding is still in use. */
+    g_assert_cmphex(bind_one(&m, kept + size, size, dimm, size), ==,
+                    PVDC_BIND_ERR_DMA);
+    g_assert_cmphex(unbind_range(&m.t, gone, size), ==, PVDC_BIND_ERR_BUSY);
+
+    write_plane(&m.t, pri, 0, kept, 0);
+    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    assert_shows(&m.t, fb);
+    g_assert_cmphex(unbind_range(&m.t, gone, size), ==, PVDC_BIND_OK);
+    assert_shows(&m.t, fb);
     mem_stop(&m);
 }
 
@@ -1677,6 +1823,8 @@ int main(int argc, char **argv)
                    test_bypassed_colour_stages_migrate);
     qtest_add_func("/pvdc/memory/scanout-of-bindings-migrates",
                    test_scanout_of_bindings_migrates);
+    qtest_add_func("/pvdc/memory/ram-unplugged-under-a-binding",
+                   test_ram_unplugged_under_a_binding);
     qtest_add_func("/pvdc/memory/eight-8k-heads-scan-out-of-guest-ram",
                    test_eight_8k_heads_scan_out_of_guest_ram);
     return g_test_run();
