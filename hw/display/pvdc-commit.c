@@ -980,7 +980,8 @@ static void pvdc_color_expected(PVDCState *s, const PVDCHeadRegs *r,
 /*
  * Copy @n little-endian u64 at @offset, which pvdc_color_valid() placed
  * wholly in VRAM or in one binding, into @dst.  False if they lie in a
- * binding while bus mastering is off: the device reads nothing then.
+ * binding while bus mastering is off, or in one that lost its RAM: the
+ * device reads nothing then.
  */
 static bool pvdc_copy_color(PVDCState *s, uint32_t offset, uint32_t n,
                             uint64_t *dst)
@@ -995,9 +996,10 @@ static bool pvdc_copy_color(PVDCState *s, uint32_t offset, uint32_t n,
     } else {
         raw = g_malloc(len);
         if (!pvdc_memory_load(s, offset, len, raw)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pvdc: bus mastering is off: "
-                          "the colour table at 0x%x is not read, its stage "
-                          "is bypassed\n", offset);
+            qemu_log_mask(LOG_GUEST_ERROR, "pvdc: bus mastering is off, "
+                          "or the RAM under it is gone: the colour table at "
+                          "0x%x is not read, its stage is bypassed\n",
+                          offset);
             return false;
         }
         src = raw;

@@ -784,6 +784,19 @@ void pvdc_console_color_changed(PVDCHead *head)
     }
 }
 
+void pvdc_console_invalidate(PVDCState *s)
+{
+    unsigned int c;
+
+    for (c = 0; c < s->conf.num_heads; c++) {
+        PVDCDisplay *d = s->connectors[c].display;
+
+        if (d) {
+            d->shown_valid = false;
+        }
+    }
+}
+
 void pvdc_console_damage(PVDCState *s, uint64_t start, uint64_t len)
 {
     unsigned int c, i;

@@ -143,6 +143,8 @@ void pvdc_set_int_enable(PVDCState *s, uint32_t val);
 void pvdc_console_instance_init(PVDCState *s);
 void pvdc_console_init(PVDCState *s);
 void pvdc_console_unrealize(PVDCState *s);
+/* What bindings show changed wholesale: every console composes anew. */
+void pvdc_console_invalidate(PVDCState *s);
 void pvdc_console_finalize(PVDCState *s);
 /*
  * PVDC_HEAD_CRC_VALUE: capture the CRC of the current frame of @head if it
@@ -221,24 +223,30 @@ bool pvdc_memory_read(PVDCState *s, hwaddr addr, uint32_t *val);
 bool pvdc_memory_write(PVDCState *s, hwaddr addr, uint32_t val);
 /* Unmap and forget every binding, clear the registers (reset, unrealize). */
 void pvdc_memory_reset(PVDCState *s);
+/* Watch for RAM under bindings going away (realize, unrealize). */
+void pvdc_memory_realize(PVDCState *s);
+void pvdc_memory_unrealize(PVDCState *s);
 /* Whether [@addr, @addr + @len) lies wholly in one binding. */
 bool pvdc_memory_bound(PVDCState *s, uint64_t addr, uint64_t len);
 /*
  * The host pointer to [@addr, @addr + @len) if those bytes lie in one
  * binding, contiguous in the host's mapping of its pages, and bus
- * mastering is on; else NULL.  Valid until the binding is dropped.
+ * mastering is on; else NULL (also if the binding lost its RAM).  Valid
+ * until the binding is dropped.
  */
 uint8_t *pvdc_memory_host_span(PVDCState *s, uint64_t addr, uint64_t len);
 /*
  * Copy [@addr, @addr + @len), which lies in one binding, to @dst; false,
- * nothing copied, if it does not or bus mastering is off.
+ * nothing copied, if it does not, it lost its RAM or bus mastering is
+ * off.
  */
 bool pvdc_memory_load(PVDCState *s, uint64_t addr, uint64_t len, void *dst);
 /*
  * Write @lines (at least one) lines of @line bytes, @stride apart in
  * @src, @pitch apart from @addr on, into the binding that holds them all,
  * marking the pages dirty for migration and the lines damaged for the
- * consoles; false, nothing written, if none does or bus mastering is off.
+ * consoles; false, nothing written, if none does, it lost its RAM or bus
+ * mastering is off.
  */
 bool pvdc_memory_store(PVDCState *s, uint64_t addr, uint32_t pitch,
                        uint32_t lines, uint64_t line, const uint8_t *src,
@@ -252,7 +260,7 @@ bool pvdc_memory_reachable(PVDCState *s);
  * counts in x-bounce-bytes), whose state @keep keeps until the scene is
  * composed (it frees it, g_free).  With bus mastering off such planes
  * are dropped from @scene (not shown, as if disabled), as is a plane
- * whose view cannot be made.
+ * in a binding that lost its RAM or whose view cannot be made.
  */
 void pvdc_memory_views(PVDCState *s, struct PVDCComposeScene *scene,
                        GPtrArray *keep);

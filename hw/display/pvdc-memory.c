@@ -26,7 +26,11 @@
  *
  * Nothing is read from or mapped out of anything but guest RAM: the
  * device's own BARs and any other MMIO are refused before the first
- * access (the DMA re-entrancy of CVE-2021-3750).
+ * access (the DMA re-entrancy of CVE-2021-3750).  RAM may leave the
+ * guest's memory map under a binding (a DIMM the guest ejects): the
+ * mappings keep the host memory alive, as dma_memory_map() promises, but
+ * the device marks the binding lost and reads and writes it no more;
+ * only UNBIND (or a reset) releases it.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -613,7 +617,7 @@ bool pvdc_memory_load(PVDCState *s, uint64_t addr, uint64_t len, void *dst)
 {
     PVDCBinding *b = pvdc_binding_find(s, addr, len);
 
-    if (!b || !pvdc_memory_reachable(s)) {
+    if (!b || b->lost || !pvdc_memory_reachable(s)) {
         return false;
     }
     pvdc_binding_copy(b, addr - b->addr, len, dst);
@@ -633,7 +637,7 @@ bool pvdc_memory_store(PVDCState *s, uint64_t addr, uint32_t pitch,
     }
     len = (uint64_t)pitch * (lines - 1) + line;
     b = pvdc_binding_find(s, addr, len);
-    if (!b || !pvdc_memory_reachable(s)) {
+    if (!b || b->lost || !pvdc_memory_reachable(s)) {
         return false;
     }
     for (y = 0; y < lines; y++) {
@@ -692,7 +696,7 @@ static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t end,
     PVDCBinding *b = pvdc_binding_find(s, base, end - base);
     PVDCMemoryFetch *f;
 
-    if (!b) {
+    if (!b || b->lost) {
         return false;
     }
     *size = end - base;
@@ -712,7 +716,7 @@ uint8_t *pvdc_memory_host_span(PVDCState *s, uint64_t addr, uint64_t len)
 {
     PVDCBinding *b = pvdc_binding_find(s, addr, len);
 
-    if (!b || !pvdc_memory_reachable(s)) {
+    if (!b || b->lost || !pvdc_memory_reachable(s)) {
         return NULL;
     }
     return (uint8_t *)pvdc_binding_ptr(b, addr - b->addr, len);
@@ -995,6 +999,122 @@ void pvdc_memory_reset(PVDCState *s)
     s->bind_entries = 0;
     s->bind_status = PVDC_BIND_OK;
     s->damage_addr = 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* RAM leaving the memory map                                               */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Whether every entry of @b still translates, through the address space
+ * its pages were mapped from, to the host memory they were mapped to.
+ */
+static bool pvdc_binding_intact(PVDCState *s, PVDCBinding *b)
+{
+    AddressSpace *as = pci_device_iommu_address_space(PCI_DEVICE(s));
+    MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
+    unsigned int m = 0;
+    uint64_t done = 0;          /* bytes of mapping @m matched */
+    int32_t i;
+
+    for (i = 0; i < b->num_entries; i++) {
+        uint64_t addr = b->entries[i].addr, len = b->entries[i].len;
+
+        /* Each pass matches at least one byte: bounded by the size. */
+        while (len) {
+            PVDCBindMap *map;
+            MemoryRegion *mr;
+            hwaddr xlat, plen;
+            uint8_t *host = NULL;
+
+            if (m >= b->maps->len) {
+                return false;
+            }
+            map = &g_array_index(b->maps, PVDCBindMap, m);
+            plen = MIN(len, map->len - done);
+            WITH_RCU_READ_LOCK_GUARD() {
+                mr = address_space_translate(as, addr, &xlat, &plen, true,
+                                             attrs);
+                if (memory_access_is_direct(mr, true, attrs) &&
+                    mr != &s->vram) {
+                    host = (uint8_t *)memory_region_get_ram_ptr(mr) + xlat;
+                }
+            }
+            if (!host || !plen || host != (uint8_t *)map->host + done) {
+                return false;
+            }
+            addr += plen;
+            len -= plen;
+            done += plen;
+            if (done == map->len) {
+                m++;
+                done = 0;
+            }
+        }
+    }
+    return true;
+}
+
+static void pvdc_ram_region_del(MemoryListener *listener,
+                                MemoryRegionSection *section)
+{
+    PVDCState *s = container_of(listener, PVDCState, ram_listener);
+
+    if (memory_region_is_ram(section->mr) && section->mr != &s->vram) {
+        s->ram_removed = true;
+    }
+}
+
+/*
+ * After a change of the memory map that removed RAM (a section may only
+ * have been split, and come back whole in the same change): every
+ * binding whose pages are no longer the RAM it mapped is lost.  It stays
+ * bound, so that the states that name it stay valid, but its planes are
+ * not shown, writebacks into it are not written and its colour tables
+ * not read, as with bus mastering off; the mappings, which keep the host
+ * memory alive until UNBIND, are not touched again.
+ */
+static void pvdc_ram_commit(MemoryListener *listener)
+{
+    PVDCState *s = container_of(listener, PVDCState, ram_listener);
+    bool any = false;
+    uint32_t i;
+
+    if (!s->ram_removed) {
+        return;
+    }
+    s->ram_removed = false;
+    for (i = 0; i < s->num_bindings; i++) {
+        PVDCBinding *b = &s->bindings[i];
+
+        if (b->lost || !b->maps || pvdc_binding_intact(s, b)) {
+            continue;
+        }
+        b->lost = true;
+        any = true;
+        qemu_log_mask(LOG_GUEST_ERROR, "pvdc: RAM under binding 0x%x+0x%x "
+                      "left the memory map: it is no longer read or "
+                      "written, until UNBIND\n", b->addr, b->size);
+        trace_pvdc_memory_lost(b->addr, b->size);
+    }
+    if (any) {
+        pvdc_console_invalidate(s);
+    }
+}
+
+void pvdc_memory_realize(PVDCState *s)
+{
+    s->ram_listener = (MemoryListener) {
+        .name = "pvdc-ram",
+        .region_del = pvdc_ram_region_del,
+        .commit = pvdc_ram_commit,
+    };
+    memory_listener_register(&s->ram_listener, &address_space_memory);
+}
+
+void pvdc_memory_unrealize(PVDCState *s)
+{
+    memory_listener_unregister(&s->ram_listener);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -254,6 +254,7 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
 
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pvdc_timer_cb, s);
     pvdc_console_init(s);
+    pvdc_memory_realize(s);
 }
 
 /*
@@ -268,6 +269,7 @@ static void pvdc_exit(PCIDevice *pci)
 
     timer_del(s->timer);
     pvdc_console_unrealize(s);
+    pvdc_memory_unrealize(s);
     /* The mappings hold references to the guest's RAM: drop them now. */
     pvdc_memory_reset(s);
     msi_uninit(pci);

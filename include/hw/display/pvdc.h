@@ -210,6 +210,11 @@ typedef struct PVDCBinding {
     GArray *runs;               /* @maps merged where host-contiguous */
     /* all of its pages at consecutive host addresses, or NULL */
     uint8_t *view;
+    /*
+     * Its RAM went away under it (unplugged): @maps still hold the host
+     * memory, which the device no longer reads or writes.  Not migrated.
+     */
+    bool lost;
 } PVDCBinding;
 
 /*
@@ -308,6 +313,9 @@ struct PVDCState {
     /* bus mastering as the consoles last showed planes in bindings */
     bool bus_master_shown;
     PVDCBinding bindings[PVDC_MAX_BINDINGS];
+    /* RAM leaving the guest's memory map; a transaction removed some */
+    MemoryListener ram_listener;
+    bool ram_removed;
 
     /*
      * The boot display (pvdc-boot.c): the ramfb companion, NULL without
