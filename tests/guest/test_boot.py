@@ -7,7 +7,9 @@ draw, and Debian's installer (debian-installer-12-netboot-amd64: its
 kernel and initrd, booted by QEMU) under both.  Then the test guest boots
 under OVMF with efifb on that framebuffer: when pvdc.ko loads it takes the
 display over (no efifb left, one framebuffer device, its own picture on
-head 0), and a system reset gives head 0 back to the firmware.
+head 0), and a system reset gives head 0 back to the firmware.  With
+virtio-vga as the machine's boot display and pvdc (ramfb=off) a second
+card, efifb is virtio-vga's and pvdc.ko leaves it alone.
 
 Everything is seen from the host with screendumps, polled until the
 picture holds or a generous bound expires.  The stock guest boots its
@@ -155,10 +157,11 @@ def installer_shows_first_screen(firmware):
 
 class TakeoverVM(FirmwareVM):
     """The test guest under OVMF, its kernel on efifb, pvdc.ko not loaded
-    yet: the harness serves it as usual."""
+    yet: the harness serves it as usual.  DEVICES: pvdc alone, which has
+    the boot display, by default."""
 
-    def __init__(self):
-        GuestVM.__init__(self, append="pvdc.noload")
+    def __init__(self, devices=None):
+        GuestVM.__init__(self, devices=devices, append="pvdc.noload")
         self.extra_args = firmware_args("ovmf", self.tmp)
 
     def boot_args(self):
@@ -190,6 +193,43 @@ def driver_takes_over(vm):
     devices = vm.check("ls /sys/bus/platform/devices")
     if "efi-framebuffer" in devices or "simple-framebuffer" in devices:
         raise AssertionError(f"a firmware framebuffer is left: {devices}")
+
+
+def efifb_stays(vm):
+    """pvdc without a boot display beside the card that has it: efifb,
+    on that card, is left alone."""
+    fbs = framebuffers(vm)
+    if len(fbs) != 1 or "EFI VGA" not in fbs[0]:
+        raise AssertionError(f"/proc/fb before pvdc loaded: {fbs}")
+    vm.check("insmod /lib/modules/pvdc.ko")
+    fbs = framebuffers(vm)
+    if len(fbs) != 2 or "EFI VGA" not in fbs[0] or "pvdc" not in fbs[1]:
+        raise AssertionError(f"/proc/fb after pvdc loaded: {fbs}")
+    driver = vm.check("basename $(readlink "
+                      "/sys/bus/platform/devices/efi-framebuffer.0/driver)")
+    if driver.strip() != "efi-framebuffer":
+        raise AssertionError(f"efi-framebuffer.0 is bound to {driver!r}")
+
+
+def other_boot_display(tap):
+    """virtio-vga first, as the machine's VGA and OVMF's GOP (efifb on its
+    BAR); pvdc a second card with ramfb=off."""
+    vm = TakeoverVM(devices=["-device", "virtio-vga",
+                             "-device", "pvdc,id=pvdc0,ramfb=off"])
+    try:
+        vm.start()
+    except GuestError as e:
+        tap.fail("the test guest boots under OVMF on virtio-vga's efifb", e)
+        return
+    try:
+        tap.case("pvdc.ko beside another card's boot display leaves its "
+                 "efifb alone", efifb_stays, vm)
+        tap.case("head 0 shows the driver's picture beside it",
+                 driver_picture_on_head0, vm)
+        tap.case(KERNEL_LOG_CASE + " (beside virtio-vga)",
+                 vm.check_kernel_log)
+    finally:
+        vm.stop()
 
 
 def head0_bars(pic):
@@ -251,6 +291,7 @@ def main():
     tap.case("the installer's first screen is on head 0 under OVMF",
              installer_shows_first_screen("ovmf"))
     takeover(tap)
+    other_boot_display(tap)
     return tap.done()
 
 
