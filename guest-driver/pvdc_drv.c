@@ -659,6 +659,21 @@ static void pvdc_heads_init(struct pvdc_device *pvdc)
 	}
 }
 
+/*
+ * The firmware's framebuffer (efifb, vesafb, simplefb) is the device's
+ * boot display only if the device has one: a ramfb in guest RAM rather
+ * than in a BAR, so the PCI variant would not find it, and every firmware
+ * framebuffer goes, sysfb's with it, before the driver shows anything.
+ * Without one, the firmware's framebuffer is another card's (pvdc beside
+ * virtio-vga, say), and stays.
+ */
+static int pvdc_remove_boot_framebuffers(struct pvdc_device *pvdc)
+{
+	if (!(pvdc->features & PVDC_FEATURE_BOOT_DISPLAY))
+		return 0;
+	return drm_aperture_remove_framebuffers(&pvdc_driver);
+}
+
 static void pvdc_fini(void *arg)
 {
 	pvdc_clock_fini(arg);
@@ -669,16 +684,6 @@ static int pvdc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	struct pvdc_device *pvdc;
 	struct drm_device *drm;
 	int ret;
-
-	/*
-	 * The firmware's framebuffer (efifb, vesafb, simplefb) is the
-	 * device's boot display, a ramfb in guest RAM rather than in a BAR,
-	 * so the PCI variant would not find it: every firmware framebuffer
-	 * goes, and with it sysfb's, before the driver shows anything.
-	 */
-	ret = drm_aperture_remove_framebuffers(&pvdc_driver);
-	if (ret)
-		return ret;
 
 	pvdc = devm_drm_dev_alloc(&pdev->dev, &pvdc_driver, struct pvdc_device,
 				  drm);
@@ -709,6 +714,9 @@ static int pvdc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	pvdc->vram_size = pci_resource_len(pdev, PVDC_VRAM_BAR);
 
 	ret = pvdc_read_caps(pvdc);
+	if (ret)
+		return ret;
+	ret = pvdc_remove_boot_framebuffers(pvdc);
 	if (ret)
 		return ret;
 	pvdc_clock_init(pvdc);

@@ -52,8 +52,12 @@ PACKAGES=(
     # (the +ds source tree has none): SeaBIOS and its VGA BIOSes, iPXE's NIC
     # ROMs, qemu-system-data's blobs, and OVMF for UEFI guests
     seabios ipxe-qemu qemu-system-data ovmf
-    # the boot display test: Debian's netboot installer (kernel and initrd)
+    # the boot display test: Debian's netboot installer (kernel and initrd),
+    # and Debian's GRUB for BIOS and UEFI on a rescue ISO (grub-mkrescue
+    # packs it with xorriso, the EFI image with mtools) that boots the
+    # stock guest
     debian-installer-12-netboot-amd64
+    grub-common grub-pc-bin grub-efi-amd64-bin xorriso mtools
     # guest image
     busybox-static cpio kmod libdrm-dev libdrm-tests
     # debug guest kernel (scripts/build-debug-kernel.sh; objtool needs libelf)

@@ -136,6 +136,9 @@ static uint32_t pvdc_features(PVDCState *s)
     if (msi_present(PCI_DEVICE(s))) {
         features |= PVDC_FEATURE_MSI;
     }
+    if (s->boot_ramfb) {
+        features |= PVDC_FEATURE_BOOT_DISPLAY;
+    }
     return features;
 }
 

@@ -19,6 +19,10 @@ BOOT_TIMEOUT = float(os.environ.get("PVDC_STOCK_BOOT_TIMEOUT", "420"))
 DESKTOP_UNIT = "pvdc-desktop.service"
 DESKTOP_LOG = "/var/log/pvdc-desktop.log"
 WAYLAND_ENV = "XDG_RUNTIME_DIR=/run/pvdc-desktop WAYLAND_DISPLAY=wayland-pvdc"
+# The console on the screen (tty0) is /dev/console, where systemd reports
+# the boot; the serial line carries the kernel's log and the harness.
+KERNEL_ARGS = ("root=LABEL=pvdc-root ro console=ttyS0 console=tty0 "
+               "panic=-1 loglevel=4")
 
 
 def descriptor():
@@ -44,18 +48,17 @@ class StockGuest(GuestVM):
         self.image = image or descriptor()
         self.heads = heads
 
+    def disk_args(self):
+        # The cached image is never written.
+        return ["-drive", f"if=none,id=disk,format=raw,snapshot=on,"
+                          f"file={self.image['disk']}",
+                "-device", "ide-hd,drive=disk,bus=ide.0"]
+
     def boot_args(self):
         return ["-kernel", self.image["kernel"],
                 "-initrd", self.image["initrd"],
-                # The console on the screen (tty0) is /dev/console, where
-                # systemd reports the boot; the serial line carries the
-                # kernel's log and the harness.
-                "-append", "root=LABEL=pvdc-root ro console=ttyS0 "
-                           "console=tty0 panic=-1 loglevel=4 " + self.append,
-                # The cached image is never written.
-                "-drive", f"if=none,id=disk,format=raw,snapshot=on,"
-                          f"file={self.image['disk']}",
-                "-device", "ide-hd,drive=disk,bus=ide.0"]
+                "-append", KERNEL_ARGS + " " + self.append] + \
+            self.disk_args()
 
     def wait_for_desktop(self, timeout=120):
         """Wait until Weston has enabled an output on every head; return

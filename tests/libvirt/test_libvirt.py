@@ -21,8 +21,9 @@ Invalid values and a QEMU without pvdc are refused at define time with
 libvirt's usual errors.  Then a domain that virt-install writes with its
 defaults for a Debian guest and --video pvdc (q35, xHCI and a USB tablet,
 a virtio NIC, SPICE with USB redirection, ICH9 sound, virtio balloon and
-RNG) defines, starts on the project's QEMU, boots, and "virsh screenshot"
-shows pvdc's picture.
+RNG) defines, starts on the project's QEMU, boots with the driver held
+back, "virsh screenshot" shows the firmware's boot screen on head 0, and
+once the driver is loaded pvdc's picture.
 
 Every step has a timeout.  When the daemon cannot run on this machine the
 test says why and reports SKIP, never a pass.
@@ -49,6 +50,7 @@ from pvdc_paths import ROOT  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
 from pvdc_harness import (GuestError, Tap, artefact, modeset_head,  # noqa: E402
                           read_picture)
+from test_boot import shows_text  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "ui"))
 import ui_clients  # noqa: E402
@@ -475,9 +477,13 @@ class VirtInstallDomain(Domain):
                  # tests/guest/test_machine.py has the virtio disk, and
                  # user networking is virt-install's own fallback.
                  "--disk", "none", "--network", "user",
+                 # pvdc.noload: the driver waits for the test, which
+                 # looks at the boot screen first: the kernel's console
+                 # in the VESA mode SeaBIOS's ramfb VGA BIOS offers.
                  "--boot", f"kernel={boot['kernel']},"
                            f"initrd={boot['initrd']},"
-                           "kernel_args=\"console=ttyS0 panic=-1\"",
+                           "kernel_args=\"console=ttyS0 panic=-1 "
+                           "pvdc.noload vga=0x344\"",
                  "--serial", f"unix,path={self.serial_path},mode=bind",
                  "--xml", f"./devices/emulator={emulator or self.daemon.qemu}",
                  "--noautoconsole"], VIRSH_TIMEOUT, env=self.daemon.env)
@@ -715,6 +721,36 @@ def screenshot_shows_head(dom, tmp, screen):
                              f"and shows head {head}'s colour bars")
 
 
+def screenshot_shows_boot_screen(dom, tmp):
+    """Before the driver loads, head 0 shows the boot display: the
+    kernel's console on vesafb, in the framebuffer SeaBIOS set up.  The
+    kernel's messages go to the serial line: the test writes onto the
+    console, then takes screenshots until the text is there."""
+    rc, out = dom.serial.run("for i in 1 2 3 4; do echo 'pvdc: vesafb draws "
+                             "this line into the boot display' > /dev/tty1; "
+                             "done; cat /proc/fb")
+    if rc != 0 or "VESA VGA" not in out:
+        raise AssertionError(f"no vesafb console: {out!r}")
+    path = os.path.join(tmp, "boot-screen.img")
+    deadline = time.monotonic() + STEP_TIMEOUT
+    while True:
+        dom.daemon.virsh(["screenshot", dom.name, path, "--screen", "0"])
+        try:
+            seen = shows_text(read_picture(path))
+            break
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+    print(f"# boot screen: {seen}")
+
+
+def pvdc_driver_loads_and_binds(dom):
+    rc, out = dom.serial.run("insmod /lib/modules/pvdc.ko")
+    if rc != 0:
+        raise AssertionError(f"insmod pvdc.ko: {out}")
+    pvdc_driver_binds(dom)
+
+
 def spice_shows_every_head(dom):
     graphics = ET.fromstring(dom.dumpxml()).find(
         "devices/graphics[@type='spice']")
@@ -746,8 +782,11 @@ def virt_install_cases(tap, dom, tmp):
     else:
         tap.skip("virt-install's domain starts", "it is not defined")
     steps = [("virt-install's guest boots", guest_boots, dom),
-             ("the pvdc driver binds in virt-install's guest",
-              pvdc_driver_binds, dom),
+             ("virsh screenshot shows the boot screen on virt-install's "
+              "pvdc head 0 before the driver loads",
+              screenshot_shows_boot_screen, dom, tmp),
+             ("the pvdc driver loads and binds in virt-install's guest",
+              pvdc_driver_loads_and_binds, dom),
              ("pvdc-modeset lights virt-install's pvdc", light_heads, dom),
              ("virsh screenshot shows virt-install's pvdc head 0",
               screenshot_shows_head, dom, tmp, 0)]
@@ -766,7 +805,9 @@ def virt_install_cases(tap, dom, tmp):
 VIRT_INSTALL_CASES = [
     "virt-install's domain for a Debian guest with --video pvdc is defined",
     "virt-install's domain starts", "virt-install's guest boots",
-    "the pvdc driver binds in virt-install's guest",
+    "virsh screenshot shows the boot screen on virt-install's pvdc head 0 "
+    "before the driver loads",
+    "the pvdc driver loads and binds in virt-install's guest",
     "pvdc-modeset lights virt-install's pvdc",
     "virsh screenshot shows virt-install's pvdc head 0",
     "virt-install's domain is destroyed and undefined"]

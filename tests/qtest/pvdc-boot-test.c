@@ -247,7 +247,42 @@ static void test_ramfb_off_has_none(void)
 
     pvdc_test_start(&t, "ramfb=off");
     g_assert_cmpuint(fw_cfg_file_select(t.qts, RAMFB_FILE), ==, 0);
+    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_BOOT_DISPLAY,
+                    ==, 0);
     assert_blank(t.qts);
+    pvdc_test_stop(&t);
+}
+
+/* FEATURES of the pvdc in slot @slot of @t's machine. */
+static uint32_t features_in_slot(PVDCTest *t, int slot)
+{
+    g_autofree QPCIDevice *dev = qpci_device_find(t->bus,
+                                                  QPCI_DEVFN(slot, 0));
+    QPCIBar mmio;
+
+    g_assert_nonnull(dev);
+    qpci_device_enable(dev);
+    mmio = qpci_iomap(dev, PVDC_MMIO_BAR, NULL);
+    return qpci_io_readl(dev, mmio, PVDC_REG_FEATURES);
+}
+
+static void test_features_name_the_device_with_it(void)
+{
+    PVDCTest t;
+
+    /* The first pvdc has it, the second goes without. */
+    pvdc_test_start_with(&t, NULL, "-device pvdc,id=pvdc1,addr=05.0");
+    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_BOOT_DISPLAY,
+                    ==, PVDC_FEATURE_BOOT_DISPLAY);
+    g_assert_cmphex(features_in_slot(&t, 5) & PVDC_FEATURE_BOOT_DISPLAY,
+                    ==, 0);
+    /* Whether it shows or not: a driver reloaded later takes it over. */
+    boot_draw(t.qts, 1);
+    boot_setup(t.qts);
+    enable_head(&t, 0, CLOCK_1MS);
+    assert_head_shown(t.qts);
+    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_BOOT_DISPLAY,
+                    ==, PVDC_FEATURE_BOOT_DISPLAY);
     pvdc_test_stop(&t);
 }
 
@@ -363,6 +398,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvdc/boot/reset-brings-it-back",
                    test_reset_brings_it_back);
     qtest_add_func("/pvdc/boot/ramfb-off-has-none", test_ramfb_off_has_none);
+    qtest_add_func("/pvdc/boot/features-name-the-device-with-it",
+                   test_features_name_the_device_with_it);
     qtest_add_func("/pvdc/boot/one-ramfb-per-machine",
                    test_one_ramfb_per_machine);
     qtest_add_func("/pvdc/boot/migration-keeps-the-picture",

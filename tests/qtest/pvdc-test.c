@@ -51,7 +51,9 @@ static void test_pci_identity(void)
                     PVDC_FEATURE_ROUTING);
     g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_GUEST_MEMORY,
                     ==, PVDC_FEATURE_GUEST_MEMORY);
-    g_assert_cmphex(rd(&t, PVDC_REG_VERSION), ==, 1 << 16 | 6);
+    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_BOOT_DISPLAY,
+                    ==, PVDC_FEATURE_BOOT_DISPLAY);
+    g_assert_cmphex(rd(&t, PVDC_REG_VERSION), ==, 1 << 16 | 7);
     g_assert_cmphex(rd(&t, PVDC_REG_LUT_SIZE), ==,
                     PVDC_XY(PVDC_LUT_MAX_SIZE, PVDC_LUT_MAX_SIZE));
     pvdc_test_stop(&t);

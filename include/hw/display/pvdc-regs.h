@@ -58,7 +58,7 @@
 #define PVDC_ID                         0x43445650 /* "PVDC" little-endian */
 #define PVDC_REG_VERSION                0x0004  /* RO: major, minor */
 #define PVDC_VERSION_MAJOR              1
-#define PVDC_VERSION_MINOR              6
+#define PVDC_VERSION_MINOR              7
 #define PVDC_VERSION_MAJOR_SHIFT        16
 #define PVDC_VERSION_MAJOR_LENGTH       16
 #define PVDC_VERSION_MINOR_SHIFT        0
@@ -81,6 +81,11 @@
 #define PVDC_FEATURE_ROUTING            (1u << 10)
 /* BIND_*: guest pages bound into the device address space above VRAM */
 #define PVDC_FEATURE_GUEST_MEMORY       (1u << 11)
+/*
+ * The device has the machine's boot display (a ramfb companion): the
+ * firmware's framebuffer (efifb, vesafb) is this device's to take over
+ */
+#define PVDC_FEATURE_BOOT_DISPLAY       (1u << 12)
 #define PVDC_REG_NUM_HEADS              0x000c  /* RO */
 #define PVDC_REG_NUM_OVERLAYS           0x0010  /* RO: overlays per head */
 #define PVDC_REG_NUM_PLANES             0x0014  /* RO: all planes, all heads */
