@@ -364,11 +364,12 @@ static inline unsigned int pvdc_planes_per_head(struct pvdc_device *pvdc)
 
 /*
  * The longest a waiter waits for the device to latch a commit: an enable
- * latches the device's link-up delay (x-link-up-delay-ms, at most 60 s)
- * after its doorbell, anything else at the head's next vblank, and the
- * driver's modes have frames of at most a second (pvdc_crtc.c).  A device
- * that has not latched by then is wedged: the waiter gets an error, the
- * commit still completes when the device latches it.
+ * latches a frame of its mode after its doorbell, or the device's link-up
+ * delay (x-link-up-delay-ms, at most 60 s) if that is longer, anything
+ * else at the head's next vblank, and the driver's modes have frames of
+ * at most a second (pvdc_crtc.c).  A device that has not latched by then
+ * is wedged: the waiter gets an error, the commit still completes when the
+ * device latches it.
  */
 #define PVDC_LATCH_TIMEOUT_MS	(70 * MSEC_PER_SEC)
 

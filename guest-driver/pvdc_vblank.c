@@ -523,8 +523,9 @@ void pvdc_head_vblank(struct pvdc_head *head)
 
 /*
  * Device time a doorbell rung at @now latches at on @head: its next vblank,
- * or 0 when the head is off (an enable latches when the device's link is
- * up: the timeline tells, once it started).
+ * or 0 when the head is off (an enable latches at the first vblank of its
+ * new timeline, a frame of its mode or the device's link-up delay after
+ * the doorbell: the timeline tells, once it started).
  */
 u64 pvdc_head_next_vblank(struct pvdc_head *head, u64 now)
 {

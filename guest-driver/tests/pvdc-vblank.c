@@ -25,6 +25,13 @@
  *              a nonblocking modeset followed at once by cursor moves: its
  *              event arrives no earlier than the latch (LINKUP_MS after
  *              the commit), with the latch time.
+ *   modeset-event
+ *              a nonblocking modeset to a mode of MODESET_PERIOD_MS per
+ *              frame: its event cannot be read when the ioctl returns
+ *              (poll with no timeout), and comes at the first vblank of
+ *              the new timeline, at least a frame after the commit,
+ *              whatever LINKUP_MS: with a sequence number after any the
+ *              head had, and that vblank's time.
  *   flips      FRAMES page flips on a mode of FLIP_PERIOD_US, each made
  *              after the event of the one before, with the vblank
  *              interrupt kept on (an event queued far ahead): each flip
@@ -526,6 +533,51 @@ static drmModeModeInfo mode_of_period(const drmModeModeInfo *m, uint64_t ns)
 	return r;
 }
 
+/*
+ * Long enough that the ioctl returns within the frame, on a loaded host;
+ * short next to the DRM core's 10 s wait for a flip.
+ */
+#define MODESET_PERIOD_MS	250
+
+static void test_modeset_event(void)
+{
+	drmModeModeInfo slow = mode_of_period(&head->mode,
+					      MODESET_PERIOD_MS * 1000000ull);
+	struct pollfd pfd = { .fd = disp.fd, .events = POLLIN };
+	uint64_t t_commit, t_before;
+	uint32_t before;
+	int ready;
+
+	if (wait_vblank(DRM_VBLANK_RELATIVE, 0, &before, &t_before) ||
+	    dark()) {
+		kms_result(false, "modeset-event: set-up: %s", strerror(errno));
+		return;
+	}
+	t_commit = kms_now_ns();
+	if (light(&slow, DRM_MODE_ATOMIC_NONBLOCK | DRM_MODE_PAGE_FLIP_EVENT,
+		  NULL)) {
+		kms_result(false, "modeset-event: commit: %s", strerror(errno));
+		return;
+	}
+	ready = poll(&pfd, 1, 0);
+	kms_result(ready == 0,
+		   "modeset-event-not-readable-when-the-ioctl-returns%s",
+		   ready > 0 ? ": it is" : ready < 0 ? ": poll failed" : "");
+	if (!next_event(linkup_ms + 10000)) {
+		kms_result(false, "modeset-event: no event");
+		return;
+	}
+	kms_result((int32_t)((uint32_t)got.seq - before) > 0,
+		   "modeset-event-carries-a-vblank-of-the-new-timeline # %llu, the head was at %u",
+		   (unsigned long long)got.seq, before);
+	kms_result(got.time_ns + 100000 >=
+		   t_commit + MODESET_PERIOD_MS * 1000000ull,
+		   "modeset-event-a-frame-after-the-commit # %.3f ms after it",
+		   (got.time_ns - (double)t_commit) / 1e6);
+	check_latch_event("modeset", t_commit);
+	light(NULL, 0, NULL);
+}
+
 /* ------------------------------------------------------------------------ */
 /* flips                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -797,6 +849,8 @@ int main(int argc, char **argv)
 			test_enable();
 		else if (!strcmp(argv[i], "modeset-cursor"))
 			test_modeset_cursor();
+		else if (!strcmp(argv[i], "modeset-event"))
+			test_modeset_event();
 		else if (!strcmp(argv[i], "flips"))
 			test_flips(false);
 		else if (!strcmp(argv[i], "flips-anytime"))

@@ -1142,6 +1142,23 @@ static void pvdc_snapshot_head(PVDCState *s, unsigned int h)
     head->armed_seq++;
 }
 
+/*
+ * An enable latches when the head's pipe has run a frame of its new mode
+ * and its link is up: no sooner than real hardware shows a modeset, which
+ * is what a guest paces on.  A mode the rules refuse has no frame to wait
+ * for: only the link.
+ */
+static int64_t pvdc_enable_latch(PVDCState *s, PVDCHead *head, int64_t now)
+{
+    uint64_t wait = (uint64_t)s->link_up_delay_ms * SCALE_MS;
+
+    if (pvdc_mode_valid(s, &head->armed)) {
+        wait = MAX(wait, pvdc_mode_period_ns(&head->armed));
+    }
+    /* INT64_MAX: beyond the end of QEMU_CLOCK_VIRTUAL, nothing latches. */
+    return wait > (uint64_t)(INT64_MAX - now) ? INT64_MAX : now + wait;
+}
+
 static int64_t pvdc_arm_head(PVDCState *s, unsigned int h, int64_t now)
 {
     PVDCHead *head = &s->heads[h];
@@ -1154,7 +1171,7 @@ static int64_t pvdc_arm_head(PVDCState *s, unsigned int h, int64_t now)
         return pvdc_next_vblank(head, now);
     }
     if (FIELD_EX32(head->armed.ctrl, HS_CTRL, ENABLE)) {
-        return now + (int64_t)s->link_up_delay_ms * SCALE_MS;
+        return pvdc_enable_latch(s, head, now);
     }
     return now;
 }

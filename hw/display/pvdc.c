@@ -869,7 +869,8 @@ static void pvdc_class_init(ObjectClass *klass, void *data)
         "memory bandwidth of all heads, KiB per frame "
         "(0: two full-screen XRGB8888 planes and a cursor per head)");
     object_class_property_set_description(klass, "x-link-up-delay-ms",
-        "time a disabled head takes to show a mode, ms, up to 60000");
+        "time the link of a disabled head takes to come up, ms, up to "
+        "60000 (an enable takes a frame of its mode at least)");
     object_class_property_set_description(klass, "xres",
         "preferred width of every head's connector (0: 1024)");
     object_class_property_set_description(klass, "yres",

@@ -423,6 +423,9 @@ def suite(tap, vm):
     program_cases(tap, vm, "pvdc-atomic",
                   f"pvdc-atomic -s {SCALERS} -b {HEAD_KIB}")
     program_cases(tap, vm, "pvdc-crc", "pvdc-crc")
+    # A modeset completes at the new mode's first vblank, a frame after the
+    # commit even when the link comes up sooner (30 ms here).
+    program_cases(tap, vm, "pvdc-vblank", "pvdc-vblank modeset-event")
 
     def demo_uses_every_feature():
         out = vm.check("pvdc-demo 3", 60)

@@ -120,6 +120,48 @@ static void test_armed_commit_applies_at_its_vblank(void)
     pvdc_test_stop(&src);
 }
 
+/*
+ * An enable armed on the source, migrated before its first vblank, latches
+ * on the destination at that very vblank, a frame of its mode after its
+ * doorbell, and raises its interrupt there.
+ */
+static void test_armed_enable_applies_at_its_first_vblank(void)
+{
+    const uint64_t p1 = period_ns(CLOCK_2MS);
+    PVDCTest src, dst;
+    Snapshot before;
+    int64_t arm;
+
+    pvdc_test_start(&src, NULL);
+    enable_head(&src, 0, CLOCK_1MS);
+    (void)rd(&src, PVDC_REG_INT_ACK);
+    step_to(&src, now_ns(&src) + 12345);
+    arm = now_ns(&src);
+    write_mode(&src, 1, CLOCK_2MS);
+    write_plane(&src, plane_of(&src, 1, PRIMARY), 1, 0, 0);
+    snapshot_active(&src, &before);
+    doorbell(&src, 1);
+    step_to(&src, arm + p1 / 2);
+    pvdc_test_migrate(&src, &dst, NULL, NULL);
+
+    assert_active_is(&dst, &before);
+    g_assert_cmpuint(head_ctl(&dst, 1, PVDC_HEAD_DOORBELL), ==, 1);
+    step_to(&dst, arm + p1 - 1);
+    assert_active_is(&dst, &before);
+    g_assert_cmphex(rd(&dst, PVDC_REG_INT_STATUS), ==, 0);
+    step_to(&dst, arm + p1);
+    g_assert_cmphex(rd(&dst, PVDC_REG_INT_STATUS), ==,
+                    PVDC_INT(1, PVDC_INT_COMMIT_DONE));
+    g_assert_cmphex(wait_outcome(&dst, 1, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(rd(&dst, PVDC_HEAD_ACTIVE(1) + PVDC_HS_CTRL), ==,
+                    PVDC_HS_CTRL_ENABLE);
+    g_assert_cmpuint(head_ctl(&dst, 1, PVDC_HEAD_FRAME_PERIOD), ==, p1);
+    g_assert_cmpuint(vblank_time(&dst, 1), ==, arm + p1);
+
+    pvdc_test_stop(&dst);
+    pvdc_test_stop(&src);
+}
+
 /* A 2-entry LUT from white to black at VRAM @offset: inverts a channel. */
 static void write_invert_lut(PVDCTest *t, uint32_t offset, bool black)
 {
@@ -1300,6 +1342,8 @@ int main(int argc, char **argv)
 
     qtest_add_func("/pvdc/migration/armed-commit-applies-at-its-vblank",
                    test_armed_commit_applies_at_its_vblank);
+    qtest_add_func("/pvdc/migration/armed-enable-applies-at-its-first-vblank",
+                   test_armed_enable_applies_at_its_first_vblank);
     qtest_add_func("/pvdc/migration/color-pipeline-comes-along",
                    test_color_pipeline_comes_along);
     qtest_add_func("/pvdc/migration/routing-comes-along",

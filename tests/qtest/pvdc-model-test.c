@@ -29,11 +29,14 @@ typedef struct Random {
     Model m;
     /* latched groups seen, and the latches that moved a plane */
     unsigned int latches, moves;
+    /* enables latched where the model said, a frame after the doorbell */
+    unsigned int timed_enables;
 } Random;
 
 static void random_write(Random *r, uint32_t addr, uint32_t val)
 {
     wr(&r->t, addr, val);
+    r->m.now = now_ns(&r->t);
     model_write(&r->m, addr, val);
 }
 
@@ -537,6 +540,29 @@ static void assert_other_heads_kept(Random *r, const Snapshot *before,
     }
 }
 
+/*
+ * What the device latched by now fell due at the latch point the model
+ * derived at its doorbell, never earlier, and nothing due is left armed
+ * unless it writes back (docs/specs/pvdc.rst: Latch point).
+ */
+static void model_check_latch_points(Random *r, uint32_t done)
+{
+    Model *m = &r->m;
+
+    for (unsigned int h = 0; h < m->heads; h++) {
+        if (!(m->armed & BIT(h)) || m->latch[h] < 0) {
+            continue;
+        }
+        if (done & BIT(h)) {
+            g_assert_cmpint(m->latch[h], <=, now_ns(&r->t));
+            r->timed_enables += !model_on(m->ha[h]) &&
+                                model_on(m->harm[h]);
+        } else if (!model_group_may_defer(m, m->group[h])) {
+            g_assert_cmpint(m->latch[h], >, now_ns(&r->t));
+        }
+    }
+}
+
 /* After each step, latch in the model what the device latched. */
 static void model_sync(Random *r)
 {
@@ -546,6 +572,7 @@ static void model_sync(Random *r)
     Snapshot before;
     unsigned int h;
 
+    model_check_latch_points(r, done);
     if (!done) {
         return;
     }
@@ -733,9 +760,10 @@ static void test_random_commits_match_reference_model(void)
     g_test_message("%u commits applied, %u rejected, %u amended; %u "
                    "latches, %u moved a plane to another head, %u enabled "
                    "a head on another connector; %u showed a plane in a "
-                   "binding", r.m.applied,
-                   r.m.rejected, r.m.amended, r.latches, r.moves,
-                   r.m.rerouted, r.m.applied_bound);
+                   "binding; %u enables latched where the model said",
+                   r.m.applied, r.m.rejected, r.m.amended, r.latches,
+                   r.moves, r.m.rerouted, r.m.applied_bound,
+                   r.timed_enables);
     for (i = 0; i <= PVDC_RESULT_CODE_MASK; i++) {
         if (r.m.errors[i]) {
             g_test_message("  error 0x%02x: %u", i, r.m.errors[i]);
@@ -752,6 +780,8 @@ static void test_random_commits_match_reference_model(void)
     g_assert_cmpuint(r.m.errors[PVDC_ERR_PLANE_BUSY], >, steps / 500);
     g_assert_cmpuint(r.moves, >, steps / 500);
     g_assert_cmpuint(r.m.amended, >, steps / 500);
+    /* and enables, at the first vblank of their timelines */
+    g_assert_cmpuint(r.timed_enables, >, steps / 1000);
     /* the Cb:Cr rules are exercised too */
     g_assert_cmpuint(r.m.errors[PVDC_ERR_CHROMA], >, steps / 1000);
     /* and the writeback rule */

@@ -226,13 +226,12 @@ static bool model_writeback_bad(Model *m, const uint32_t *a)
            !model_in_memory(m, offset, pitch * (lines - 1) + line);
 }
 
-static uint32_t model_check_mode(Model *m, ModelView *v, unsigned int h)
+/* The frame period of the timings of head state @a; 0 if they are invalid. */
+static uint64_t model_mode_period(Model *m, const uint32_t *a)
 {
-    const uint32_t *a = v->h[h], *old = m->ha[h];
     uint64_t pixels = (uint64_t)PVDC_Y(a[HS(PVDC_HS_HTIMING)]) *
                       PVDC_Y(a[HS(PVDC_HS_VTIMING)]);
     uint32_t clock = a[HS(PVDC_HS_PIXEL_CLOCK)];
-    uint64_t total = 0;
 
     if (model_axis_bad(a[HS(PVDC_HS_HTIMING)], a[HS(PVDC_HS_HSYNC)],
                        m->max_w) ||
@@ -240,6 +239,17 @@ static uint32_t model_check_mode(Model *m, ModelView *v, unsigned int h)
                        m->max_h) ||
         clock == 0 || clock > PVDC_MAX_PIXEL_CLOCK_KHZ ||
         pixels * 1000000 / clock < PVDC_MIN_FRAME_PERIOD_NS) {
+        return 0;
+    }
+    return pixels * 1000000 / clock;
+}
+
+static uint32_t model_check_mode(Model *m, ModelView *v, unsigned int h)
+{
+    const uint32_t *a = v->h[h], *old = m->ha[h];
+    uint64_t total = 0;
+
+    if (!model_mode_period(m, a)) {
         return head_result(PVDC_ERR_MODE);
     }
     /* a connector that exists, driven by no other head left enabled */
@@ -364,6 +374,17 @@ static uint32_t model_check(Model *m, ModelView *v, unsigned int *failed)
     return 0;
 }
 
+bool model_group_may_defer(Model *m, uint32_t group)
+{
+    for (unsigned int h = 0; h < m->heads; h++) {
+        if ((group & BIT(h)) &&
+            (m->harm[h][HS(PVDC_HS_CTRL)] & PVDC_HS_CTRL_WRITEBACK)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void model_latch(Model *m, uint32_t group, uint32_t result[PVDC_MAX_HEADS])
 {
     ModelView v;
@@ -405,6 +426,14 @@ void model_latch(Model *m, uint32_t group, uint32_t result[PVDC_MAX_HEADS])
             if (!model_on(m->ha[h]) && model_on(m->harm[h]) &&
                 m->harm[h][HS(PVDC_HS_CONNECTOR)] != h) {
                 m->rerouted++;
+            }
+            /* A timeline starts at the enable, unknown if it was late. */
+            if (!model_on(m->ha[h]) && model_on(m->harm[h])) {
+                m->t0[h] = model_group_may_defer(m, group) ? -1
+                                                           : m->latch[h];
+                m->period[h] = model_mode_period(m, m->harm[h]);
+            } else if (!model_on(m->harm[h])) {
+                m->period[h] = 0;
             }
             memcpy(m->ha[h], m->harm[h], sizeof(m->ha[h]));
             result[h] = PVDC_RESULT_APPLIED;
@@ -469,8 +498,31 @@ static void model_snapshot(Model *m, unsigned int h)
     m->seq[h]++;
 }
 
+/*
+ * Where the commit just armed on head @h latches (docs/specs/pvdc.rst,
+ * Latch point): its next vblank, a frame of the mode it enables (the
+ * model's devices have no link-up delay), or at once; -1 if the head's
+ * timeline is not known.
+ */
+static int64_t model_latch_point(Model *m, unsigned int h)
+{
+    if (model_on(m->ha[h])) {
+        if (m->t0[h] < 0) {
+            return -1;
+        }
+        return m->t0[h] + ((m->now - m->t0[h]) / m->period[h] + 1) *
+                          m->period[h];
+    }
+    if (model_on(m->harm[h])) {
+        return m->now + model_mode_period(m, m->harm[h]);
+    }
+    return m->now;
+}
+
 static void model_doorbell(Model *m, uint32_t mask)
 {
+    int64_t latch = m->now;
+
     if (m->armed & mask) {
         return;
     }
@@ -478,6 +530,16 @@ static void model_doorbell(Model *m, uint32_t mask)
         if (mask & BIT(h)) {
             model_snapshot(m, h);
             m->group[h] = mask;
+            if (latch >= 0) {
+                int64_t at = model_latch_point(m, h);
+
+                latch = at < 0 ? -1 : MAX(latch, at);
+            }
+        }
+    }
+    for (unsigned int h = 0; h < m->heads; h++) {
+        if (mask & BIT(h)) {
+            m->latch[h] = latch;
         }
     }
     m->armed |= mask;

@@ -46,6 +46,16 @@ typedef struct Model {
     uint32_t group[PVDC_MAX_HEADS];
     uint32_t seq[PVDC_MAX_HEADS];
 
+    /*
+     * Time as the test keeps it (QEMU_CLOCK_VIRTUAL at each write), each
+     * enabled head's timeline (vblank n at t0 + n * period; t0 -1: not
+     * known) and each armed commit's latch point (-1: not known).
+     */
+    int64_t now;
+    int64_t t0[PVDC_MAX_HEADS];
+    uint64_t period[PVDC_MAX_HEADS];
+    int64_t latch[PVDC_MAX_HEADS];
+
     /* the bindings, in no order, and the BIND_* registers */
     ModelBinding bindings[PVDC_MAX_BINDINGS];
     unsigned int num_bindings;
@@ -81,6 +91,12 @@ void model_write(Model *m, uint32_t addr, uint32_t val);
  */
 void model_bind_table(Model *m, uint64_t at, const uint64_t *entries,
                       uint32_t n);
+
+/*
+ * A commit of @group that writes back may latch later than its latch
+ * point (the composition budget), never earlier.
+ */
+bool model_group_may_defer(Model *m, uint32_t group);
 
 /* Latch the group @group in the model; @result gets each member's outcome. */
 void model_latch(Model *m, uint32_t group, uint32_t result[PVDC_MAX_HEADS]);

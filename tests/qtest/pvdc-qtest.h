@@ -372,7 +372,8 @@ static inline uint32_t wait_outcome(PVDCTest *t, unsigned int head,
 
 /*
  * Ring @head's doorbell and return the outcome, at the latch point (the
- * next vblank, or at once for a head that is and stays disabled).
+ * next vblank; a frame of the new mode later for a head it enables; at
+ * once for a head that is and stays disabled).
  */
 static inline uint32_t commit(PVDCTest *t, unsigned int head)
 {
@@ -380,22 +381,44 @@ static inline uint32_t commit(PVDCTest *t, unsigned int head)
     return wait_outcome(t, head, NANOSECONDS_PER_SECOND);
 }
 
+/* The frame period of the mode in @head's shadow registers. */
+static inline int64_t shadow_period_ns(PVDCTest *t, unsigned int head)
+{
+    uint64_t base = PVDC_HEAD_SHADOW(head);
+    uint64_t htotal = PVDC_Y(rd(t, base + PVDC_HS_HTIMING));
+    uint64_t vtotal = PVDC_Y(rd(t, base + PVDC_HS_VTIMING));
+
+    return htotal * vtotal * SCALE_MS / rd(t, base + PVDC_HS_PIXEL_CLOCK);
+}
+
+/*
+ * Ring @head's doorbell for a commit that enables it, from a disabled
+ * head and no link-up delay: it is armed, not applied, until the first
+ * vblank of the new timeline, one frame of its mode later, where it
+ * applies.  Returns that latch time, which is vblank 0 of the timeline.
+ */
+static inline int64_t commit_enable(PVDCTest *t, unsigned int head)
+{
+    int64_t latch = now_ns(t) + shadow_period_ns(t, head);
+
+    doorbell(t, head);
+    g_assert_cmpuint(head_ctl(t, head, PVDC_HEAD_DOORBELL), ==, 1);
+    step_to(t, latch);
+    g_assert_cmphex(wait_outcome(t, head, 0), ==, PVDC_RESULT_APPLIED);
+    return latch;
+}
+
 /*
  * Enable @head with the test mode and its primary plane at VRAM offset 0,
- * from a disabled head and no link-up delay, so it latches at once.
- * Returns the enable time, which is vblank 0 of the new timeline.
+ * from a disabled head and no link-up delay (commit_enable()).  Returns
+ * the enable time, which is vblank 0 of the new timeline.
  */
 static inline int64_t enable_head(PVDCTest *t, unsigned int head,
                                   uint32_t clock_khz)
 {
-    int64_t t0 = now_ns(t);
-
     write_mode(t, head, clock_khz);
     write_plane(t, plane_of(t, head, PRIMARY), head, 0, 0);
-    doorbell(t, head);
-    g_assert_cmphex(wait_outcome(t, head, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmpint(now_ns(t), ==, t0);
-    return t0;
+    return commit_enable(t, head);
 }
 
 /*

@@ -1652,7 +1652,7 @@ static void test_zpos_clash_with_plane_outside_commit(void)
 static void test_heads_are_independent(void)
 {
     const uint64_t p0 = period_ns(CLOCK_1MS), p1 = period_ns(CLOCK_2MS);
-    int64_t t0, t1, arm;
+    int64_t t0, t1, arm, v0;
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
@@ -1670,9 +1670,11 @@ static void test_heads_are_independent(void)
     doorbell(&t, 0);
     doorbell(&t, 1);
     /* head 0: vblanks at t0 + n * p0; head 1 at t1 + n * p1 */
-    step_to(&t, t0 + 3 * p0 - 1);
+    v0 = t0 + ((arm - t0) / p0 + 1) * p0;
+    g_assert_cmpint(v0, <, t1 + 2 * p1);
+    step_to(&t, v0 - 1);
     g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
-    step_to(&t, t0 + 3 * p0);
+    step_to(&t, v0);
     g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 0);
     g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
                     0xff);
@@ -1783,7 +1785,7 @@ static void test_multi_head_commit_is_all_or_none(void)
     g_assert_cmphex(rd(&t, PVDC_REG_MULTI_DOORBELL), ==, BIT(0) | BIT(1));
     g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 2);
     g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, 2);
-    step_to(&t, t0 + p0);
+    step_to(&t, t0 + ((t1 - t0) / p0 + 1) * p0);
     assert_active_is(&t, &before);
     step_to(&t, t1 + p1 - 1);
     assert_active_is(&t, &before);
@@ -1847,12 +1849,14 @@ static void test_timings_change_only_through_disable_enable(void)
     g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 6);
     g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_TIME_LO), ==, off);
 
-    /* Enable with the new clock: a new timeline, the count goes on. */
+    /*
+     * Enable with the new clock: a frame of it later, a new timeline; the
+     * count goes on.
+     */
     write_mode(&t, 0, CLOCK_2MS);
     wr_plane(&t, primary, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
-    on = now_ns(&t);
-    doorbell(&t, 0);
-    g_assert_cmphex(wait_outcome(&t, 0, 0), ==, PVDC_RESULT_APPLIED);
+    on = commit_enable(&t, 0);
+    g_assert_cmpint(on, ==, off + 10 * p0 + p1);
     g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, p1);
     g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_PIXEL_CLOCK), ==,
                     CLOCK_2MS);
@@ -2403,6 +2407,78 @@ static bool msi_sent(PVDCTest *t)
     return data == MSI_DATA;
 }
 
+/*
+ * An enable is armed at its doorbell and latches one frame of its new mode
+ * later, at the first vblank of the head's new timeline (a link-up delay
+ * shorter than that frame adds nothing): until then the head is off and
+ * nothing is reported, whatever the guest reads or amends; there the
+ * device's own timer applies it and raises COMMIT_DONE.
+ */
+static void test_enable_latches_at_the_first_vblank(void)
+{
+    const uint64_t p1 = period_ns(CLOCK_2MS);
+    const uint32_t done0 = PVDC_INT(0, PVDC_INT_COMMIT_DONE);
+    unsigned int primary;
+    PVDCTest t;
+    int64_t arm;
+    int gsi;
+
+    pvdc_test_start(&t, "x-link-up-delay-ms=1");
+    qtest_irq_intercept_in(t.qts, "ioapic");
+    primary = plane_of(&t, 0, PRIMARY);
+    enable_head(&t, 1, CLOCK_1MS);
+    gsi = find_intx_gsi(&t);
+    wr(&t, PVDC_REG_INT_STATUS, rd(&t, PVDC_REG_INT_STATUS));
+    wr(&t, PVDC_REG_INT_ENABLE, done0);
+
+    step_to(&t, 1234567);
+    arm = now_ns(&t);
+    write_mode(&t, 0, CLOCK_2MS);
+    write_plane(&t, primary, 0, 0, 0);
+    doorbell(&t, 0);
+    for (int64_t when = arm; when < arm + p1; when += p1 / 2 - 1) {
+        step_to(&t, when);
+        g_assert_false(qtest_get_irq(t.qts, gsi));
+        g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
+        g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 0);
+        g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, 0);
+        g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
+        g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(primary) + PVDC_PS_CTRL),
+                        ==, 0);
+        g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, 0);
+        g_assert_cmpuint(vblank_time(&t, 0), ==, 0);
+    }
+    /* An amend joins the enable and keeps its latch point. */
+    wr_head(&t, 0, PVDC_HS_BACKGROUND, 0x00abcdef);
+    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
+    step_to(&t, arm + p1 - 1);
+    g_assert_false(qtest_get_irq(t.qts, gsi));
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
+
+    /* The timer latches it, before any register access. */
+    step_to(&t, arm + p1);
+    g_assert_true(qtest_get_irq(t.qts, gsi));
+    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, done0);
+    g_assert_cmphex(wait_outcome(&t, 0, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 2);
+    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==,
+                    PVDC_HS_CTRL_ENABLE);
+    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+                    0x00abcdef);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, p1);
+
+    /* The timeline starts there: the enable's frame is its vblank 0. */
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 0);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 0);
+    g_assert_cmpuint(vblank_time(&t, 0), ==, arm + p1);
+    step_to(&t, arm + 2 * p1 - 1);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 0);
+    step_to(&t, arm + 2 * p1);
+    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 1);
+    g_assert_cmpuint(vblank_time(&t, 0), ==, arm + 2 * p1);
+    pvdc_test_stop(&t);
+}
+
 static void test_msi_replaces_intx(void)
 {
     const uint64_t p0 = period_ns(CLOCK_1MS);
@@ -2773,7 +2849,8 @@ static void test_hostile_values_are_refused(void)
     PVDCTest t;
     int i;
 
-    pvdc_test_start(&t, NULL);
+    /* No PIT: the slowest mode's first vblank is 49.7 days away. */
+    pvdc_test_start_with(&t, NULL, "-machine pit=off");
     primary = plane_of(&t, 0, PRIMARY);
     enable_head(&t, 0, CLOCK_1MS);
     snapshot_active(&t, &before);
@@ -2804,8 +2881,7 @@ static void test_hostile_values_are_refused(void)
     wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_HTIMING, PVDC_XY(MODE_W, 0xffff));
     wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_VTIMING, PVDC_XY(MODE_H, 0xffff));
     wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_PIXEL_CLOCK, 1);
-    doorbell(&t, 1);
-    g_assert_cmphex(wait_outcome(&t, 1, 0), ==, PVDC_RESULT_APPLIED);
+    commit_enable(&t, 1);
     g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, UINT32_MAX);
 
     /* Garbage everywhere in BAR0: still the same device. */
@@ -2911,8 +2987,8 @@ static void test_connector_moves_in_one_group(void)
 
 /*
  * Head 1 armed alone while head 0's disable waits for its vblank latches
- * first, at once: connector 0 is still driven.  Once head 0 let go, the
- * same commit applies.
+ * first, a frame of its faster mode later: connector 0 is still driven.
+ * Once head 0 let go, the same commit applies.
  */
 static void test_connector_taken_before_it_is_released(void)
 {
@@ -2921,13 +2997,13 @@ static void test_connector_taken_before_it_is_released(void)
     int64_t t0;
 
     pvdc_test_start(&t, RULE_PROPS);
-    t0 = enable_head(&t, 0, CLOCK_1MS);
+    t0 = enable_head(&t, 0, CLOCK_2MS);
     write_disabled_head(&t, 0);
     doorbell(&t, 0);
     write_routed_head(&t, 1, 0);
     snapshot_active(&t, &before);
     g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_CONNECTOR));
-    g_assert_cmpint(now_ns(&t), <, t0 + PERIOD_1MS);
+    g_assert_cmpint(now_ns(&t), <, t0 + period_ns(CLOCK_2MS));
     assert_active_is(&t, &before);
     g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     PVDC_RESULT_APPLIED);
@@ -3062,6 +3138,9 @@ int main(int argc, char **argv)
                    test_multi_head_commit_is_all_or_none);
     qtest_add_func("/pvdc/modeset/timings-change-only-through-disable-enable",
                    test_timings_change_only_through_disable_enable);
+    qtest_add_func("/pvdc/modeset/enable-latches-at-the-first-vblank-of-its"
+                   "-timeline",
+                   test_enable_latches_at_the_first_vblank);
     qtest_add_func("/pvdc/modeset/link-up-delay-is-respected",
                    test_link_up_delay_is_respected);
     qtest_add_func("/pvdc/modeset/stalled-device-latches-nothing-until"
