@@ -80,8 +80,6 @@ void pvdc_crc_vblank(struct pvdc_head *head)
 	u32 base = PVDC_HEAD_CONTROL(head->index);
 	u32 crc = pvdc_read(pvdc, base + PVDC_HEAD_CRC_VALUE);
 	u32 frame = pvdc_read(pvdc, base + PVDC_HEAD_CRC_FRAME);
-	u32 now = pvdc_read(pvdc, base + PVDC_HEAD_VBLANK_COUNT);
-	u64 count = drm_crtc_vblank_count(&head->crtc);
 
 	/*
 	 * A vCPU held up after INT_ACK until the next vblank reads that
@@ -94,6 +92,6 @@ void pvdc_crc_vblank(struct pvdc_head *head)
 	WRITE_ONCE(head->crc_sent, true);
 	head->crc_frame = frame;
 
-	/* The device numbers frames with its counter, DRM with its own. */
-	drm_crtc_add_crc_entry(&head->crtc, true, count - (now - frame), &crc);
+	drm_crtc_add_crc_entry(&head->crtc, true,
+			       pvdc_head_frame_count(head, frame), &crc);
 }

@@ -439,6 +439,7 @@ u64 pvdc_head_send_event(struct pvdc_head *head,
 			 struct drm_pending_vblank_event *event, u64 latched);
 u64 pvdc_head_next_vblank(struct pvdc_head *head, u64 now);
 u64 pvdc_head_frame_time(struct pvdc_head *head, u32 frame);
+u64 pvdc_head_frame_count(struct pvdc_head *head, u32 frame);
 u64 pvdc_head_latch_time(struct pvdc_head *head, u64 when);
 u64 pvdc_clock_device_now(struct pvdc_device *pvdc);
 u64 pvdc_clock_margin(struct pvdc_device *pvdc);

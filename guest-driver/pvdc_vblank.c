@@ -580,6 +580,29 @@ u64 pvdc_head_frame_time(struct pvdc_head *head, u32 frame)
 }
 
 /*
+ * The DRM core's number of device vblank @frame (a VBLANK_COUNT).  The
+ * core's counter stands for the driver's counter it was last given, the
+ * floor: counting back from there keeps the number right when the device
+ * passed another vblank that the core was not told of yet, where the
+ * distance to VBLANK_COUNT read now would number the frame one low (and
+ * the next frame's entry after it then skip one).
+ */
+u64 pvdc_head_frame_count(struct pvdc_head *head, u32 frame)
+{
+	struct pvdc_timeline *tl = &head->tl;
+	unsigned long flags;
+	u64 count;
+	s32 back;
+
+	spin_lock_irqsave(&head->tl_lock, flags);
+	count = drm_crtc_vblank_count(&head->crtc);
+	back = (s32)(tl->floor - (frame + tl->offset));
+	spin_unlock_irqrestore(&head->tl_lock, flags);
+
+	return count - back;
+}
+
+/*
  * The device time to stamp the event of a latch with, given @when, the
  * driver's idea of that time.  The latch lies after the one the last
  * event carried (a head latches once per vblank at most, and a commit
