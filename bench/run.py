@@ -25,12 +25,14 @@ rows that miss their target are marked MISS.  Sections:
                missed frames; one head, then four heads from four threads
   flipcost     MMIO accesses (and virtqueue kicks, device callbacks) per
                primary-plane page flip (runs of 2N and N flips, difference
-               over N): pvdc vs bochs-display vs virtio-gpu
+               over N): pvdc vs bochs-display vs virtio-gpu; pvdc's per
+               legacy cursor move, the same way
   check        one atomic TEST_ONLY commit / one DRM_IOCTL_VERSION
   timing       pvdc's vblank timestamps (jitter of 300 intervals / frame
                period), a wait for a vblank that has passed (/ frame
                period), legacy cursor moves per frame while the head flips
-               on every vblank, and the frames those flips miss
+               on every vblank, and the frames those flips miss; a
+               nonblocking flip ioctl to a fresh buffer / to one shown
   ui           distinct frames a D-Bus display listener receives / frames
                the guest flipped, at the mode's refresh: pvdc with one
                full-screen plane (shown straight from VRAM) and with an
@@ -422,6 +424,28 @@ def flip_cost(vm, trace, flips):
     return (s1, cb1), (s2, cb2)
 
 
+def cursor_cost(vm, trace, moves):
+    """Runs @moves legacy cursor moves, then 2 * @moves, traced (before
+    flip_cost(): its windows run to the end of @trace); their starts and
+    the end of the second run."""
+    c1, _ = traced(vm, trace, f"pvdc-flips -n {moves} moves", 60 + moves)
+    c2, _ = traced(vm, trace, f"pvdc-flips -n {2 * moves} moves",
+                   60 + 2 * moves)
+    return c1, c2, os.path.getsize(trace)
+
+
+def cursor_cost_per(device, trace, moves, runs):
+    """MMIO accesses per cursor move: the run of 2 * @moves less the one
+    of @moves, over @moves (what a run costs once cancels out)."""
+    regions = REGIONS[device[0]]
+    c1, c2, end = runs
+    at = {x: trace_counts(trace, x, regions) for x in (c1, c2, end)}
+
+    def mmio(a, b):
+        return sum(at[a][k] - at[b][k] for k in ("read", "write"))
+    return (mmio(c2, end) - mmio(c1, c2)) / moves
+
+
 def flip_cost_per(device, trace, flips, runs):
     """Accesses per flip: the run of 2 * @flips flips less the one of
     @flips, over @flips.  What a run costs once (modes, buffers, switching
@@ -453,6 +477,7 @@ def bench_guests(res, args):
     checks = 1000 if args.quick else 3000
     cost = {}
     check = {}
+    cursor_mmio = None
     plan = [PVDC, PVDC4, BOCHS, VIRTIO]
     for device in plan:
         is4 = device is PVDC4
@@ -470,13 +495,15 @@ def bench_guests(res, args):
             res.failed("flips", f"{device[0]}: boot", e)
             os.unlink(trace)
             continue
-        runs = None
+        runs = cursor_runs = None
         try:
             if device is PVDC and "flips" in args.only:
                 bench_flips(res, args, vm, device, 1)
             if is4:
                 bench_flips(res, args, vm, device, 4)
             if not is4 and "flipcost" in args.only:
+                if device is PVDC:
+                    cursor_runs = cursor_cost(vm, trace, flips)
                 runs = flip_cost(vm, trace, flips)
             if not is4 and "check" in args.only:
                 samples = []
@@ -495,6 +522,9 @@ def bench_guests(res, args):
             vm.stop()
             if runs:
                 cost[device[0]] = flip_cost_per(device, trace, flips, runs)
+            if cursor_runs:
+                cursor_mmio = cursor_cost_per(device, trace, flips,
+                                              cursor_runs)
             os.unlink(trace)
 
     if cost:
@@ -516,6 +546,12 @@ def bench_guests(res, args):
                 res.add("flipcost", f"{name}: timer callbacks per flip",
                         None, None, "", "", value=per["timer_callbacks"],
                         unit="callback")
+    if cursor_mmio is not None:
+        # A move writes DST_POS and rings the doorbell, under the
+        # device-wide irq_lock (pvdc_plane_atomic_async_update()).
+        res.add("flipcost", "pvdc: MMIO accesses per legacy cursor move",
+                None, None, "", "<= 2", value=cursor_mmio, unit="access",
+                target_on="value")
     for name, samples in check.items():
         res.add("check", f"{name}: atomic TEST_ONLY / DRM_IOCTL_VERSION",
                 statistics.median(samples), samples,
@@ -525,6 +561,8 @@ def bench_guests(res, args):
 INTERVALS = re.compile(r"# intervals: .* period (\d+) ns, mean ([\d.]+) ns, "
                        r"sigma ([\d.]+) ns")
 PASSED = re.compile(r"^ok (wait-for-passed-sequence\S*) # (\d+) us", re.M)
+FRESH = re.compile(r"# fresh: flip ioctl to a fresh buffer (\d+) ns, to a "
+                   r"shown one (\d+) ns")
 CURSOR = re.compile(r"# (\d+) flips over (\d+) frames, (\d+) missed, (\d+) "
                     r"latched later .*; (\d+) cursor moves \((\d+) refused\), "
                     r"([\d.]+) per frame")
@@ -536,7 +574,7 @@ def bench_timing(res, args):
     # iomem=relaxed: pvdc-vblank reads the device's registers through BAR0.
     vm = boot(PVDC, args, append="iomem=relaxed")
     try:
-        jitter, passed, cursor = [], {}, []
+        jitter, passed, cursor, fresh = [], {}, [], []
         for _ in range(args.repeats):
             # The programs' own verdicts are the tests' business: a row
             # that misses its target is reported here, not dropped.
@@ -553,6 +591,11 @@ def bench_timing(res, args):
             if not m:
                 raise GuestError(f"pvdc-cursor:\n{out}")
             cursor.append([float(x) for x in m.groups()])
+            _, out = vm.run("pvdc-flips -n 30 fresh", 300)
+            m = FRESH.search(out)
+            if not m:
+                raise GuestError(f"pvdc-flips:\n{out}")
+            fresh.append(float(m.group(1)) / float(m.group(2)))
     except GuestError as e:
         res.failed("timing", "pvdc", e)
         return
@@ -577,6 +620,12 @@ def bench_timing(res, args):
             value=1000.0 * sum(c[2] for c in cursor) / max(flips, 1),
             unit="/1000", target_on="value",
             extra={"late": sum(c[3] for c in cursor), "flips": flips})
+    # A fresh buffer is bound in the ioctl (pvdc_gem.c): sg table, DMA
+    # mapping, BIND command; the flip still lands on the next vblank
+    # (tests/guest/test_commit.py), this is what the binding costs.
+    res.add("timing", "pvdc: nonblocking flip ioctl to a fresh buffer / to "
+            "one shown before", statistics.median(fresh), fresh,
+            "flip ioctl to a buffer already bound", "")
 
 
 class VncFrameCounter:

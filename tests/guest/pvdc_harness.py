@@ -48,6 +48,10 @@ __all__ = ["BOOT_TIMEOUT", "BUILD", "BackoffCounter", "GuestError", "GuestVM",
            "modeset_head", "parse_kms_state", "read_picture", "read_ppm",
            "register_arrays", "register_constants", "run_suite"]
 
+# One instruction is a nanosecond of virtual time, a guest idle skips to
+# its next timer: a 1 GHz guest whatever the host's speed or load.
+ICOUNT = "shift=0,sleep=on"
+
 BOOT_TIMEOUT = float(os.environ.get("PVDC_BOOT_TIMEOUT", "120"))
 STEP_TIMEOUT = float(os.environ.get("PVDC_STEP_TIMEOUT", "60"))
 
@@ -213,8 +217,17 @@ class GuestVM:
 
     def __init__(self, devices=None, append="", memory=None,
                  qemu=None, extra_args=None, boot_timeout=BOOT_TIMEOUT,
-                 display=None, kernel=None, machine="q35"):
+                 display=None, kernel=None, machine="q35", smp=1,
+                 stall_free=False):
         self.machine = machine
+        # vCPUs: more than one where a suite tests what runs concurrently.
+        self.smp = smp
+        # The virtual clock counts the guest's instructions (-icount): a
+        # host that deschedules QEMU stops the guest's time with it, so
+        # that what the device counts (vblanks a flip missed) is what the
+        # guest did.  Without it, any guest misses frames on a loaded
+        # host.  One thread runs every vCPU, in turn.
+        self.stall_free = stall_free
         self.devices = devices if devices is not None else \
             ["-device", "pvdc,id=pvdc0"]
         self.append = append
@@ -251,13 +264,14 @@ class GuestVM:
 
     def command_line(self):
         return [self.qemu, "-M", self.machine, "-m", self.memory,
-                "-nodefaults",
+                "-smp", str(self.smp), "-nodefaults",
                 "-no-reboot", "-vga", "none", *self.display,
                 *self.boot_args(),
                 "-serial", "stdio", "-monitor", "none",
                 "-qmp", f"unix:{self.tmp}/qmp.sock,server=on,wait=off",
                 "-D", self.qemu_log,
-                ] + self.devices + self.extra_args
+                ] + (["-icount", ICOUNT] if self.stall_free else []) + \
+            self.devices + self.extra_args
 
     def start(self):
         self.proc = subprocess.Popen(self.command_line(),
