@@ -66,6 +66,27 @@ typedef struct PVDCBindMap {
 } PVDCBindMap;
 
 /*
+ * Where @addr of @as lies in the host, if it is writable guest RAM: not
+ * MMIO, not ROM, not the device's own VRAM BAR; *@plen is cut to the
+ * bytes from there on that are.  NULL if it is not (or none are).
+ */
+static uint8_t *pvdc_ram_host(PVDCState *s, AddressSpace *as, hwaddr addr,
+                              hwaddr *plen)
+{
+    MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
+    MemoryRegion *mr;
+    hwaddr xlat;
+
+    RCU_READ_LOCK_GUARD();
+    mr = address_space_translate(as, addr, &xlat, plen, true, attrs);
+    if (!memory_access_is_direct(mr, true, attrs) || mr == &s->vram ||
+        !*plen) {
+        return NULL;
+    }
+    return (uint8_t *)memory_region_get_ram_ptr(mr) + xlat;
+}
+
+/*
  * Map [@addr, @addr + @len) of @as, which must be guest RAM other than
  * the device's own, appending the mappings to @maps (a RAM region ends a
  * mapping: the range may take several).  False, with the mappings made
@@ -82,18 +103,9 @@ static bool pvdc_dma_map(PVDCState *s, AddressSpace *as, uint64_t addr,
     /* Each pass maps at least one byte: bounded by @len. */
     while (len) {
         PVDCBindMap map;
-        MemoryRegion *mr;
-        hwaddr xlat, plen = len;
-        bool ram;
+        hwaddr plen = len;
 
-        WITH_RCU_READ_LOCK_GUARD() {
-            mr = address_space_translate(as, addr, &xlat, &plen, true,
-                                         attrs);
-            /* Writable RAM only: not MMIO, not ROM, not our VRAM BAR. */
-            ram = memory_access_is_direct(mr, true, attrs) &&
-                  mr != &s->vram;
-        }
-        if (!ram || !plen) {
+        if (!pvdc_ram_host(s, as, addr, &plen)) {
             return false;
         }
         map.len = MIN(plen, len);
@@ -1012,7 +1024,6 @@ void pvdc_memory_reset(PVDCState *s)
 static bool pvdc_binding_intact(PVDCState *s, PVDCBinding *b)
 {
     AddressSpace *as = pci_device_iommu_address_space(PCI_DEVICE(s));
-    MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
     unsigned int m = 0;
     uint64_t done = 0;          /* bytes of mapping @m matched */
     int32_t i;
@@ -1023,24 +1034,15 @@ static bool pvdc_binding_intact(PVDCState *s, PVDCBinding *b)
         /* Each pass matches at least one byte: bounded by the size. */
         while (len) {
             PVDCBindMap *map;
-            MemoryRegion *mr;
-            hwaddr xlat, plen;
-            uint8_t *host = NULL;
+            hwaddr plen;
 
             if (m >= b->maps->len) {
                 return false;
             }
             map = &g_array_index(b->maps, PVDCBindMap, m);
             plen = MIN(len, map->len - done);
-            WITH_RCU_READ_LOCK_GUARD() {
-                mr = address_space_translate(as, addr, &xlat, &plen, true,
-                                             attrs);
-                if (memory_access_is_direct(mr, true, attrs) &&
-                    mr != &s->vram) {
-                    host = (uint8_t *)memory_region_get_ram_ptr(mr) + xlat;
-                }
-            }
-            if (!host || !plen || host != (uint8_t *)map->host + done) {
+            if (pvdc_ram_host(s, as, addr, &plen) !=
+                (uint8_t *)map->host + done) {
                 return false;
             }
             addr += plen;
