@@ -522,6 +522,18 @@ bool pvdc_memory_reachable(PVDCState *s)
 }
 
 /*
+ * The binding holding [@addr, @addr + @len) if the device may read or
+ * write its pages now (bus mastering on, its RAM still there), else NULL.
+ */
+static PVDCBinding *pvdc_binding_usable(PVDCState *s, uint64_t addr,
+                                        uint64_t len)
+{
+    PVDCBinding *b = pvdc_binding_find(s, addr, len);
+
+    return b && !b->lost && pvdc_memory_reachable(s) ? b : NULL;
+}
+
+/*
  * The run of @b holding byte @off of it (which it holds): composition
  * looks up every line it reads, in bindings of thousands of runs.
  */
@@ -627,9 +639,9 @@ static void pvdc_binding_write(PVDCBinding *b, uint64_t off, uint64_t len,
 
 bool pvdc_memory_load(PVDCState *s, uint64_t addr, uint64_t len, void *dst)
 {
-    PVDCBinding *b = pvdc_binding_find(s, addr, len);
+    PVDCBinding *b = pvdc_binding_usable(s, addr, len);
 
-    if (!b || b->lost || !pvdc_memory_reachable(s)) {
+    if (!b) {
         return false;
     }
     pvdc_binding_copy(b, addr - b->addr, len, dst);
@@ -648,8 +660,8 @@ bool pvdc_memory_store(PVDCState *s, uint64_t addr, uint32_t pitch,
         return false;
     }
     len = (uint64_t)pitch * (lines - 1) + line;
-    b = pvdc_binding_find(s, addr, len);
-    if (!b || b->lost || !pvdc_memory_reachable(s)) {
+    b = pvdc_binding_usable(s, addr, len);
+    if (!b) {
         return false;
     }
     for (y = 0; y < lines; y++) {
@@ -705,10 +717,10 @@ static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t end,
                              const uint8_t **mem, PVDCMemoryFetch **fetch,
                              uint64_t *size, GPtrArray *keep)
 {
-    PVDCBinding *b = pvdc_binding_find(s, base, end - base);
+    PVDCBinding *b = pvdc_binding_usable(s, base, end - base);
     PVDCMemoryFetch *f;
 
-    if (!b || b->lost) {
+    if (!b) {
         return false;
     }
     *size = end - base;
@@ -726,9 +738,9 @@ static bool pvdc_memory_view(PVDCState *s, uint64_t base, uint64_t end,
 
 uint8_t *pvdc_memory_host_span(PVDCState *s, uint64_t addr, uint64_t len)
 {
-    PVDCBinding *b = pvdc_binding_find(s, addr, len);
+    PVDCBinding *b = pvdc_binding_usable(s, addr, len);
 
-    if (!b || b->lost || !pvdc_memory_reachable(s)) {
+    if (!b) {
         return NULL;
     }
     return (uint8_t *)pvdc_binding_ptr(b, addr - b->addr, len);
