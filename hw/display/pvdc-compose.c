@@ -425,6 +425,24 @@ static void pvdc_compose_window(pixman_fixed_t scale, pixman_fixed_t offset,
  * PVDC_COMPOSE_CONVERT_LINES destination lines and needs at most as many
  * source lines plus filter margins (5), so the temporary stays small.
  */
+/*
+ * The image lines [*@r0, *@r1) (from img_y) that destination lines
+ * [@y0, @y1) of @job sample, filter margins included.
+ */
+static void pvdc_compose_source_lines(const PVDCComposeJob *job, int32_t y0,
+                                      int32_t y1, int64_t *r0, int64_t *r1)
+{
+    if (job->transformed) {
+        pvdc_compose_window(job->transform.matrix[1][1],
+                            job->transform.matrix[1][2],
+                            y0 - job->plane->dst_y, y1 - job->plane->dst_y,
+                            job->img_h, r0, r1);
+    } else {
+        *r0 = y0 + job->dy - job->img_y;
+        *r1 = *r0 + (y1 - y0);
+    }
+}
+
 static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
                                         pixman_image_t *dst,
                                         pixman_image_t *mask,
@@ -461,21 +479,15 @@ static void pvdc_compose_draw_converted(const PVDCComposeJob *job,
         size_t size;
 
         if (job->transformed) {
-            const pixman_transform_t *t = &job->transform;
-
-            pvdc_compose_window(t->matrix[0][0], t->matrix[0][2],
+            pvdc_compose_window(job->transform.matrix[0][0],
+                                job->transform.matrix[0][2],
                                 x - plane->dst_x, x + w - plane->dst_x,
                                 job->img_w, &c0, &c1);
-            pvdc_compose_window(t->matrix[1][1], t->matrix[1][2],
-                                y + row - plane->dst_y,
-                                y + row + n - plane->dst_y, job->img_h,
-                                &r0, &r1);
         } else {
             c0 = x + job->dx - job->img_x;
             c1 = c0 + w;
-            r0 = y + row + job->dy - job->img_y;
-            r1 = r0 + n;
         }
+        pvdc_compose_source_lines(job, y + row, y + row + n, &r0, &r1);
         /* a fetched band holds what its destination lines need */
         r0 = MAX(r0, (int64_t)job->band_y);
         r1 = MIN(r1, (int64_t)job->band_y + job->band_h);
@@ -885,15 +897,7 @@ static void pvdc_compose_draw_fetched(const PVDCComposeJob *job,
         int32_t n = MIN(lines, h - row);
         int64_t r0, r1;
 
-        if (job->transformed) {
-            pvdc_compose_window(t->matrix[1][1], t->matrix[1][2],
-                                y + row - plane->dst_y,
-                                y + row + n - plane->dst_y, job->img_h,
-                                &r0, &r1);
-        } else {
-            r0 = y + row + job->dy - job->img_y;
-            r1 = r0 + n;
-        }
+        pvdc_compose_source_lines(job, y + row, y + row + n, &r0, &r1);
         if (r0 >= r1) {
             continue;
         }
