@@ -355,9 +355,8 @@ static void pvdc_console_collect_damage(PVDCState *s)
     bool master = pvdc_memory_reachable(s);
 
     /* Planes in bindings appear or vanish: every head whole. */
-    for (c = 0; master != s->bus_master_shown && c < s->conf.num_heads;
-         c++) {
-        s->connectors[c].display->shown_valid = false;
+    if (master != s->bus_master_shown) {
+        pvdc_console_invalidate(s);
     }
     s->bus_master_shown = master;
     snap = memory_region_snapshot_and_clear_dirty(&s->vram, 0,
