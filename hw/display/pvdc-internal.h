@@ -2,12 +2,16 @@
  * pvdc: paravirtual display controller - interfaces between the parts of
  * the device model.
  *
+ *   pvdc.h         the device state
  *   pvdc.c         QOM type, properties, realize, reset, migration
  *   pvdc-mmio.c    register file: read/write dispatch
- *   pvdc-commit.c  doorbells, validation rules, applying a commit
- *   pvdc-vblank.c  vblank timelines, the timer, interrupts
+ *   pvdc-latch.c   doorbells, arming a commit, latching it all or nothing
+ *   pvdc-rules.c   the rules a commit and a loaded state are checked by
+ *   pvdc-color.c   the LUTs and CTM of a head: copied at arm, derived
+ *   pvdc-timing.c  vblank timelines, the timer, interrupts
  *   pvdc-console.c one QEMU console per connector, showing the head that
- *                  drives it; frame CRCs, writeback
+ *                  drives it
+ *   pvdc-capture.c frame CRCs, writeback, the budget they share
  *   pvdc-compose.c composition of the active planes into a picture
  *   pvdc-output.c  connectors: EDID, preferred mode, hotplug
  *   pvdc-memory.c  guest memory: bindings of guest pages above VRAM
@@ -20,7 +24,8 @@
 #ifndef HW_DISPLAY_PVDC_INTERNAL_H
 #define HW_DISPLAY_PVDC_INTERNAL_H
 
-#include "hw/display/pvdc.h"
+#include "ui/rect.h"
+#include "pvdc.h"
 #include "pvdc-fields.h"
 
 /*
@@ -88,12 +93,48 @@ int pvdc_subsection_pre_load(PVDCState *s, PVDCSubsection which);
 /* pvdc-mmio.c */
 extern const MemoryRegionOps pvdc_mmio_ops;
 
-/* pvdc-commit.c */
+/* pvdc-rules.c */
 uint32_t pvdc_format_mask(unsigned int plane_type);
 /* FORMATS_WRITEBACK: the FORMAT_TABLE entries a writeback target takes. */
 uint32_t pvdc_writeback_format_mask(void);
 /* The writeback target of @r is valid for its mode (PVDC_ERR_WRITEBACK). */
 bool pvdc_writeback_target_valid(PVDCState *s, const PVDCHeadRegs *r);
+uint64_t pvdc_mode_period_ns(const PVDCHeadRegs *regs);
+bool pvdc_mode_valid(PVDCState *s, const PVDCHeadRegs *r);
+/* The registers of the colour stages @r enables (PVDC_ERR_COLOR). */
+bool pvdc_color_valid(PVDCState *s, const PVDCHeadRegs *r);
+
+/*
+ * The state a commit would leave behind: for every head and plane, the
+ * armed copy if the group carries it, the active one otherwise.
+ */
+typedef struct PVDCCommitView {
+    PVDCState *s;
+    uint32_t group;
+    const PVDCHeadRegs *head[PVDC_MAX_HEADS];
+    const PVDCPlaneRegs *plane[PVDC_MAX_PLANES];
+    int owner[PVDC_MAX_PLANES];     /* head whose commit carries it, or -1 */
+} PVDCCommitView;
+
+void pvdc_commit_view_init(PVDCCommitView *v, PVDCState *s, uint32_t group);
+/*
+ * The first rule @v breaks, as a RESULT value, and the head it breaks it
+ * on in @failed; 0 if it breaks none.
+ */
+uint32_t pvdc_check_commit(PVDCCommitView *v, unsigned int *failed);
+/* A RESULT value with code @code about the head, not a plane. */
+uint32_t pvdc_head_error(uint32_t code);
+/* What the RESULT value @result refuses, and where, for the log. */
+const char *pvdc_error_name(uint32_t result);
+void pvdc_error_where(uint32_t result, char *buf, size_t size);
+/*
+ * Check a whole loaded state as a commit would: the active state against
+ * every rule, the armed commits for what a doorbell guarantees (their
+ * content is checked when they latch, like any other commit).
+ */
+bool pvdc_loaded_state_valid(PVDCState *s, Error **errp);
+
+/* pvdc-latch.c */
 void pvdc_doorbell(PVDCState *s, uint32_t mask);
 void pvdc_doorbell_amend(PVDCState *s, unsigned int head);
 uint32_t pvdc_armed_mask(PVDCState *s);
@@ -103,13 +144,8 @@ uint32_t pvdc_armed_mask(PVDCState *s);
  */
 void pvdc_latch_due_commits(PVDCState *s, int64_t now);
 bool pvdc_next_latch(PVDCState *s, int64_t *when);
-uint64_t pvdc_mode_period_ns(const PVDCHeadRegs *regs);
-/*
- * Check a whole loaded state as a commit would: the active state against
- * every rule, the armed commits for what a doorbell guarantees (their
- * content is checked when they latch, like any other commit).
- */
-bool pvdc_loaded_state_valid(PVDCState *s, Error **errp);
+
+/* pvdc-color.c */
 /* Free the tables and the pipeline of @c and empty it. */
 void pvdc_color_clear(PVDCHeadColor *c);
 /*
@@ -117,8 +153,13 @@ void pvdc_color_clear(PVDCHeadColor *c);
  * are out of range.
  */
 bool pvdc_color_derive(PVDCHeadColor *c);
+/* Copy the tables of the armed state of @head (at its doorbell). */
+void pvdc_color_arm(PVDCState *s, PVDCHead *head);
+/* Whether loaded tables @c are what a doorbell would have copied for @r. */
+bool pvdc_color_matches(PVDCState *s, const PVDCHeadRegs *r,
+                        const PVDCHeadColor *c);
 
-/* pvdc-vblank.c */
+/* pvdc-timing.c */
 uint64_t pvdc_vblank_count(PVDCHead *head, int64_t now);
 int64_t pvdc_vblank_time(PVDCHead *head, int64_t now);
 int64_t pvdc_next_vblank(PVDCHead *head, int64_t after);
@@ -140,12 +181,50 @@ void pvdc_irq_update(PVDCState *s, uint32_t was_pending);
 void pvdc_set_int_enable(PVDCState *s, uint32_t val);
 
 /* pvdc-console.c */
+struct PVDCComposeScene;
 void pvdc_console_instance_init(PVDCState *s);
 void pvdc_console_init(PVDCState *s);
 void pvdc_console_unrealize(PVDCState *s);
 /* What bindings show changed wholesale: every console composes anew. */
 void pvdc_console_invalidate(PVDCState *s);
 void pvdc_console_finalize(PVDCState *s);
+/*
+ * The active colour pipeline of @head is about to be replaced: the
+ * consoles that show it compose again whole, whatever address the new
+ * one has.
+ */
+void pvdc_console_color_changed(PVDCHead *head);
+/*
+ * The guest wrote [@start, @start + @len) of a binding (DAMAGE_LEN):
+ * every console whose head shows a plane reading those bytes composes
+ * again what they change.
+ */
+void pvdc_console_damage(PVDCState *s, uint64_t start, uint64_t len);
+/*
+ * A head latched a commit that may change what the console of @connector
+ * shows: push the frame to its UI, if one listens, from the main loop.
+ */
+void pvdc_console_latched(PVDCState *s, uint32_t connector);
+/* x-push-stall was cleared: push what waited. */
+void pvdc_console_push_resume(PVDCState *s);
+/*
+ * The active state of @head as the engine sees it, leaving out plane
+ * @skip.  @ids, if not NULL, gets the plane index of each scene plane.
+ */
+void pvdc_console_scene(PVDCHead *head, struct PVDCComposeScene *scene,
+                        int skip, unsigned int *ids);
+/*
+ * Compose @scene of @head (its @damage, or whole if NULL) into @image,
+ * counted in the compositions of the head; false if it could not.
+ */
+bool pvdc_console_compose(PVDCHead *head,
+                          const struct PVDCComposeScene *scene,
+                          pixman_image_t *image, const QemuRect *damage);
+
+/* pvdc-capture.c */
+/* The capture state of @head (realize, finalize). */
+void pvdc_capture_init(PVDCHead *head);
+void pvdc_capture_finalize(PVDCHead *head);
 /*
  * PVDC_HEAD_CRC_VALUE: capture the CRC of the current frame of @head if it
  * has not been captured yet and the budget allows, and return the last
@@ -170,25 +249,6 @@ void pvdc_writeback(PVDCHead *head, int64_t when);
  * captured (a head enabled again, or after a reset).
  */
 void pvdc_crc_invalidate(PVDCHead *head);
-/*
- * The active colour pipeline of @head is about to be replaced: the
- * consoles that show it compose again whole, whatever address the new
- * one has.
- */
-void pvdc_console_color_changed(PVDCHead *head);
-/*
- * The guest wrote [@start, @start + @len) of a binding (DAMAGE_LEN):
- * every console whose head shows a plane reading those bytes composes
- * again what they change.
- */
-void pvdc_console_damage(PVDCState *s, uint64_t start, uint64_t len);
-/*
- * A head latched a commit that may change what the console of @connector
- * shows: push the frame to its UI, if one listens, from the main loop.
- */
-void pvdc_console_latched(PVDCState *s, uint32_t connector);
-/* x-push-stall was cleared: push what waited. */
-void pvdc_console_push_resume(PVDCState *s);
 
 /* pvdc-output.c */
 extern const VMStateDescription vmstate_pvdc_output;
@@ -216,7 +276,6 @@ void pvdc_boot_end(PVDCState *s);
 void pvdc_boot_display_update(PVDCState *s, QemuConsole *con);
 
 /* pvdc-memory.c */
-struct PVDCComposeScene;
 extern const VMStateDescription vmstate_pvdc_memory;
 /* The BIND_* registers at @addr; false if @addr is none of them. */
 bool pvdc_memory_read(PVDCState *s, hwaddr addr, uint32_t *val);

@@ -3,7 +3,7 @@
  *
  * Decodes an offset into its window and dispatches.  Nothing here acts on
  * a latched value: shadow registers are stored as written and checked only
- * when a commit latches (pvdc-commit.c).  Every access first brings the
+ * when a commit latches (pvdc-latch.c).  Every access first brings the
  * device up to the current time (pvdc_catch_up()).
  *
  * Registers are 32 bits wide.  An 8-byte access is split by the memory

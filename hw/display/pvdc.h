@@ -107,9 +107,11 @@ typedef struct PVDCHead {
     unsigned int index;
     /*
      * The frames composed for CRC capture and writeback, private to
-     * pvdc-console.c; not migrated.  Lives from realize to finalize.
+     * pvdc-capture.c; not migrated.  Lives from realize to finalize.
      */
     struct PVDCCapture *capture;
+    /* pictures of the head composed, for consoles, CRCs and writeback */
+    uint64_t compositions;
 
     PVDCHeadRegs shadow;
     PVDCHeadRegs armed;

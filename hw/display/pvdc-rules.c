@@ -1,12 +1,11 @@
 /*
- * pvdc: paravirtual display controller - atomic commits.
+ * pvdc: paravirtual display controller - the commit rules.
  *
- * A doorbell snapshots the shadow state of a head (and of the planes bound
- * to it) into its armed state and fixes the instant it latches.  At that
- * instant the armed state of the whole group is checked against the rules
- * and becomes active all at once, or not at all.  The order of the checks
- * is part of the interface (docs/specs/pvdc.rst): the error reported for a
- * commit that breaks several rules is the first one in that order.
+ * At its latch point the armed state of a whole group is checked against
+ * these rules (pvdc-latch.c) and becomes active all at once, or not at all.
+ * The order of the checks is part of the interface (docs/specs/pvdc.rst):
+ * the error reported for a commit that breaks several rules is the first
+ * one in that order.
  *
  * The same rules check a state loaded from a migration stream: no state
  * becomes active that a commit would not accept.
@@ -17,13 +16,10 @@
  */
 
 #include "qemu/osdep.h"
-#include "qemu/bswap.h"
-#include "qemu/log.h"
 #include "qemu/units.h"
 #include "qapi/error.h"
 #include "pvdc-compose.h"
 #include "pvdc-internal.h"
-#include "trace.h"
 
 QEMU_BUILD_BUG_ON(PVDC_COMPOSE_NUM_FORMATS > PVDC_MAX_FORMATS);
 
@@ -90,20 +86,7 @@ uint64_t pvdc_mode_period_ns(const PVDCHeadRegs *regs)
     return pixels * SCALE_MS / regs->pixel_clock;
 }
 
-/*
- * The state a commit would leave behind: for every head and plane, the
- * armed copy if the group carries it, the active one otherwise.
- */
-typedef struct PVDCCommitView {
-    PVDCState *s;
-    uint32_t group;
-    const PVDCHeadRegs *head[PVDC_MAX_HEADS];
-    const PVDCPlaneRegs *plane[PVDC_MAX_PLANES];
-    int owner[PVDC_MAX_PLANES];     /* head whose commit carries it, or -1 */
-} PVDCCommitView;
-
-static void pvdc_commit_view_init(PVDCCommitView *v, PVDCState *s,
-                                  uint32_t group)
+void pvdc_commit_view_init(PVDCCommitView *v, PVDCState *s, uint32_t group)
 {
     unsigned int h, p;
 
@@ -125,7 +108,7 @@ static void pvdc_commit_view_init(PVDCCommitView *v, PVDCState *s,
     }
 }
 
-static const char *pvdc_error_name(uint32_t result)
+const char *pvdc_error_name(uint32_t result)
 {
     static const char *const names[] = {
         [PVDC_ERR_MODE] = "invalid mode",
@@ -166,7 +149,7 @@ static const char *pvdc_error_name(uint32_t result)
 }
 
 /* " (plane N)" for an error about a plane, "" for one about the head. */
-static void pvdc_error_where(uint32_t result, char *buf, size_t size)
+void pvdc_error_where(uint32_t result, char *buf, size_t size)
 {
     uint32_t plane = FIELD_EX32(result, RESULT, PLANE);
 
@@ -183,7 +166,7 @@ static uint32_t pvdc_error(uint32_t code, unsigned int plane)
     return FIELD_DP32(result, RESULT, PLANE, plane);
 }
 
-static uint32_t pvdc_head_error(uint32_t code)
+uint32_t pvdc_head_error(uint32_t code)
 {
     return pvdc_error(code, PVDC_RESULT_PLANE_NONE);
 }
@@ -226,7 +209,7 @@ static bool pvdc_axis_valid(uint32_t timing, uint32_t sync, uint32_t max)
            sync_start <= sync_end && sync_end <= total;
 }
 
-static bool pvdc_mode_valid(PVDCState *s, const PVDCHeadRegs *r)
+bool pvdc_mode_valid(PVDCState *s, const PVDCHeadRegs *r)
 {
     return pvdc_axis_valid(r->htiming, r->hsync, s->conf.max_width) &&
            pvdc_axis_valid(r->vtiming, r->vsync, s->conf.max_height) &&
@@ -306,7 +289,7 @@ static bool pvdc_lut_valid(PVDCState *s, uint32_t offset, uint32_t size)
 }
 
 /* The registers of the colour stages @r enables (PVDC_ERR_COLOR). */
-static bool pvdc_color_valid(PVDCState *s, const PVDCHeadRegs *r)
+bool pvdc_color_valid(PVDCState *s, const PVDCHeadRegs *r)
 {
     if (FIELD_EX32(r->ctrl, HS_CTRL, DEGAMMA) &&
         !pvdc_lut_valid(s, r->degamma_lut, FIELD_EX32(r->lut_sizes, XY, X))) {
@@ -636,7 +619,7 @@ static uint32_t pvdc_check_sums(PVDCCommitView *v, unsigned int h)
     return 0;
 }
 
-static uint32_t pvdc_check_commit(PVDCCommitView *v, unsigned int *failed)
+uint32_t pvdc_check_commit(PVDCCommitView *v, unsigned int *failed)
 {
     unsigned int h;
     uint32_t err;
@@ -658,562 +641,6 @@ static uint32_t pvdc_check_commit(PVDCCommitView *v, unsigned int *failed)
         }
     }
     return 0;
-}
-
-static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
-{
-    PVDCState *s = v->s;
-    unsigned int h, p;
-
-    /* Planes only move between heads of the group (pvdc_plane_busy). */
-    for (p = 0; p < s->num_planes; p++) {
-        if (v->owner[p] >= 0) {
-            s->planes[p].active = *v->plane[p];
-        }
-    }
-    for (h = 0; h < s->conf.num_heads; h++) {
-        PVDCHead *head = &s->heads[h];
-        bool was_on = pvdc_head_on(head);
-        uint32_t old_connector = head->active.connector;
-        bool on = FIELD_EX32(head->armed.ctrl, HS_CTRL, ENABLE);
-
-        if (!(v->group & BIT(h))) {
-            continue;
-        }
-        if (was_on && !on) {
-            pvdc_timeline_disable(head, when);
-        }
-        /* The connector it leaves, or keeps. */
-        if (was_on) {
-            pvdc_console_latched(s, old_connector);
-        }
-        if (was_on != on) {
-            /* A route changes only here (PVDC_ERR_MODESET_REQUIRED). */
-            trace_pvdc_route(h, on ? head->armed.connector
-                                   : head->active.connector, on);
-        }
-        head->active = head->armed;
-        if (head->armed_color.shared) {
-            /* the same pipeline: it stays, owned by the active state */
-            head->active_color.pipeline = NULL;
-            head->armed_color.shared = false;
-        } else if (head->active_color.pipeline ||
-                   head->armed_color.pipeline) {
-            /* The console must not take the new pipeline for the old. */
-            pvdc_console_color_changed(head);
-        }
-        pvdc_color_clear(&head->active_color);
-        head->active_color = head->armed_color;
-        memset(&head->armed_color, 0, sizeof(head->armed_color));
-        if (!was_on && on) {
-            pvdc_timeline_enable(head, when);
-            pvdc_boot_end(s);
-        }
-        /* The connector it takes. */
-        if (on && (!was_on || head->active.connector != old_connector)) {
-            pvdc_console_latched(s, head->active.connector);
-        }
-        pvdc_crc_invalidate(head);
-    }
-}
-
-/*
- * The first latch point of @head after @when and not before @target:
- * a vblank of an enabled head, a frame of the armed mode after @when
- * for a head the commit enables (its timeline would start at the
- * latch), @target for a head that stays disabled.  INT64_MAX if beyond
- * the end of QEMU_CLOCK_VIRTUAL.
- */
-static int64_t pvdc_latch_point_from(PVDCHead *head, int64_t when,
-                                     int64_t target)
-{
-    uint64_t period, frames;
-
-    if (pvdc_head_on(head)) {
-        return pvdc_next_vblank(head, MAX(target - 1, when));
-    }
-    if (!FIELD_EX32(head->armed.ctrl, HS_CTRL, ENABLE)) {
-        return target;
-    }
-    /* A validated mode: at least PVDC_MIN_FRAME_PERIOD_NS. */
-    period = pvdc_mode_period_ns(&head->armed);
-    if (!period) {
-        return INT64_MAX;
-    }
-    frames = MAX(DIV_ROUND_UP((uint64_t)(target - when), period), 1);
-    if (frames > (uint64_t)(INT64_MAX - when) / period) {
-        return INT64_MAX;
-    }
-    return when + frames * period;
-}
-
-/*
- * A commit that writes back while compositions have overdrawn their
- * budget stays armed, all or nothing, until the latest of its members'
- * first latch points at which the budget is paid back: only time refills
- * it, so waiting frame by frame would reach the same one, one timer run
- * per frame later.  The guest cannot make the host compose faster, and
- * no frame is dropped.  Returns whether the group was deferred.
- */
-static bool pvdc_writeback_defer(PVDCState *s, uint32_t group, int64_t when)
-{
-    int64_t wait, latch = when;
-    bool writes = false;
-    unsigned int h;
-
-    for (h = 0; h < s->conf.num_heads; h++) {
-        writes |= (group & BIT(h)) &&
-                  FIELD_EX32(s->heads[h].armed.ctrl, HS_CTRL, WRITEBACK);
-    }
-    wait = writes ? pvdc_budget_wait(s, when) : 0;
-    if (!wait) {
-        return false;
-    }
-    for (h = 0; h < s->conf.num_heads; h++) {
-        if (group & BIT(h)) {
-            latch = MAX(latch, pvdc_latch_point_from(&s->heads[h], when,
-                                                     when + wait));
-        }
-    }
-    /* Nothing would ever latch it: write it now rather than never. */
-    if (latch == INT64_MAX) {
-        return false;
-    }
-    for (h = 0; h < s->conf.num_heads; h++) {
-        if (group & BIT(h)) {
-            s->heads[h].latch_ns = latch;
-        }
-    }
-    trace_pvdc_writeback_deferred(group, when, latch);
-    return true;
-}
-
-static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
-{
-    PVDCCommitView view;
-    unsigned int failed = 0;
-    uint32_t err;
-    unsigned int h;
-
-    pvdc_commit_view_init(&view, s, group);
-    err = pvdc_check_commit(&view, &failed);
-    if (!err && pvdc_writeback_defer(s, group, when)) {
-        return;
-    }
-    if (!err) {
-        pvdc_apply_commit(&view, when);
-        /* The frame is in VRAM before DONE_SEQ says the commit applied. */
-        for (h = 0; h < s->conf.num_heads; h++) {
-            if ((group & BIT(h)) &&
-                FIELD_EX32(s->heads[h].active.ctrl, HS_CTRL, WRITEBACK)) {
-                pvdc_writeback(&s->heads[h], when);
-            }
-        }
-    } else {
-        char where[32];
-
-        pvdc_error_where(err, where, sizeof(where));
-        qemu_log_mask(LOG_GUEST_ERROR, "pvdc: head %u: commit %u refused: "
-                      "%s%s\n", failed, s->heads[failed].armed_seq,
-                      pvdc_error_name(err), where);
-    }
-
-    for (h = 0; h < s->conf.num_heads; h++) {
-        PVDCHead *head = &s->heads[h];
-
-        if (!(group & BIT(h))) {
-            continue;
-        }
-        head->is_armed = false;
-        /* Moved to the active state if applied: freed if refused. */
-        pvdc_color_clear(&head->armed_color);
-        head->done_seq = head->armed_seq;
-        /*
-         * After the commit applied: an enable counts from the count it
-         * starts at, a disable froze the count at @when.
-         */
-        head->done_frame = pvdc_vblank_count(head, when);
-        if (!err) {
-            head->result = PVDC_RESULT_APPLIED;
-            s->commits_applied++;
-        } else if (h == failed) {
-            head->result = err;
-        } else {
-            head->result = pvdc_head_error(PVDC_ERR_GROUP);
-        }
-        if (err) {
-            s->commits_rejected++;
-        }
-        /* Sent once the catch-up is done (pvdc_catch_up()). */
-        s->int_status |= PVDC_INT(h, err ? PVDC_INT_COMMIT_REJECTED
-                                         : PVDC_INT_COMMIT_DONE);
-        trace_pvdc_commit_latched(h, head->done_seq, head->result, when);
-    }
-}
-
-void pvdc_latch_due_commits(PVDCState *s, int64_t now)
-{
-    int64_t when = 0;
-
-    /*
-     * Each round disarms at least one head or defers a group to a later
-     * latch point, by at least the time the budget needs to be paid
-     * back: this ends.
-     */
-    while (pvdc_next_latch(s, &when) && when <= now) {
-        unsigned int h;
-
-        for (h = 0; h < s->conf.num_heads; h++) {
-            if (s->heads[h].is_armed && s->heads[h].latch_ns == when) {
-                pvdc_latch_group(s, s->heads[h].group, when);
-                break;
-            }
-        }
-    }
-}
-
-bool pvdc_next_latch(PVDCState *s, int64_t *when)
-{
-    bool found = false;
-    unsigned int h;
-
-    /* x-stall: armed commits wait, their latch point stays where it was. */
-    if (s->stalled) {
-        return false;
-    }
-    for (h = 0; h < s->conf.num_heads; h++) {
-        if (s->heads[h].is_armed &&
-            (!found || s->heads[h].latch_ns < *when)) {
-            *when = s->heads[h].latch_ns;
-            found = true;
-        }
-    }
-    return found;
-}
-
-uint32_t pvdc_armed_mask(PVDCState *s)
-{
-    uint32_t mask = 0;
-    unsigned int h;
-
-    for (h = 0; h < s->conf.num_heads; h++) {
-        if (s->heads[h].is_armed) {
-            mask |= BIT(h);
-        }
-    }
-    return mask;
-}
-
-void pvdc_color_clear(PVDCHeadColor *c)
-{
-    g_free(c->degamma);
-    g_free(c->gamma);
-    if (!c->shared) {
-        pvdc_compose_color_free(c->pipeline);
-    }
-    memset(c, 0, sizeof(*c));
-}
-
-/* A table as copied (little-endian struct drm_color_lut) for the engine. */
-static PVDCComposeLutEntry *pvdc_lut_entries(const uint64_t *lut,
-                                             uint32_t size)
-{
-    PVDCComposeLutEntry *e = g_new(PVDCComposeLutEntry, size);
-
-    for (uint32_t i = 0; i < size; i++) {
-        e[i].red = extract64(lut[i], 0, 16);
-        e[i].green = extract64(lut[i], 16, 16);
-        e[i].blue = extract64(lut[i], 32, 16);
-        e[i].reserved = extract64(lut[i], 48, 16);
-    }
-    return e;
-}
-
-bool pvdc_color_derive(PVDCHeadColor *c)
-{
-    g_autofree PVDCComposeLutEntry *degamma = NULL;
-    g_autofree PVDCComposeLutEntry *gamma = NULL;
-    PVDCComposeColorDesc desc = {};
-
-    if (!c->shared) {
-        pvdc_compose_color_free(c->pipeline);
-    }
-    c->pipeline = NULL;
-    c->shared = false;
-    if (!c->degamma_size && !c->gamma_size && !c->has_ctm) {
-        return true;
-    }
-    if (c->degamma_size) {
-        degamma = pvdc_lut_entries(c->degamma, c->degamma_size);
-        desc.degamma = degamma;
-        desc.degamma_size = c->degamma_size;
-    }
-    if (c->gamma_size) {
-        gamma = pvdc_lut_entries(c->gamma, c->gamma_size);
-        desc.gamma = gamma;
-        desc.gamma_size = c->gamma_size;
-    }
-    desc.ctm = c->has_ctm ? c->ctm : NULL;
-    c->pipeline = pvdc_compose_color_new(&desc);
-    return c->pipeline;
-}
-
-/*
- * What @r makes a doorbell copy: the stages it enables on an enabled
- * head, if their registers are valid (else the commit is refused at its
- * latch point and needs nothing).
- */
-static void pvdc_color_expected(PVDCState *s, const PVDCHeadRegs *r,
-                                uint32_t *degamma_size, bool *has_ctm,
-                                uint32_t *gamma_size)
-{
-    bool copy = FIELD_EX32(r->ctrl, HS_CTRL, ENABLE) &&
-                pvdc_color_valid(s, r);
-
-    *degamma_size = copy && FIELD_EX32(r->ctrl, HS_CTRL, DEGAMMA) ?
-                    FIELD_EX32(r->lut_sizes, XY, X) : 0;
-    *has_ctm = copy && FIELD_EX32(r->ctrl, HS_CTRL, CTM);
-    *gamma_size = copy && FIELD_EX32(r->ctrl, HS_CTRL, GAMMA) ?
-                  FIELD_EX32(r->lut_sizes, XY, Y) : 0;
-}
-
-/*
- * Copy @n little-endian u64 at @offset, which pvdc_color_valid() placed
- * wholly in VRAM or in one binding, into @dst.  False if they lie in a
- * binding while bus mastering is off, or in one that lost its RAM: the
- * device reads nothing then.
- */
-static bool pvdc_copy_color(PVDCState *s, uint32_t offset, uint32_t n,
-                            uint64_t *dst)
-{
-    const uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
-    uint64_t len = (uint64_t)n * sizeof(uint64_t);
-    g_autofree uint8_t *raw = NULL;
-    const uint8_t *src;
-
-    if ((uint64_t)offset + len <= s->conf.vram_size) {
-        src = vram + offset;
-    } else {
-        raw = g_malloc(len);
-        if (!pvdc_memory_load(s, offset, len, raw)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pvdc: bus mastering is off, "
-                          "or the RAM under it is gone: the colour table at "
-                          "0x%x is not read, its stage is bypassed\n",
-                          offset);
-            return false;
-        }
-        src = raw;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        dst[i] = ldq_le_p(src + (uint64_t)i * sizeof(uint64_t));
-    }
-    return true;
-}
-
-/* The LUT of @size entries at @offset, or NULL (*@size 0) if unread. */
-static uint64_t *pvdc_copy_lut(PVDCState *s, uint32_t offset, uint32_t *size)
-{
-    uint64_t *lut = g_new(uint64_t, *size);
-
-    QEMU_BUILD_BUG_ON(PVDC_LUT_ENTRY_SIZE != sizeof(uint64_t));
-    if (!pvdc_copy_color(s, offset, *size, lut)) {
-        g_free(lut);
-        *size = 0;
-        return NULL;
-    }
-    return lut;
-}
-
-/* Whether @a and @b hold the same tables and matrix. */
-static bool pvdc_color_same(const PVDCHeadColor *a, const PVDCHeadColor *b)
-{
-    return a->degamma_size == b->degamma_size &&
-           a->gamma_size == b->gamma_size && a->has_ctm == b->has_ctm &&
-           (!a->degamma_size ||
-            !memcmp(a->degamma, b->degamma,
-                    a->degamma_size * sizeof(uint64_t))) &&
-           (!a->gamma_size ||
-            !memcmp(a->gamma, b->gamma, a->gamma_size * sizeof(uint64_t))) &&
-           (!a->has_ctm || !memcmp(a->ctm, b->ctm, sizeof(a->ctm)));
-}
-
-/*
- * Copy the tables and the matrix of the armed state of @head from VRAM.
- * Deriving with a matrix costs about a composition: a commit that keeps
- * the active pipeline (a page flip) shares it, and an amend that keeps
- * the armed one takes it over.
- */
-static void pvdc_color_arm(PVDCState *s, PVDCHead *head)
-{
-    const PVDCHeadRegs *r = &head->armed;
-    PVDCHeadColor new = {}, *c = &new;
-
-    pvdc_color_expected(s, r, &c->degamma_size, &c->has_ctm,
-                        &c->gamma_size);
-    if (c->degamma_size) {
-        c->degamma = pvdc_copy_lut(s, r->degamma_lut, &c->degamma_size);
-    }
-    if (c->gamma_size) {
-        c->gamma = pvdc_copy_lut(s, r->gamma_lut, &c->gamma_size);
-    }
-    if (c->has_ctm) {
-        QEMU_BUILD_BUG_ON(sizeof(c->ctm) != PVDC_CTM_SIZE);
-        c->has_ctm = pvdc_copy_color(s, r->ctm, ARRAY_SIZE(c->ctm), c->ctm);
-    }
-    if (head->active_color.pipeline &&
-        pvdc_color_same(c, &head->active_color)) {
-        c->pipeline = head->active_color.pipeline;
-        c->shared = true;
-    } else if (head->armed_color.pipeline && !head->armed_color.shared &&
-               pvdc_color_same(c, &head->armed_color)) {
-        c->pipeline = head->armed_color.pipeline;
-        head->armed_color.pipeline = NULL;
-    } else {
-        /* The sizes were checked: deriving cannot fail. */
-        pvdc_color_derive(c);
-    }
-    pvdc_color_clear(&head->armed_color);
-    head->armed_color = new;
-    if (c->pipeline) {
-        trace_pvdc_color_armed(head->index, c->degamma_size, c->has_ctm,
-                               c->gamma_size, c->shared,
-                               pvdc_compose_color_active(c->pipeline));
-    }
-}
-
-/*
- * A stage of @n bytes at @offset that a doorbell copied (@copied) as it
- * expected to (@expected), or bypassed: in a binding, with bus mastering
- * off at the doorbell.
- */
-static bool pvdc_color_stage_matches(PVDCState *s, bool expected,
-                                     bool copied, uint32_t offset, uint64_t n)
-{
-    return expected == copied ||
-           (expected && (uint64_t)offset + n > s->conf.vram_size);
-}
-
-/* Whether loaded tables @c are what a doorbell would have copied for @r. */
-static bool pvdc_color_matches(PVDCState *s, const PVDCHeadRegs *r,
-                               const PVDCHeadColor *c)
-{
-    uint32_t degamma_size, gamma_size;
-    bool has_ctm;
-
-    pvdc_color_expected(s, r, &degamma_size, &has_ctm, &gamma_size);
-    return (c->degamma_size == degamma_size || !c->degamma_size) &&
-           (c->gamma_size == gamma_size || !c->gamma_size) &&
-           pvdc_color_stage_matches(s, degamma_size, c->degamma_size,
-                                    r->degamma_lut, (uint64_t)degamma_size *
-                                    PVDC_LUT_ENTRY_SIZE) &&
-           pvdc_color_stage_matches(s, has_ctm, c->has_ctm, r->ctm,
-                                    PVDC_CTM_SIZE) &&
-           pvdc_color_stage_matches(s, gamma_size, c->gamma_size,
-                                    r->gamma_lut, (uint64_t)gamma_size *
-                                    PVDC_LUT_ENTRY_SIZE);
-}
-
-/*
- * Take the shadow state of head @h and of the planes bound to it.  A
- * group's commit carries each plane once: an amend takes such a plane
- * from the other members of its group, as the guest rebound it last.
- */
-static void pvdc_snapshot_head(PVDCState *s, unsigned int h)
-{
-    PVDCHead *head = &s->heads[h];
-    unsigned int k, p;
-
-    head->armed = head->shadow;
-    pvdc_color_arm(s, head);
-    for (p = 0; p < s->num_planes; p++) {
-        head->plane_armed[p] = s->planes[p].shadow.head == h;
-        if (!head->plane_armed[p]) {
-            continue;
-        }
-        head->armed_planes[p] = s->planes[p].shadow;
-        for (k = 0; head->is_armed && k < s->conf.num_heads; k++) {
-            if (k != h && (head->group & BIT(k)) &&
-                s->heads[k].plane_armed[p]) {
-                s->heads[k].plane_armed[p] = false;
-                trace_pvdc_plane_moved_in_group(p, k, h);
-            }
-        }
-    }
-    head->armed_seq++;
-}
-
-/*
- * An enable latches when the head's pipe has run a frame of its new mode
- * and its link is up: no sooner than real hardware shows a modeset, which
- * is what a guest paces on.  A mode the rules refuse has no frame to wait
- * for: only the link.
- */
-static int64_t pvdc_enable_latch(PVDCState *s, PVDCHead *head, int64_t now)
-{
-    uint64_t wait = (uint64_t)s->link_up_delay_ms * SCALE_MS;
-
-    if (pvdc_mode_valid(s, &head->armed)) {
-        wait = MAX(wait, pvdc_mode_period_ns(&head->armed));
-    }
-    /* INT64_MAX: beyond the end of QEMU_CLOCK_VIRTUAL, nothing latches. */
-    return wait > (uint64_t)(INT64_MAX - now) ? INT64_MAX : now + wait;
-}
-
-static int64_t pvdc_arm_head(PVDCState *s, unsigned int h, int64_t now)
-{
-    PVDCHead *head = &s->heads[h];
-
-    pvdc_snapshot_head(s, h);
-    head->is_armed = true;
-    trace_pvdc_commit_armed(h, head->armed_seq);
-
-    if (pvdc_head_on(head)) {
-        return pvdc_next_vblank(head, now);
-    }
-    if (FIELD_EX32(head->armed.ctrl, HS_CTRL, ENABLE)) {
-        return pvdc_enable_latch(s, head, now);
-    }
-    return now;
-}
-
-/*
- * The register access that rang has caught up with every latch point
- * passed (pvdc_catch_up()): what is written after a latch point never
- * joins the commit that latched there.
- */
-void pvdc_doorbell(PVDCState *s, uint32_t mask)
-{
-    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
-    uint32_t busy = mask & pvdc_armed_mask(s);
-    int64_t latch = now;
-    unsigned int h;
-
-    if (busy) {
-        for (h = 0; h < s->conf.num_heads; h++) {
-            if (busy & BIT(h)) {
-                s->heads[h].status |= PVDC_HEAD_STATUS_DOORBELL_OVERRUN;
-            }
-        }
-        qemu_log_mask(LOG_GUEST_ERROR, "pvdc: doorbell for heads 0x%x "
-                      "ignored: heads 0x%x already have a commit armed\n",
-                      mask, busy);
-        trace_pvdc_doorbell_overrun(mask, busy);
-        return;
-    }
-
-    for (h = 0; h < s->conf.num_heads; h++) {
-        if (mask & BIT(h)) {
-            latch = MAX(latch, pvdc_arm_head(s, h, now));
-        }
-    }
-    for (h = 0; h < s->conf.num_heads; h++) {
-        if (mask & BIT(h)) {
-            s->heads[h].group = mask;
-            s->heads[h].latch_ns = latch;
-        }
-    }
-    trace_pvdc_doorbell(mask, latch);
-    pvdc_timer_update(s);
 }
 
 /* What a doorbell guarantees of the armed commit of head @h. */
@@ -1322,22 +749,4 @@ bool pvdc_loaded_state_valid(PVDCState *s, Error **errp)
         }
     }
     return true;
-}
-
-/*
- * The armed commit of @h takes the shadow state again, keeping its latch
- * point and group: updates made while a commit waits for its vblank join
- * it instead of waiting for the next one.
- */
-void pvdc_doorbell_amend(PVDCState *s, unsigned int h)
-{
-    PVDCHead *head = &s->heads[h];
-
-    if (!head->is_armed) {
-        pvdc_doorbell(s, BIT(h));
-        return;
-    }
-    pvdc_snapshot_head(s, h);
-    trace_pvdc_commit_amended(h, head->armed_seq, head->latch_ns);
-    pvdc_timer_update(s);
 }
