@@ -214,7 +214,7 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
 {
     PVDCState *s = head->dev;
     const PVDCHeadRegs *r = &head->active;
-    const PVDCComposeFormat *fmt = pvdc_compose_format(r->wb_format);
+    const PVDCComposeFormat *fmt = pvdc_compose_format(r->regs[R_HS_WB_FORMAT]);
     uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
     PVDCComposeScene scene;
     pixman_image_t *image, *target;
@@ -233,13 +233,14 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
     if (!layout && !fmt->store) {
         return;
     }
-    len = (uint64_t)r->wb_pitch * (FIELD_EX32(r->vtiming, XY, X) - 1) +
-          (uint64_t)FIELD_EX32(r->htiming, XY, X) * fmt->cpp;
-    in_vram = r->wb_offset + len <= s->conf.vram_size;
+    len = (uint64_t)r->regs[R_HS_WB_PITCH] *
+          (FIELD_EX32(r->regs[R_HS_VTIMING], XY, X) - 1) +
+          (uint64_t)FIELD_EX32(r->regs[R_HS_HTIMING], XY, X) * fmt->cpp;
+    in_vram = r->regs[R_HS_WB_OFFSET] + len <= s->conf.vram_size;
     if (!in_vram && !pvdc_memory_reachable(s)) {
         qemu_log_mask(LOG_GUEST_ERROR, "pvdc: head %u: bus mastering is "
                       "off: no writeback into guest memory at 0x%x\n",
-                      head->index, r->wb_offset);
+                      head->index, r->regs[R_HS_WB_OFFSET]);
         return;
     }
     pvdc_console_scene(head, &scene, -1, NULL);
@@ -259,8 +260,8 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
      */
     line = (uint64_t)scene.width * fmt->cpp;
     if (in_vram) {
-        dst = vram + r->wb_offset;
-        dst_pitch = r->wb_pitch;
+        dst = vram + r->regs[R_HS_WB_OFFSET];
+        dst_pitch = r->regs[R_HS_WB_PITCH];
     } else {
         dst_pitch = ROUND_UP(line, sizeof(uint32_t));
         stage = g_malloc((size_t)dst_pitch * scene.height);
@@ -286,11 +287,11 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
         pixman_image_unref(target);
     }
     if (in_vram) {
-        memory_region_set_dirty(&s->vram, r->wb_offset, len);
+        memory_region_set_dirty(&s->vram, r->regs[R_HS_WB_OFFSET], len);
     } else {
-        pvdc_memory_store(s, r->wb_offset, r->wb_pitch, scene.height, line,
-                          stage, dst_pitch);
+        pvdc_memory_store(s, r->regs[R_HS_WB_OFFSET], r->regs[R_HS_WB_PITCH],
+                          scene.height, line, stage, dst_pitch);
     }
-    trace_pvdc_writeback(head->index, head->armed_seq, r->wb_format,
-                         r->wb_offset, r->wb_pitch);
+    trace_pvdc_writeback(head->index, head->armed_seq, r->regs[R_HS_WB_FORMAT],
+                         r->regs[R_HS_WB_OFFSET], r->regs[R_HS_WB_PITCH]);
 }

@@ -82,14 +82,14 @@ static void pvdc_color_expected(PVDCState *s, const PVDCHeadRegs *r,
                                 uint32_t *degamma_size, bool *has_ctm,
                                 uint32_t *gamma_size)
 {
-    bool copy = FIELD_EX32(r->ctrl, HS_CTRL, ENABLE) &&
+    bool copy = FIELD_EX32(r->regs[R_HS_CTRL], HS_CTRL, ENABLE) &&
                 pvdc_color_valid(s, r);
 
-    *degamma_size = copy && FIELD_EX32(r->ctrl, HS_CTRL, DEGAMMA) ?
-                    FIELD_EX32(r->lut_sizes, XY, X) : 0;
-    *has_ctm = copy && FIELD_EX32(r->ctrl, HS_CTRL, CTM);
-    *gamma_size = copy && FIELD_EX32(r->ctrl, HS_CTRL, GAMMA) ?
-                  FIELD_EX32(r->lut_sizes, XY, Y) : 0;
+    *degamma_size = copy && FIELD_EX32(r->regs[R_HS_CTRL], HS_CTRL, DEGAMMA) ?
+                    FIELD_EX32(r->regs[R_HS_LUT_SIZES], XY, X) : 0;
+    *has_ctm = copy && FIELD_EX32(r->regs[R_HS_CTRL], HS_CTRL, CTM);
+    *gamma_size = copy && FIELD_EX32(r->regs[R_HS_CTRL], HS_CTRL, GAMMA) ?
+                  FIELD_EX32(r->regs[R_HS_LUT_SIZES], XY, Y) : 0;
 }
 
 /*
@@ -166,14 +166,16 @@ void pvdc_color_arm(PVDCState *s, PVDCHead *head)
     pvdc_color_expected(s, r, &c->degamma_size, &c->has_ctm,
                         &c->gamma_size);
     if (c->degamma_size) {
-        c->degamma = pvdc_copy_lut(s, r->degamma_lut, &c->degamma_size);
+        c->degamma = pvdc_copy_lut(s, r->regs[R_HS_DEGAMMA_LUT],
+                                   &c->degamma_size);
     }
     if (c->gamma_size) {
-        c->gamma = pvdc_copy_lut(s, r->gamma_lut, &c->gamma_size);
+        c->gamma = pvdc_copy_lut(s, r->regs[R_HS_GAMMA_LUT], &c->gamma_size);
     }
     if (c->has_ctm) {
         QEMU_BUILD_BUG_ON(sizeof(c->ctm) != PVDC_CTM_SIZE);
-        c->has_ctm = pvdc_copy_color(s, r->ctm, ARRAY_SIZE(c->ctm), c->ctm);
+        c->has_ctm = pvdc_copy_color(s, r->regs[R_HS_CTM], ARRAY_SIZE(c->ctm),
+                                     c->ctm);
     }
     if (head->active_color.pipeline &&
         pvdc_color_same(c, &head->active_color)) {
@@ -219,11 +221,13 @@ bool pvdc_color_matches(PVDCState *s, const PVDCHeadRegs *r,
     return (c->degamma_size == degamma_size || !c->degamma_size) &&
            (c->gamma_size == gamma_size || !c->gamma_size) &&
            pvdc_color_stage_matches(s, degamma_size, c->degamma_size,
-                                    r->degamma_lut, (uint64_t)degamma_size *
+                                    r->regs[R_HS_DEGAMMA_LUT],
+                                    (uint64_t)degamma_size *
                                     PVDC_LUT_ENTRY_SIZE) &&
-           pvdc_color_stage_matches(s, has_ctm, c->has_ctm, r->ctm,
+           pvdc_color_stage_matches(s, has_ctm, c->has_ctm, r->regs[R_HS_CTM],
                                     PVDC_CTM_SIZE) &&
            pvdc_color_stage_matches(s, gamma_size, c->gamma_size,
-                                    r->gamma_lut, (uint64_t)gamma_size *
+                                    r->regs[R_HS_GAMMA_LUT],
+                                    (uint64_t)gamma_size *
                                     PVDC_LUT_ENTRY_SIZE);
 }

@@ -132,7 +132,7 @@ static PVDCHead *pvdc_connector_head(PVDCConnector *conn)
 
     for (h = 0; h < s->conf.num_heads; h++) {
         if (pvdc_head_on(&s->heads[h]) &&
-            s->heads[h].active.connector == conn->index) {
+            s->heads[h].active.regs[R_HS_CONNECTOR] == conn->index) {
             return &s->heads[h];
         }
     }
@@ -155,8 +155,9 @@ static int pvdc_host_cursor_plane(PVDCHead *head)
 
     /* The UI gets a cursor out of VRAM only: bindings are composed. */
     if (!s->host_cursor || !pvdc_plane_on(r) ||
-        r->head != head->index || r->format != PVDC_FMT_ARGB8888 ||
-        r->fb_offset >= s->conf.vram_size) {
+        r->regs[R_PS_HEAD] != head->index ||
+        r->regs[R_PS_FORMAT] != PVDC_FMT_ARGB8888 ||
+        r->regs[R_PS_FB_OFFSET] >= s->conf.vram_size) {
         return -1;
     }
     return p;
@@ -169,16 +170,17 @@ void pvdc_console_scene(PVDCHead *head, PVDCComposeScene *scene,
     unsigned int p;
 
     memset(scene, 0, sizeof(*scene));
-    scene->width = FIELD_EX32(head->active.htiming, XY, X);
-    scene->height = FIELD_EX32(head->active.vtiming, XY, X);
-    scene->background = head->active.background;
+    scene->width = FIELD_EX32(head->active.regs[R_HS_HTIMING], XY, X);
+    scene->height = FIELD_EX32(head->active.regs[R_HS_VTIMING], XY, X);
+    scene->background = head->active.regs[R_HS_BACKGROUND];
     scene->color = head->active_color.pipeline;
 
     for (p = 0; p < s->num_planes; p++) {
         const PVDCPlaneRegs *r = &s->planes[p].active;
         PVDCComposePlane *plane;
 
-        if (!pvdc_plane_on(r) || r->head != head->index || p == skip) {
+        if (!pvdc_plane_on(r) || r->regs[R_PS_HEAD] != head->index ||
+            p == skip) {
             continue;
         }
         /* Unique zpos below the planes per head keeps this from happening. */
@@ -189,27 +191,29 @@ void pvdc_console_scene(PVDCHead *head, PVDCComposeScene *scene,
             ids[scene->num_planes] = p;
         }
         plane = &scene->planes[scene->num_planes++];
-        plane->format = r->format;
-        plane->offset = r->fb_offset;
-        plane->pitch = r->fb_pitch;
-        plane->fb_width = FIELD_EX32(r->fb_size, XY, X);
-        plane->fb_height = FIELD_EX32(r->fb_size, XY, Y);
-        plane->src_x = r->src_x;
-        plane->src_y = r->src_y;
-        plane->src_w = r->src_w;
-        plane->src_h = r->src_h;
-        plane->dst_x = (int16_t)FIELD_EX32(r->dst_pos, XY, X);
-        plane->dst_y = (int16_t)FIELD_EX32(r->dst_pos, XY, Y);
-        plane->dst_w = FIELD_EX32(r->dst_size, XY, X);
-        plane->dst_h = FIELD_EX32(r->dst_size, XY, Y);
-        plane->zpos = r->zpos;
-        plane->alpha = MIN(r->alpha, UINT16_MAX);
-        plane->ctrl = r->ctrl;
+        plane->format = r->regs[R_PS_FORMAT];
+        plane->offset = r->regs[R_PS_FB_OFFSET];
+        plane->pitch = r->regs[R_PS_FB_PITCH];
+        plane->fb_width = FIELD_EX32(r->regs[R_PS_FB_SIZE], XY, X);
+        plane->fb_height = FIELD_EX32(r->regs[R_PS_FB_SIZE], XY, Y);
+        plane->src_x = r->regs[R_PS_SRC_X];
+        plane->src_y = r->regs[R_PS_SRC_Y];
+        plane->src_w = r->regs[R_PS_SRC_W];
+        plane->src_h = r->regs[R_PS_SRC_H];
+        plane->dst_x = (int16_t)FIELD_EX32(r->regs[R_PS_DST_POS], XY, X);
+        plane->dst_y = (int16_t)FIELD_EX32(r->regs[R_PS_DST_POS], XY, Y);
+        plane->dst_w = FIELD_EX32(r->regs[R_PS_DST_SIZE], XY, X);
+        plane->dst_h = FIELD_EX32(r->regs[R_PS_DST_SIZE], XY, Y);
+        plane->zpos = r->regs[R_PS_ZPOS];
+        plane->alpha = MIN(r->regs[R_PS_ALPHA], UINT16_MAX);
+        plane->ctrl = r->regs[R_PS_CTRL];
         /* Used by the YCbCr formats only, and then validated. */
-        plane->chroma_offset = r->chroma_offset;
-        plane->chroma_pitch = r->chroma_pitch;
-        plane->encoding = FIELD_EX32(r->ctrl, PS_CTRL, COLOR_ENCODING);
-        plane->range = FIELD_EX32(r->ctrl, PS_CTRL, COLOR_RANGE_FULL) ?
+        plane->chroma_offset = r->regs[R_PS_CHROMA_OFFSET];
+        plane->chroma_pitch = r->regs[R_PS_CHROMA_PITCH];
+        plane->encoding = FIELD_EX32(r->regs[R_PS_CTRL], PS_CTRL,
+                                     COLOR_ENCODING);
+        plane->range = FIELD_EX32(r->regs[R_PS_CTRL], PS_CTRL,
+                                  COLOR_RANGE_FULL) ?
                        PVDC_COMPOSE_RANGE_FULL : PVDC_COMPOSE_RANGE_LIMITED;
     }
 }
@@ -533,14 +537,15 @@ static void pvdc_console_define_cursor(PVDCConnector *conn,
 {
     PVDCState *s = conn->dev;
     /* Validated: unscaled ARGB8888, at most PVDC_CURSOR_MAX_SIZE. */
-    uint32_t w = FIELD_EX32(r->dst_size, XY, X);
-    uint32_t h = FIELD_EX32(r->dst_size, XY, Y);
-    uint64_t origin = r->fb_offset + (uint64_t)(r->src_y >> 16) * r->fb_pitch +
-                      (uint64_t)(r->src_x >> 16) * 4;
+    uint32_t w = FIELD_EX32(r->regs[R_PS_DST_SIZE], XY, X);
+    uint32_t h = FIELD_EX32(r->regs[R_PS_DST_SIZE], XY, Y);
+    uint32_t pitch = r->regs[R_PS_FB_PITCH];
+    uint64_t origin = r->regs[R_PS_FB_OFFSET] +
+                      (uint64_t)(r->regs[R_PS_SRC_Y] >> 16) * pitch +
+                      (uint64_t)(r->regs[R_PS_SRC_X] >> 16) * 4;
     const uint8_t *pixels = pvdc_vram_span(s, origin,
-                                           (uint64_t)r->fb_pitch * (h - 1) +
-                                           w * 4);
-    unsigned int blend = FIELD_EX32(r->ctrl, PS_CTRL, BLEND);
+                                           (uint64_t)pitch * (h - 1) + w * 4);
+    unsigned int blend = FIELD_EX32(r->regs[R_PS_CTRL], PS_CTRL, BLEND);
     QEMUCursor *cursor;
     uint32_t x, y;
 
@@ -551,15 +556,15 @@ static void pvdc_console_define_cursor(PVDCConnector *conn,
     if (!cursor) {
         return;
     }
-    cursor->hot_x = MIN(FIELD_EX32(r->hotspot, XY, X), w - 1);
-    cursor->hot_y = MIN(FIELD_EX32(r->hotspot, XY, Y), h - 1);
+    cursor->hot_x = MIN(FIELD_EX32(r->regs[R_PS_HOTSPOT], XY, X), w - 1);
+    cursor->hot_y = MIN(FIELD_EX32(r->regs[R_PS_HOTSPOT], XY, Y), h - 1);
     for (y = 0; y < h; y++) {
-        const uint8_t *line = pixels + (uint64_t)y * r->fb_pitch;
+        const uint8_t *line = pixels + (uint64_t)y * pitch;
 
         for (x = 0; x < w; x++) {
             cursor->data[y * w + x] =
                 pvdc_cursor_pixel(ldl_le_p(line + x * 4), blend,
-                                  MIN(r->alpha, UINT16_MAX));
+                                  MIN(r->regs[R_PS_ALPHA], UINT16_MAX));
         }
     }
     dpy_cursor_define(conn->con, cursor);
@@ -584,19 +589,19 @@ static void pvdc_console_update_cursor(PVDCConnector *conn, int p)
 
     /* Only the position changes when the cursor moves. */
     image = s->planes[p].active;
-    image.dst_pos = 0;
+    image.regs[R_PS_DST_POS] = 0;
     if (!d->cursor_on || d->cursor_dirty ||
         memcmp(&image, &d->cursor, sizeof(image))) {
         pvdc_console_define_cursor(conn, &image);
         d->cursor = image;
         d->cursor_dirty = false;
     }
-    x = (int16_t)FIELD_EX32(s->planes[p].active.dst_pos, XY, X) +
-        MIN(FIELD_EX32(image.hotspot, XY, X),
-            FIELD_EX32(image.dst_size, XY, X) - 1);
-    y = (int16_t)FIELD_EX32(s->planes[p].active.dst_pos, XY, Y) +
-        MIN(FIELD_EX32(image.hotspot, XY, Y),
-            FIELD_EX32(image.dst_size, XY, Y) - 1);
+    x = (int16_t)FIELD_EX32(s->planes[p].active.regs[R_PS_DST_POS], XY, X) +
+        MIN(FIELD_EX32(image.regs[R_PS_HOTSPOT], XY, X),
+            FIELD_EX32(image.regs[R_PS_DST_SIZE], XY, X) - 1);
+    y = (int16_t)FIELD_EX32(s->planes[p].active.regs[R_PS_DST_POS], XY, Y) +
+        MIN(FIELD_EX32(image.regs[R_PS_HOTSPOT], XY, Y),
+            FIELD_EX32(image.regs[R_PS_DST_SIZE], XY, Y) - 1);
     if (!d->cursor_on || x != d->cursor_x || y != d->cursor_y) {
         dpy_mouse_set(conn->con, x, y, true);
         d->cursor_x = x;

@@ -52,12 +52,12 @@
 
 static inline bool pvdc_head_on(const PVDCHead *head)
 {
-    return FIELD_EX32(head->active.ctrl, HS_CTRL, ENABLE);
+    return FIELD_EX32(head->active.regs[R_HS_CTRL], HS_CTRL, ENABLE);
 }
 
 static inline bool pvdc_plane_on(const PVDCPlaneRegs *r)
 {
-    return FIELD_EX32(r->ctrl, PS_CTRL, ENABLE);
+    return FIELD_EX32(r->regs[R_PS_CTRL], PS_CTRL, ENABLE);
 }
 
 /* pvdc.c */

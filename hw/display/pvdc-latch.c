@@ -30,8 +30,8 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
     for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
         bool was_on = pvdc_head_on(head);
-        uint32_t old_connector = head->active.connector;
-        bool on = FIELD_EX32(head->armed.ctrl, HS_CTRL, ENABLE);
+        uint32_t old_connector = head->active.regs[R_HS_CONNECTOR];
+        bool on = FIELD_EX32(head->armed.regs[R_HS_CTRL], HS_CTRL, ENABLE);
 
         if (!(v->group & BIT(h))) {
             continue;
@@ -45,8 +45,8 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
         }
         if (was_on != on) {
             /* A route changes only here (PVDC_ERR_MODESET_REQUIRED). */
-            trace_pvdc_route(h, on ? head->armed.connector
-                                   : head->active.connector, on);
+            trace_pvdc_route(h, on ? head->armed.regs[R_HS_CONNECTOR]
+                                   : head->active.regs[R_HS_CONNECTOR], on);
         }
         head->active = head->armed;
         if (head->armed_color.shared) {
@@ -66,8 +66,9 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
             pvdc_boot_end(s);
         }
         /* The connector it takes. */
-        if (on && (!was_on || head->active.connector != old_connector)) {
-            pvdc_console_latched(s, head->active.connector);
+        if (on && (!was_on ||
+                   head->active.regs[R_HS_CONNECTOR] != old_connector)) {
+            pvdc_console_latched(s, head->active.regs[R_HS_CONNECTOR]);
         }
         pvdc_crc_invalidate(head);
     }
@@ -88,7 +89,7 @@ static int64_t pvdc_latch_point_from(PVDCHead *head, int64_t when,
     if (pvdc_head_on(head)) {
         return pvdc_next_vblank(head, MAX(target - 1, when));
     }
-    if (!FIELD_EX32(head->armed.ctrl, HS_CTRL, ENABLE)) {
+    if (!FIELD_EX32(head->armed.regs[R_HS_CTRL], HS_CTRL, ENABLE)) {
         return target;
     }
     /* A validated mode: at least PVDC_MIN_FRAME_PERIOD_NS. */
@@ -119,7 +120,8 @@ static bool pvdc_writeback_defer(PVDCState *s, uint32_t group, int64_t when)
 
     for (h = 0; h < s->conf.num_heads; h++) {
         writes |= (group & BIT(h)) &&
-                  FIELD_EX32(s->heads[h].armed.ctrl, HS_CTRL, WRITEBACK);
+                  FIELD_EX32(s->heads[h].armed.regs[R_HS_CTRL], HS_CTRL,
+                             WRITEBACK);
     }
     wait = writes ? pvdc_budget_wait(s, when) : 0;
     if (!wait) {
@@ -161,7 +163,8 @@ static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
         /* The frame is in VRAM before DONE_SEQ says the commit applied. */
         for (h = 0; h < s->conf.num_heads; h++) {
             if ((group & BIT(h)) &&
-                FIELD_EX32(s->heads[h].active.ctrl, HS_CTRL, WRITEBACK)) {
+                FIELD_EX32(s->heads[h].active.regs[R_HS_CTRL], HS_CTRL,
+                           WRITEBACK)) {
                 pvdc_writeback(&s->heads[h], when);
             }
         }
@@ -273,7 +276,7 @@ static void pvdc_snapshot_head(PVDCState *s, unsigned int h)
     head->armed = head->shadow;
     pvdc_color_arm(s, head);
     for (p = 0; p < s->num_planes; p++) {
-        head->plane_armed[p] = s->planes[p].shadow.head == h;
+        head->plane_armed[p] = s->planes[p].shadow.regs[R_PS_HEAD] == h;
         if (!head->plane_armed[p]) {
             continue;
         }
@@ -317,7 +320,7 @@ static int64_t pvdc_arm_head(PVDCState *s, unsigned int h, int64_t now)
     if (pvdc_head_on(head)) {
         return pvdc_next_vblank(head, now);
     }
-    if (FIELD_EX32(head->armed.ctrl, HS_CTRL, ENABLE)) {
+    if (FIELD_EX32(head->armed.regs[R_HS_CTRL], HS_CTRL, ENABLE)) {
         return pvdc_enable_latch(s, head, now);
     }
     return now;

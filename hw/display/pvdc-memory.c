@@ -388,20 +388,22 @@ static bool pvdc_bind_read_table(PVDCState *s, uint64_t table, uint32_t n,
 static unsigned int pvdc_plane_ranges(const PVDCPlaneRegs *r,
                                       uint64_t start[2], uint64_t end[2])
 {
-    const PVDCComposeFormat *fmt = pvdc_compose_format(r->format);
-    uint64_t w = FIELD_EX32(r->fb_size, XY, X);
-    uint64_t h = FIELD_EX32(r->fb_size, XY, Y);
+    const PVDCComposeFormat *fmt = pvdc_compose_format(r->regs[R_PS_FORMAT]);
+    uint64_t w = FIELD_EX32(r->regs[R_PS_FB_SIZE], XY, X);
+    uint64_t h = FIELD_EX32(r->regs[R_PS_FB_SIZE], XY, Y);
 
     if (!pvdc_plane_on(r) || !fmt || !w || !h) {
         return 0;
     }
-    start[0] = r->fb_offset;
-    end[0] = start[0] + (uint64_t)r->fb_pitch * (h - 1) + w * fmt->cpp;
+    start[0] = r->regs[R_PS_FB_OFFSET];
+    end[0] = start[0] + (uint64_t)r->regs[R_PS_FB_PITCH] * (h - 1) +
+             w * fmt->cpp;
     if (!fmt->chroma_cpp) {
         return 1;
     }
-    start[1] = r->chroma_offset;
-    end[1] = start[1] + (uint64_t)r->chroma_pitch * (DIV_ROUND_UP(h, 2) - 1) +
+    start[1] = r->regs[R_PS_CHROMA_OFFSET];
+    end[1] = start[1] +
+             (uint64_t)r->regs[R_PS_CHROMA_PITCH] * (DIV_ROUND_UP(h, 2) - 1) +
              DIV_ROUND_UP(w, 2) * fmt->chroma_cpp;
     return 2;
 }
@@ -436,28 +438,31 @@ static bool pvdc_span_meets(uint64_t start, uint64_t len, uint64_t addr,
 static bool pvdc_head_uses(const PVDCHeadRegs *r, uint64_t addr,
                            uint64_t size)
 {
-    const PVDCComposeFormat *fmt = pvdc_compose_format(r->wb_format);
-    uint64_t w = FIELD_EX32(r->htiming, XY, X);
-    uint64_t h = FIELD_EX32(r->vtiming, XY, X);
+    const PVDCComposeFormat *fmt = pvdc_compose_format(r->regs[R_HS_WB_FORMAT]);
+    uint64_t w = FIELD_EX32(r->regs[R_HS_HTIMING], XY, X);
+    uint64_t h = FIELD_EX32(r->regs[R_HS_VTIMING], XY, X);
 
-    if (!FIELD_EX32(r->ctrl, HS_CTRL, ENABLE)) {
+    if (!FIELD_EX32(r->regs[R_HS_CTRL], HS_CTRL, ENABLE)) {
         return false;
     }
-    if (FIELD_EX32(r->ctrl, HS_CTRL, WRITEBACK) && fmt && w && h &&
-        pvdc_span_meets(r->wb_offset,
-                        (uint64_t)r->wb_pitch * (h - 1) + w * fmt->cpp,
+    if (FIELD_EX32(r->regs[R_HS_CTRL], HS_CTRL, WRITEBACK) && fmt && w && h &&
+        pvdc_span_meets(r->regs[R_HS_WB_OFFSET],
+                        (uint64_t)r->regs[R_HS_WB_PITCH] * (h - 1) +
+                        w * fmt->cpp,
                         addr, size)) {
         return true;
     }
-    return (FIELD_EX32(r->ctrl, HS_CTRL, DEGAMMA) &&
-            pvdc_span_meets(r->degamma_lut,
-                            (uint64_t)FIELD_EX32(r->lut_sizes, XY, X) *
+    return (FIELD_EX32(r->regs[R_HS_CTRL], HS_CTRL, DEGAMMA) &&
+            pvdc_span_meets(r->regs[R_HS_DEGAMMA_LUT],
+                            (uint64_t)FIELD_EX32(r->regs[R_HS_LUT_SIZES],
+                                                 XY, X) *
                             PVDC_LUT_ENTRY_SIZE, addr, size)) ||
-           (FIELD_EX32(r->ctrl, HS_CTRL, CTM) &&
-            pvdc_span_meets(r->ctm, PVDC_CTM_SIZE, addr, size)) ||
-           (FIELD_EX32(r->ctrl, HS_CTRL, GAMMA) &&
-            pvdc_span_meets(r->gamma_lut,
-                            (uint64_t)FIELD_EX32(r->lut_sizes, XY, Y) *
+           (FIELD_EX32(r->regs[R_HS_CTRL], HS_CTRL, CTM) &&
+            pvdc_span_meets(r->regs[R_HS_CTM], PVDC_CTM_SIZE, addr, size)) ||
+           (FIELD_EX32(r->regs[R_HS_CTRL], HS_CTRL, GAMMA) &&
+            pvdc_span_meets(r->regs[R_HS_GAMMA_LUT],
+                            (uint64_t)FIELD_EX32(r->regs[R_HS_LUT_SIZES],
+                                                 XY, Y) *
                             PVDC_LUT_ENTRY_SIZE, addr, size));
 }
 

@@ -26,86 +26,26 @@
 #define PVDC_GLOBAL_END         PVDC_REG_PLANE_CAPS(0)
 #define PVDC_PLANE_CAPS_END     PVDC_HEAD_CONTROL_BASE
 
+/*
+ * The register at @offset of a state window of @count registers, or NULL
+ * past its last one (the memory core hands over aligned accesses only).
+ */
+static uint32_t *pvdc_state_reg(uint32_t *regs, unsigned int count,
+                                hwaddr offset)
+{
+    hwaddr index = offset / sizeof(uint32_t);
+
+    return index < count ? &regs[index] : NULL;
+}
+
 static uint32_t *pvdc_head_reg(PVDCHeadRegs *r, hwaddr offset)
 {
-    switch (offset) {
-    case PVDC_HS_CTRL:
-        return &r->ctrl;
-    case PVDC_HS_HTIMING:
-        return &r->htiming;
-    case PVDC_HS_HSYNC:
-        return &r->hsync;
-    case PVDC_HS_VTIMING:
-        return &r->vtiming;
-    case PVDC_HS_VSYNC:
-        return &r->vsync;
-    case PVDC_HS_PIXEL_CLOCK:
-        return &r->pixel_clock;
-    case PVDC_HS_BANDWIDTH:
-        return &r->bandwidth;
-    case PVDC_HS_BACKGROUND:
-        return &r->background;
-    case PVDC_HS_DEGAMMA_LUT:
-        return &r->degamma_lut;
-    case PVDC_HS_CTM:
-        return &r->ctm;
-    case PVDC_HS_GAMMA_LUT:
-        return &r->gamma_lut;
-    case PVDC_HS_LUT_SIZES:
-        return &r->lut_sizes;
-    case PVDC_HS_WB_FORMAT:
-        return &r->wb_format;
-    case PVDC_HS_WB_OFFSET:
-        return &r->wb_offset;
-    case PVDC_HS_WB_PITCH:
-        return &r->wb_pitch;
-    case PVDC_HS_CONNECTOR:
-        return &r->connector;
-    default:
-        return NULL;
-    }
+    return pvdc_state_reg(r->regs, ARRAY_SIZE(r->regs), offset);
 }
 
 static uint32_t *pvdc_plane_reg(PVDCPlaneRegs *r, hwaddr offset)
 {
-    switch (offset) {
-    case PVDC_PS_CTRL:
-        return &r->ctrl;
-    case PVDC_PS_HEAD:
-        return &r->head;
-    case PVDC_PS_FORMAT:
-        return &r->format;
-    case PVDC_PS_FB_OFFSET:
-        return &r->fb_offset;
-    case PVDC_PS_FB_PITCH:
-        return &r->fb_pitch;
-    case PVDC_PS_FB_SIZE:
-        return &r->fb_size;
-    case PVDC_PS_SRC_X:
-        return &r->src_x;
-    case PVDC_PS_SRC_Y:
-        return &r->src_y;
-    case PVDC_PS_SRC_W:
-        return &r->src_w;
-    case PVDC_PS_SRC_H:
-        return &r->src_h;
-    case PVDC_PS_DST_POS:
-        return &r->dst_pos;
-    case PVDC_PS_DST_SIZE:
-        return &r->dst_size;
-    case PVDC_PS_ZPOS:
-        return &r->zpos;
-    case PVDC_PS_ALPHA:
-        return &r->alpha;
-    case PVDC_PS_HOTSPOT:
-        return &r->hotspot;
-    case PVDC_PS_CHROMA_OFFSET:
-        return &r->chroma_offset;
-    case PVDC_PS_CHROMA_PITCH:
-        return &r->chroma_pitch;
-    default:
-        return NULL;
-    }
+    return pvdc_state_reg(r->regs, ARRAY_SIZE(r->regs), offset);
 }
 
 /*

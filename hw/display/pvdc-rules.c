@@ -76,14 +76,14 @@ uint32_t pvdc_writeback_format_mask(void)
 
 uint64_t pvdc_mode_period_ns(const PVDCHeadRegs *regs)
 {
-    uint64_t pixels = (uint64_t)FIELD_EX32(regs->htiming, XY, Y) *
-                      FIELD_EX32(regs->vtiming, XY, Y);
+    uint64_t pixels = (uint64_t)FIELD_EX32(regs->regs[R_HS_HTIMING], XY, Y) *
+                      FIELD_EX32(regs->regs[R_HS_VTIMING], XY, Y);
 
-    if (!regs->pixel_clock) {
+    if (!regs->regs[R_HS_PIXEL_CLOCK]) {
         return 0;
     }
     /* The clock is in kHz: one pixel lasts SCALE_MS / clock ns. */
-    return pixels * SCALE_MS / regs->pixel_clock;
+    return pixels * SCALE_MS / regs->regs[R_HS_PIXEL_CLOCK];
 }
 
 void pvdc_commit_view_init(PVDCCommitView *v, PVDCState *s, uint32_t group)
@@ -178,8 +178,10 @@ static bool pvdc_in_group(uint32_t group, uint32_t head)
 
 static bool pvdc_plane_scaled(const PVDCPlaneRegs *r)
 {
-    return r->src_w != (uint64_t)FIELD_EX32(r->dst_size, XY, X) << 16 ||
-           r->src_h != (uint64_t)FIELD_EX32(r->dst_size, XY, Y) << 16;
+    uint32_t dst_size = r->regs[R_PS_DST_SIZE];
+
+    return r->regs[R_PS_SRC_W] != (uint64_t)FIELD_EX32(dst_size, XY, X) << 16 ||
+           r->regs[R_PS_SRC_H] != (uint64_t)FIELD_EX32(dst_size, XY, Y) << 16;
 }
 
 /*
@@ -189,7 +191,7 @@ static bool pvdc_plane_scaled(const PVDCPlaneRegs *r)
  */
 static unsigned int pvdc_plane_half_bytes(const PVDCPlaneRegs *r)
 {
-    const PVDCComposeFormat *fmt = pvdc_compose_format(r->format);
+    const PVDCComposeFormat *fmt = pvdc_compose_format(r->regs[R_PS_FORMAT]);
 
     /* Validation made this impossible; count the widest if it happened. */
     if (!fmt) {
@@ -211,18 +213,30 @@ static bool pvdc_axis_valid(uint32_t timing, uint32_t sync, uint32_t max)
 
 bool pvdc_mode_valid(PVDCState *s, const PVDCHeadRegs *r)
 {
-    return pvdc_axis_valid(r->htiming, r->hsync, s->conf.max_width) &&
-           pvdc_axis_valid(r->vtiming, r->vsync, s->conf.max_height) &&
-           r->pixel_clock >= 1 && r->pixel_clock <= PVDC_MAX_PIXEL_CLOCK_KHZ &&
+    return pvdc_axis_valid(r->regs[R_HS_HTIMING], r->regs[R_HS_HSYNC],
+                           s->conf.max_width) &&
+           pvdc_axis_valid(r->regs[R_HS_VTIMING], r->regs[R_HS_VSYNC],
+                           s->conf.max_height) &&
+           r->regs[R_HS_PIXEL_CLOCK] >= 1 &&
+           r->regs[R_HS_PIXEL_CLOCK] <= PVDC_MAX_PIXEL_CLOCK_KHZ &&
            pvdc_mode_period_ns(r) >= PVDC_MIN_FRAME_PERIOD_NS;
 }
 
 /* The registers that change only with a modeset: timings and route. */
 static bool pvdc_mode_equal(const PVDCHeadRegs *a, const PVDCHeadRegs *b)
 {
-    return a->htiming == b->htiming && a->hsync == b->hsync &&
-           a->vtiming == b->vtiming && a->vsync == b->vsync &&
-           a->pixel_clock == b->pixel_clock && a->connector == b->connector;
+    static const unsigned int mode[] = {
+        R_HS_HTIMING, R_HS_HSYNC, R_HS_VTIMING, R_HS_VSYNC, R_HS_PIXEL_CLOCK,
+        R_HS_CONNECTOR,
+    };
+    unsigned int i;
+
+    for (i = 0; i < ARRAY_SIZE(mode); i++) {
+        if (a->regs[mode[i]] != b->regs[mode[i]]) {
+            return false;
+        }
+    }
+    return true;
 }
 
 /*
@@ -231,15 +245,16 @@ static bool pvdc_mode_equal(const PVDCHeadRegs *a, const PVDCHeadRegs *b)
  */
 static bool pvdc_connector_free(PVDCCommitView *v, unsigned int h)
 {
-    uint32_t connector = v->head[h]->connector;
+    uint32_t connector = v->head[h]->regs[R_HS_CONNECTOR];
     unsigned int k;
 
     if (connector >= v->s->conf.num_heads) {
         return false;
     }
     for (k = 0; k < v->s->conf.num_heads; k++) {
-        if (k != h && FIELD_EX32(v->head[k]->ctrl, HS_CTRL, ENABLE) &&
-            v->head[k]->connector == connector) {
+        if (k != h &&
+            FIELD_EX32(v->head[k]->regs[R_HS_CTRL], HS_CTRL, ENABLE) &&
+            v->head[k]->regs[R_HS_CONNECTOR] == connector) {
             return false;
         }
     }
@@ -291,16 +306,18 @@ static bool pvdc_lut_valid(PVDCState *s, uint32_t offset, uint32_t size)
 /* The registers of the colour stages @r enables (PVDC_ERR_COLOR). */
 bool pvdc_color_valid(PVDCState *s, const PVDCHeadRegs *r)
 {
-    if (FIELD_EX32(r->ctrl, HS_CTRL, DEGAMMA) &&
-        !pvdc_lut_valid(s, r->degamma_lut, FIELD_EX32(r->lut_sizes, XY, X))) {
+    if (FIELD_EX32(r->regs[R_HS_CTRL], HS_CTRL, DEGAMMA) &&
+        !pvdc_lut_valid(s, r->regs[R_HS_DEGAMMA_LUT],
+                        FIELD_EX32(r->regs[R_HS_LUT_SIZES], XY, X))) {
         return false;
     }
-    if (FIELD_EX32(r->ctrl, HS_CTRL, CTM) &&
-        !pvdc_color_span_valid(s, r->ctm, PVDC_CTM_SIZE)) {
+    if (FIELD_EX32(r->regs[R_HS_CTRL], HS_CTRL, CTM) &&
+        !pvdc_color_span_valid(s, r->regs[R_HS_CTM], PVDC_CTM_SIZE)) {
         return false;
     }
-    if (FIELD_EX32(r->ctrl, HS_CTRL, GAMMA) &&
-        !pvdc_lut_valid(s, r->gamma_lut, FIELD_EX32(r->lut_sizes, XY, Y))) {
+    if (FIELD_EX32(r->regs[R_HS_CTRL], HS_CTRL, GAMMA) &&
+        !pvdc_lut_valid(s, r->regs[R_HS_GAMMA_LUT],
+                        FIELD_EX32(r->regs[R_HS_LUT_SIZES], XY, Y))) {
         return false;
     }
     return true;
@@ -318,18 +335,19 @@ static bool pvdc_pitch_valid(uint32_t pitch, uint32_t lines, uint64_t line)
 
 bool pvdc_writeback_target_valid(PVDCState *s, const PVDCHeadRegs *r)
 {
-    int fmt = pvdc_format_index(r->wb_format);
-    uint32_t height = FIELD_EX32(r->vtiming, XY, X);
+    int fmt = pvdc_format_index(r->regs[R_HS_WB_FORMAT]);
+    uint32_t height = FIELD_EX32(r->regs[R_HS_VTIMING], XY, X);
     uint64_t line;
 
     if (fmt < 0 || !(pvdc_writeback_format_mask() & BIT(fmt)) || !height) {
         return false;
     }
-    line = (uint64_t)FIELD_EX32(r->htiming, XY, X) *
+    line = (uint64_t)FIELD_EX32(r->regs[R_HS_HTIMING], XY, X) *
            pvdc_compose_formats[fmt].cpp;
-    return !(r->wb_offset % PVDC_OFFSET_ALIGNMENT) &&
-           pvdc_pitch_valid(r->wb_pitch, height, line) &&
-           pvdc_lines_in_memory(s, r->wb_offset, r->wb_pitch, height, line);
+    return !(r->regs[R_HS_WB_OFFSET] % PVDC_OFFSET_ALIGNMENT) &&
+           pvdc_pitch_valid(r->regs[R_HS_WB_PITCH], height, line) &&
+           pvdc_lines_in_memory(s, r->regs[R_HS_WB_OFFSET],
+                                r->regs[R_HS_WB_PITCH], height, line);
 }
 
 static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
@@ -337,16 +355,16 @@ static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
     PVDCState *s = v->s;
     const PVDCHeadRegs *armed = v->head[h];
     const PVDCHeadRegs *active = &s->heads[h].active;
-    bool was_on = FIELD_EX32(active->ctrl, HS_CTRL, ENABLE);
+    bool was_on = FIELD_EX32(active->regs[R_HS_CTRL], HS_CTRL, ENABLE);
     uint64_t allocated = 0;
     unsigned int k;
 
-    if (armed->ctrl & ~PVDC_HS_CTRL_VALID_MASK) {
+    if (armed->regs[R_HS_CTRL] & ~PVDC_HS_CTRL_VALID_MASK) {
         return pvdc_head_error(PVDC_ERR_HEAD_RESERVED);
     }
-    if (!FIELD_EX32(armed->ctrl, HS_CTRL, ENABLE)) {
+    if (!FIELD_EX32(armed->regs[R_HS_CTRL], HS_CTRL, ENABLE)) {
         /* Unlike colour stages, writeback asks for a frame there is not. */
-        return FIELD_EX32(armed->ctrl, HS_CTRL, WRITEBACK) ?
+        return FIELD_EX32(armed->regs[R_HS_CTRL], HS_CTRL, WRITEBACK) ?
                pvdc_head_error(PVDC_ERR_WRITEBACK) : 0;
     }
     if (!pvdc_mode_valid(s, armed)) {
@@ -358,12 +376,12 @@ static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
     if (was_on && !pvdc_mode_equal(armed, active)) {
         return pvdc_head_error(PVDC_ERR_MODESET_REQUIRED);
     }
-    if (was_on && armed->bandwidth != active->bandwidth) {
+    if (was_on && armed->regs[R_HS_BANDWIDTH] != active->regs[R_HS_BANDWIDTH]) {
         return pvdc_head_error(PVDC_ERR_BANDWIDTH_CHANGE);
     }
     for (k = 0; k < s->conf.num_heads; k++) {
-        if (FIELD_EX32(v->head[k]->ctrl, HS_CTRL, ENABLE)) {
-            allocated += v->head[k]->bandwidth;
+        if (FIELD_EX32(v->head[k]->regs[R_HS_CTRL], HS_CTRL, ENABLE)) {
+            allocated += v->head[k]->regs[R_HS_BANDWIDTH];
         }
     }
     if (allocated > s->conf.bandwidth_total) {
@@ -373,7 +391,7 @@ static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
     if (!pvdc_color_valid(s, armed)) {
         return pvdc_head_error(PVDC_ERR_COLOR);
     }
-    if (FIELD_EX32(armed->ctrl, HS_CTRL, WRITEBACK) &&
+    if (FIELD_EX32(armed->regs[R_HS_CTRL], HS_CTRL, WRITEBACK) &&
         !pvdc_writeback_target_valid(s, armed)) {
         return pvdc_head_error(PVDC_ERR_WRITEBACK);
     }
@@ -389,7 +407,8 @@ static bool pvdc_plane_busy(PVDCCommitView *v, unsigned int p)
 {
     const PVDCPlaneRegs *active = &v->s->planes[p].active;
 
-    return pvdc_plane_on(active) && !pvdc_in_group(v->group, active->head);
+    return pvdc_plane_on(active) &&
+           !pvdc_in_group(v->group, active->regs[R_PS_HEAD]);
 }
 
 /* Where the enabled plane @p carried by head @h may be shown. */
@@ -403,22 +422,23 @@ static uint32_t pvdc_check_plane_binding(PVDCCommitView *v, unsigned int h,
     uint32_t transforms = PVDC_PS_CTRL_ROTATE_180 | PVDC_PS_CTRL_REFLECT_X |
                           PVDC_PS_CTRL_REFLECT_Y |
                           PVDC_PS_CTRL_FILTER_BILINEAR;
-    uint32_t encoding = FIELD_EX32(r->ctrl, PS_CTRL, COLOR_ENCODING);
+    uint32_t encoding = FIELD_EX32(r->regs[R_PS_CTRL], PS_CTRL, COLOR_ENCODING);
 
     /* The encoding is checked for every format, used by YCbCr ones. */
-    if ((r->ctrl & ~PVDC_PS_CTRL_VALID_MASK) ||
-        FIELD_EX32(r->ctrl, PS_CTRL, BLEND) == PVDC_PS_CTRL_BLEND_MASK ||
+    if ((r->regs[R_PS_CTRL] & ~PVDC_PS_CTRL_VALID_MASK) ||
+        FIELD_EX32(r->regs[R_PS_CTRL], PS_CTRL, BLEND) ==
+        PVDC_PS_CTRL_BLEND_MASK ||
         encoding > PVDC_COLOR_BT2020 ||
-        (type == PVDC_PLANE_TYPE_CURSOR && (r->ctrl & transforms))) {
+        (type == PVDC_PLANE_TYPE_CURSOR && (r->regs[R_PS_CTRL] & transforms))) {
         return pvdc_error(PVDC_ERR_PLANE_CTRL, p);
     }
-    if (!pvdc_in_group(possible, r->head)) {
+    if (!pvdc_in_group(possible, r->regs[R_PS_HEAD])) {
         return pvdc_error(PVDC_ERR_PLANE_HEAD, p);
     }
     if (pvdc_plane_busy(v, p)) {
         return pvdc_error(PVDC_ERR_PLANE_BUSY, p);
     }
-    if (!FIELD_EX32(v->head[h]->ctrl, HS_CTRL, ENABLE)) {
+    if (!FIELD_EX32(v->head[h]->regs[R_HS_CTRL], HS_CTRL, ENABLE)) {
         return pvdc_error(PVDC_ERR_HEAD_DISABLED, p);
     }
     return 0;
@@ -436,10 +456,10 @@ static bool pvdc_chroma_valid(PVDCState *s, const PVDCPlaneRegs *r,
     uint64_t line = (uint64_t)DIV_ROUND_UP(fb_w, 2) * fmt->chroma_cpp;
     uint64_t lines = DIV_ROUND_UP(fb_h, 2);
 
-    return !(r->chroma_offset % PVDC_OFFSET_ALIGNMENT) &&
-           pvdc_pitch_valid(r->chroma_pitch, lines, line) &&
-           pvdc_lines_in_memory(s, r->chroma_offset, r->chroma_pitch, lines,
-                                line);
+    return !(r->regs[R_PS_CHROMA_OFFSET] % PVDC_OFFSET_ALIGNMENT) &&
+           pvdc_pitch_valid(r->regs[R_PS_CHROMA_PITCH], lines, line) &&
+           pvdc_lines_in_memory(s, r->regs[R_PS_CHROMA_OFFSET],
+                                r->regs[R_PS_CHROMA_PITCH], lines, line);
 }
 
 /* The framebuffer of plane @p: format, size, layout, inside VRAM. */
@@ -447,9 +467,9 @@ static uint32_t pvdc_check_plane_fb(PVDCCommitView *v, unsigned int p)
 {
     PVDCState *s = v->s;
     const PVDCPlaneRegs *r = v->plane[p];
-    uint32_t fb_w = FIELD_EX32(r->fb_size, XY, X);
-    uint32_t fb_h = FIELD_EX32(r->fb_size, XY, Y);
-    int fmt = pvdc_format_index(r->format);
+    uint32_t fb_w = FIELD_EX32(r->regs[R_PS_FB_SIZE], XY, X);
+    uint32_t fb_h = FIELD_EX32(r->regs[R_PS_FB_SIZE], XY, Y);
+    int fmt = pvdc_format_index(r->regs[R_PS_FORMAT]);
     uint64_t line;
 
     if (fmt < 0 || !(pvdc_format_mask(pvdc_plane_type(s, p)) & BIT(fmt))) {
@@ -457,17 +477,18 @@ static uint32_t pvdc_check_plane_fb(PVDCCommitView *v, unsigned int p)
     }
     if (!fb_w || !fb_h || fb_w > s->conf.max_width ||
         fb_h > s->conf.max_height ||
-        (r->format == PVDC_FMT_YUYV && (fb_w & 1))) {
+        (r->regs[R_PS_FORMAT] == PVDC_FMT_YUYV && (fb_w & 1))) {
         return pvdc_error(PVDC_ERR_FB_SIZE, p);
     }
     line = (uint64_t)fb_w * pvdc_compose_formats[fmt].cpp;
-    if (!pvdc_pitch_valid(r->fb_pitch, fb_h, line)) {
+    if (!pvdc_pitch_valid(r->regs[R_PS_FB_PITCH], fb_h, line)) {
         return pvdc_error(PVDC_ERR_PITCH, p);
     }
-    if (r->fb_offset % PVDC_OFFSET_ALIGNMENT) {
+    if (r->regs[R_PS_FB_OFFSET] % PVDC_OFFSET_ALIGNMENT) {
         return pvdc_error(PVDC_ERR_OFFSET_ALIGN, p);
     }
-    if (!pvdc_lines_in_memory(s, r->fb_offset, r->fb_pitch, fb_h, line)) {
+    if (!pvdc_lines_in_memory(s, r->regs[R_PS_FB_OFFSET],
+                              r->regs[R_PS_FB_PITCH], fb_h, line)) {
         return pvdc_error(PVDC_ERR_FB_BOUNDS, p);
     }
     if (pvdc_compose_formats[fmt].chroma_cpp &&
@@ -482,18 +503,18 @@ static uint32_t pvdc_check_plane_geometry(PVDCCommitView *v, unsigned int p)
 {
     PVDCState *s = v->s;
     const PVDCPlaneRegs *r = v->plane[p];
-    uint64_t fb_w = FIELD_EX32(r->fb_size, XY, X);
-    uint64_t fb_h = FIELD_EX32(r->fb_size, XY, Y);
-    int32_t dst_w = FIELD_EX32(r->dst_size, XY, X);
-    int32_t dst_h = FIELD_EX32(r->dst_size, XY, Y);
-    int32_t dst_x = (int16_t)FIELD_EX32(r->dst_pos, XY, X);
-    int32_t dst_y = (int16_t)FIELD_EX32(r->dst_pos, XY, Y);
+    uint64_t fb_w = FIELD_EX32(r->regs[R_PS_FB_SIZE], XY, X);
+    uint64_t fb_h = FIELD_EX32(r->regs[R_PS_FB_SIZE], XY, Y);
+    int32_t dst_w = FIELD_EX32(r->regs[R_PS_DST_SIZE], XY, X);
+    int32_t dst_h = FIELD_EX32(r->regs[R_PS_DST_SIZE], XY, Y);
+    int32_t dst_x = (int16_t)FIELD_EX32(r->regs[R_PS_DST_POS], XY, X);
+    int32_t dst_y = (int16_t)FIELD_EX32(r->regs[R_PS_DST_POS], XY, Y);
     uint64_t dst_w_fp = (uint64_t)dst_w << 16, dst_h_fp = (uint64_t)dst_h << 16;
     int32_t max_w = s->conf.max_width, max_h = s->conf.max_height;
 
-    if (!r->src_w || !r->src_h ||
-        (uint64_t)r->src_x + r->src_w > fb_w << 16 ||
-        (uint64_t)r->src_y + r->src_h > fb_h << 16) {
+    if (!r->regs[R_PS_SRC_W] || !r->regs[R_PS_SRC_H] ||
+        (uint64_t)r->regs[R_PS_SRC_X] + r->regs[R_PS_SRC_W] > fb_w << 16 ||
+        (uint64_t)r->regs[R_PS_SRC_Y] + r->regs[R_PS_SRC_H] > fb_h << 16) {
         return pvdc_error(PVDC_ERR_SRC_RECT, p);
     }
     if (!dst_w || !dst_h || dst_w > max_w || dst_h > max_h ||
@@ -509,8 +530,8 @@ static uint32_t pvdc_check_plane_geometry(PVDCCommitView *v, unsigned int p)
      * Upscaling has no limit (SCALE_LIMITS says 0): composition costs
      * what the destination does, whatever the ratio.
      */
-    if (r->src_w > PVDC_MAX_DOWNSCALE * dst_w_fp ||
-        r->src_h > PVDC_MAX_DOWNSCALE * dst_h_fp) {
+    if (r->regs[R_PS_SRC_W] > PVDC_MAX_DOWNSCALE * dst_w_fp ||
+        r->regs[R_PS_SRC_H] > PVDC_MAX_DOWNSCALE * dst_h_fp) {
         return pvdc_error(PVDC_ERR_SCALE_RATIO, p);
     }
     return 0;
@@ -524,14 +545,14 @@ static uint32_t pvdc_check_plane_zpos(PVDCCommitView *v, unsigned int h,
     const PVDCPlaneRegs *r = v->plane[p];
     unsigned int q;
 
-    if (r->zpos >= s->conf.num_overlays + 2) {
+    if (r->regs[R_PS_ZPOS] >= s->conf.num_overlays + 2) {
         return pvdc_error(PVDC_ERR_ZPOS, p);
     }
     for (q = 0; q < s->num_planes; q++) {
         const PVDCPlaneRegs *other = v->plane[q];
 
-        if (q != p && pvdc_plane_on(other) && other->head == h &&
-            other->zpos == r->zpos) {
+        if (q != p && pvdc_plane_on(other) && other->regs[R_PS_HEAD] == h &&
+            other->regs[R_PS_ZPOS] == r->regs[R_PS_ZPOS]) {
             return pvdc_error(PVDC_ERR_ZPOS, p);
         }
     }
@@ -560,7 +581,7 @@ static uint32_t pvdc_check_plane_rules(PVDCCommitView *v, unsigned int h,
 static uint32_t pvdc_check_planes(PVDCCommitView *v, unsigned int h)
 {
     PVDCState *s = v->s;
-    bool head_on = FIELD_EX32(v->head[h]->ctrl, HS_CTRL, ENABLE);
+    bool head_on = FIELD_EX32(v->head[h]->regs[R_HS_CTRL], HS_CTRL, ENABLE);
     unsigned int p;
     uint32_t err;
 
@@ -578,8 +599,8 @@ static uint32_t pvdc_check_planes(PVDCCommitView *v, unsigned int h)
             if (err) {
                 return err;
             }
-        } else if (v->owner[p] < 0 && pvdc_plane_on(r) && r->head == h &&
-                   !head_on) {
+        } else if (v->owner[p] < 0 && pvdc_plane_on(r) &&
+                   r->regs[R_PS_HEAD] == h && !head_on) {
             /* Left enabled on the head this commit disables. */
             return pvdc_error(PVDC_ERR_HEAD_DISABLED, p);
         }
@@ -605,15 +626,17 @@ static uint32_t pvdc_check_sums(PVDCCommitView *v, unsigned int h)
     for (p = 0; p < s->num_planes; p++) {
         const PVDCPlaneRegs *r = v->plane[p];
 
-        if (!pvdc_plane_on(r) || r->head != h) {
+        if (!pvdc_plane_on(r) || r->regs[R_PS_HEAD] != h) {
             continue;
         }
         /* at most 2^16 * 2^16 * 8 half-bytes: no overflow */
-        needed += DIV_ROUND_UP(DIV_ROUND_UP((uint64_t)r->src_w, 1 << 16) *
-                               DIV_ROUND_UP((uint64_t)r->src_h, 1 << 16) *
+        needed += DIV_ROUND_UP(DIV_ROUND_UP((uint64_t)r->regs[R_PS_SRC_W],
+                                            1 << 16) *
+                               DIV_ROUND_UP((uint64_t)r->regs[R_PS_SRC_H],
+                                            1 << 16) *
                                pvdc_plane_half_bytes(r), 2 * KiB);
     }
-    if (needed > v->head[h]->bandwidth) {
+    if (needed > v->head[h]->regs[R_HS_BANDWIDTH]) {
         return pvdc_head_error(PVDC_ERR_BANDWIDTH);
     }
     return 0;
@@ -673,9 +696,10 @@ static bool pvdc_armed_valid(PVDCState *s, unsigned int h, Error **errp)
         if (!head->plane_armed[p]) {
             continue;
         }
-        if (p >= s->num_planes || head->armed_planes[p].head != h) {
+        if (p >= s->num_planes || head->armed_planes[p].regs[R_PS_HEAD] != h) {
             error_setg(errp, "pvdc: head %u: armed commit carries plane %u "
-                       "bound to head %u", h, p, head->armed_planes[p].head);
+                       "bound to head %u", h, p,
+                       head->armed_planes[p].regs[R_PS_HEAD]);
             return false;
         }
         for (k = 0; k < h; k++) {
@@ -715,12 +739,12 @@ bool pvdc_loaded_state_valid(PVDCState *s, Error **errp)
         if (!pvdc_plane_on(r)) {
             continue;
         }
-        if (r->head >= s->conf.num_heads) {
+        if (r->regs[R_PS_HEAD] >= s->conf.num_heads) {
             error_setg(errp, "pvdc: plane %u is shown on head %u, which "
-                       "does not exist", p, r->head);
+                       "does not exist", p, r->regs[R_PS_HEAD]);
             return false;
         }
-        view.owner[p] = r->head;
+        view.owner[p] = r->regs[R_PS_HEAD];
     }
     err = pvdc_check_commit(&view, &failed);
     if (err) {

@@ -296,8 +296,8 @@ static void pvdc_reset_enter(Object *obj, ResetType type)
     for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
         PVDCHeadRegs regs = {
-            .bandwidth = s->conf.bandwidth_total / s->conf.num_heads,
-            .connector = h,
+            .regs[R_HS_BANDWIDTH] = s->conf.bandwidth_total / s->conf.num_heads,
+            .regs[R_HS_CONNECTOR] = h,
         };
 
         head->shadow = head->armed = head->active = regs;
@@ -325,8 +325,8 @@ static void pvdc_reset_enter(Object *obj, ResetType type)
     }
     for (p = 0; p < s->num_planes; p++) {
         PVDCPlaneRegs regs = {
-            .head = pvdc_plane_home(s, p),
-            .alpha = UINT16_MAX,
+            .regs[R_PS_HEAD] = pvdc_plane_home(s, p),
+            .regs[R_PS_ALPHA] = UINT16_MAX,
         };
 
         s->planes[p].shadow = s->planes[p].active = regs;
@@ -527,22 +527,7 @@ static const VMStateDescription vmstate_pvdc_head_regs = {
     .version_id = 1,
     .minimum_version_id = 1,
     .fields = (const VMStateField[]) {
-        VMSTATE_UINT32(ctrl, PVDCHeadRegs),
-        VMSTATE_UINT32(htiming, PVDCHeadRegs),
-        VMSTATE_UINT32(hsync, PVDCHeadRegs),
-        VMSTATE_UINT32(vtiming, PVDCHeadRegs),
-        VMSTATE_UINT32(vsync, PVDCHeadRegs),
-        VMSTATE_UINT32(pixel_clock, PVDCHeadRegs),
-        VMSTATE_UINT32(bandwidth, PVDCHeadRegs),
-        VMSTATE_UINT32(background, PVDCHeadRegs),
-        VMSTATE_UINT32(degamma_lut, PVDCHeadRegs),
-        VMSTATE_UINT32(ctm, PVDCHeadRegs),
-        VMSTATE_UINT32(gamma_lut, PVDCHeadRegs),
-        VMSTATE_UINT32(lut_sizes, PVDCHeadRegs),
-        VMSTATE_UINT32(wb_format, PVDCHeadRegs),
-        VMSTATE_UINT32(wb_offset, PVDCHeadRegs),
-        VMSTATE_UINT32(wb_pitch, PVDCHeadRegs),
-        VMSTATE_UINT32(connector, PVDCHeadRegs),
+        VMSTATE_UINT32_ARRAY(regs, PVDCHeadRegs, PVDC_HEAD_STATE_REGS),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -552,23 +537,7 @@ static const VMStateDescription vmstate_pvdc_plane_regs = {
     .version_id = 1,
     .minimum_version_id = 1,
     .fields = (const VMStateField[]) {
-        VMSTATE_UINT32(ctrl, PVDCPlaneRegs),
-        VMSTATE_UINT32(head, PVDCPlaneRegs),
-        VMSTATE_UINT32(format, PVDCPlaneRegs),
-        VMSTATE_UINT32(fb_offset, PVDCPlaneRegs),
-        VMSTATE_UINT32(fb_pitch, PVDCPlaneRegs),
-        VMSTATE_UINT32(fb_size, PVDCPlaneRegs),
-        VMSTATE_UINT32(src_x, PVDCPlaneRegs),
-        VMSTATE_UINT32(src_y, PVDCPlaneRegs),
-        VMSTATE_UINT32(src_w, PVDCPlaneRegs),
-        VMSTATE_UINT32(src_h, PVDCPlaneRegs),
-        VMSTATE_UINT32(dst_pos, PVDCPlaneRegs),
-        VMSTATE_UINT32(dst_size, PVDCPlaneRegs),
-        VMSTATE_UINT32(zpos, PVDCPlaneRegs),
-        VMSTATE_UINT32(alpha, PVDCPlaneRegs),
-        VMSTATE_UINT32(hotspot, PVDCPlaneRegs),
-        VMSTATE_UINT32(chroma_offset, PVDCPlaneRegs),
-        VMSTATE_UINT32(chroma_pitch, PVDCPlaneRegs),
+        VMSTATE_UINT32_ARRAY(regs, PVDCPlaneRegs, PVDC_PLANE_STATE_REGS),
         VMSTATE_END_OF_LIST()
     },
 };

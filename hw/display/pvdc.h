@@ -23,26 +23,12 @@
 OBJECT_DECLARE_SIMPLE_TYPE(PVDCState, PVDC)
 
 /*
- * The latched state of a head, one field per register of the head shadow
- * and head active windows (PVDC_HS_*), as the guest wrote it.
+ * The latched state of a head: the registers of the head shadow and head
+ * active windows (PVDC_HS_*) as the guest wrote them, indexed by R_HS_*
+ * (pvdc-fields.h).
  */
 typedef struct PVDCHeadRegs {
-    uint32_t ctrl;
-    uint32_t htiming;
-    uint32_t hsync;
-    uint32_t vtiming;
-    uint32_t vsync;
-    uint32_t pixel_clock;
-    uint32_t bandwidth;
-    uint32_t background;
-    uint32_t degamma_lut;
-    uint32_t ctm;
-    uint32_t gamma_lut;
-    uint32_t lut_sizes;
-    uint32_t wb_format;
-    uint32_t wb_offset;
-    uint32_t wb_pitch;
-    uint32_t connector;
+    uint32_t regs[PVDC_HEAD_STATE_REGS];
 } PVDCHeadRegs;
 
 /*
@@ -70,27 +56,12 @@ typedef struct PVDCHeadColor {
 } PVDCHeadColor;
 
 /*
- * The latched state of a plane, one field per register of the plane shadow
- * and plane active windows (PVDC_PS_*), as the guest wrote it.
+ * The latched state of a plane: the registers of the plane shadow and
+ * plane active windows (PVDC_PS_*) as the guest wrote them, indexed by
+ * R_PS_* (pvdc-fields.h).
  */
 typedef struct PVDCPlaneRegs {
-    uint32_t ctrl;
-    uint32_t head;
-    uint32_t format;
-    uint32_t fb_offset;
-    uint32_t fb_pitch;
-    uint32_t fb_size;
-    uint32_t src_x;
-    uint32_t src_y;
-    uint32_t src_w;
-    uint32_t src_h;
-    uint32_t dst_pos;
-    uint32_t dst_size;
-    uint32_t zpos;
-    uint32_t alpha;
-    uint32_t hotspot;
-    uint32_t chroma_offset;
-    uint32_t chroma_pitch;
+    uint32_t regs[PVDC_PLANE_STATE_REGS];
 } PVDCPlaneRegs;
 
 typedef struct PVDCPlane {

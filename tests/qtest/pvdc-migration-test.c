@@ -620,7 +620,7 @@ static void test_mismatched_configuration_is_refused(void)
 /* ------------------------------------------------------------------------ */
 
 typedef struct Field {
-    char *path;             /* e.g. pvdc/heads[0]/active/ctrl */
+    char *path;             /* e.g. pvdc/heads[0]/active/regs[0] */
     size_t offset;          /* in the stream */
     size_t size;
 } Field;
@@ -980,7 +980,8 @@ static void test_hostile_routes_are_refused(void)
 
     for (int i = 0; i < ARRAY_SIZE(cases); i++) {
         g_autofree char *path =
-            g_strdup_printf("pvdc/heads[%u]/active/connector", cases[i].head);
+            g_strdup_printf("pvdc/heads[%u]/active/regs[%zu]", cases[i].head,
+                            PVDC_HS_CONNECTOR / sizeof(uint32_t));
         g_autofree uint8_t *data = g_memdup2(s.data, s.len);
         const Field *f = stream_field(&s, path);
 
