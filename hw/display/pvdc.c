@@ -660,18 +660,10 @@ static const VMStateDescription vmstate_pvdc_head = {
     },
 };
 
-/*
- * Version 2: the device configuration, 64-bit vblank counts; version 3:
- * DONE_FRAME; version 4: PS_CHROMA_OFFSET and PS_CHROMA_PITCH; version 5:
- * the colour registers of the head state (the tables in a subsection);
- * version 6: the writeback registers of the head state; version 7:
- * HS_CONNECTOR of the head state.  pvdc has not been released with an
- * earlier version: no compatibility with them is kept.
- */
 static const VMStateDescription vmstate_pvdc = {
     .name = "pvdc",
-    .version_id = 7,
-    .minimum_version_id = 7,
+    .version_id = 1,
+    .minimum_version_id = 1,
     .pre_load = pvdc_pre_load,
     .pre_save = pvdc_pre_save,
     .post_load = pvdc_post_load,
