@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pvdc: writeback connectors, one per head, on a device with
- * PVDC_FEATURE_WRITEBACK.
+ * pvdc: writeback connectors, one per head.
  *
  * A commit that gives a writeback connector a framebuffer (WRITEBACK_FB_ID)
  * sets HS_CTRL WRITEBACK in its head's shadow registers, with the target in
@@ -58,8 +57,6 @@ pvdc_writeback_job_state(struct pvdc_head *head, struct drm_atomic_state *state)
 {
 	struct drm_connector_state *conn_state;
 
-	if (!(head->pvdc->features & PVDC_FEATURE_WRITEBACK))
-		return NULL;
 	conn_state = drm_atomic_get_new_connector_state(state, &head->wb.base);
 	if (!conn_state || !conn_state->writeback_job ||
 	    !conn_state->writeback_job->fb ||
@@ -314,18 +311,14 @@ int pvdc_writeback_init(struct pvdc_device *pvdc, struct pvdc_head *head)
 	unsigned int i, count = 0;
 	int ret;
 
-	if (!(pvdc->features & PVDC_FEATURE_WRITEBACK))
-		return 0;
-
 	for (i = 0; i < pvdc->num_formats; i++)
 		if (pvdc->wb_format_mask & BIT(i) &&
-		    pvdc_format_usable(pvdc, pvdc->formats[i]) &&
+		    pvdc_format_usable(pvdc->formats[i]) &&
 		    drm_format_info(pvdc->formats[i])->num_planes == 1)
 			formats[count++] = pvdc->formats[i];
 	if (!count) {
-		drm_info(&pvdc->drm, "no usable writeback format: no writeback\n");
-		pvdc->features &= ~PVDC_FEATURE_WRITEBACK;
-		return 0;
+		drm_err(&pvdc->drm, "no usable writeback format\n");
+		return -ENODEV;
 	}
 
 	ret = drm_writeback_connector_init(&pvdc->drm, &head->wb,
