@@ -41,9 +41,12 @@
 #define GENMASK_U32(h, l)	((u32)GENMASK(h, l))
 #endif
 
-/* PCI identity.  Provisional: from the experimental range 1af4:10f0..10ff. */
-#define PVDC_PCI_VENDOR_ID		0x1af4
-#define PVDC_PCI_DEVICE_ID		0x10f7
+/*
+ * PCI identity: a QEMU device's, Red Hat's vendor ID with a device ID from
+ * the 1b36:0000..00ff range of QEMU's docs/specs/pci-ids.rst.
+ */
+#define PVDC_PCI_VENDOR_ID		0x1b36
+#define PVDC_PCI_DEVICE_ID		0x0015
 #define PVDC_PCI_REVISION		0x01
 #define PVDC_MMIO_BAR			0
 #define PVDC_VRAM_BAR			2

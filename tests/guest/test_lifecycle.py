@@ -31,8 +31,12 @@ RESERVED_BIT = 0x80000000
 
 
 def pvdc_bdf(vm):
-    out = vm.check("grep -l 0x10f7 /sys/bus/pci/devices/*/device")
-    return out.strip().split("/")[-2]
+    vendor, device = (register_constants()[f"PVDC_PCI_{what}_ID"]
+                      for what in ("VENDOR", "DEVICE"))
+    out = vm.check("for d in /sys/bus/pci/devices/*; do "
+                   "[ \"$(cat $d/vendor):$(cat $d/device)\" = "
+                   f"{vendor:#06x}:{device:#06x} ] && echo $d; done; true")
+    return out.strip().split("/")[-1]
 
 
 def loaded(vm):
