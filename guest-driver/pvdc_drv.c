@@ -592,14 +592,7 @@ static int pvdc_irq_init(struct pvdc_device *pvdc, struct pci_dev *pdev)
 			       IRQF_SHARED, PVDC_DRIVER_NAME, pvdc);
 	if (ret)
 		return ret;
-	ret = devm_add_action_or_reset(&pdev->dev, pvdc_irq_fini, pvdc);
-	if (ret)
-		return ret;
-
-	/* Commits, the fbdev client's first, complete by interrupt. */
-	pvdc_update_int_enable(pvdc, pvdc_irq_base_mask(pvdc), 0);
-
-	return 0;
+	return devm_add_action_or_reset(&pdev->dev, pvdc_irq_fini, pvdc);
 }
 
 /* The driver's side of each head, before anything touches the device. */
@@ -710,6 +703,12 @@ static int pvdc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	ret = drm_dev_register(drm, 0);
 	if (ret)
 		return ret;
+	/*
+	 * Commits, the fbdev client's first, complete by interrupt.  One that
+	 * a client armed before this has raised its bit already: enabling it
+	 * asserts INTx, or sends the MSI, then.
+	 */
+	pvdc_update_int_enable(pvdc, pvdc_irq_base_mask(pvdc), 0);
 
 	drm_fbdev_shmem_setup(drm, 32);
 
