@@ -37,6 +37,7 @@
 #include <drm/drm_atomic_state_helper.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_edid.h>
+#include <drm/drm_encoder.h>
 #include <drm/drm_fourcc.h>
 #include <drm/drm_framebuffer.h>
 #include <drm/drm_modeset_helper_vtables.h>
@@ -288,7 +289,10 @@ static const struct drm_connector_helper_funcs pvdc_writeback_helper_funcs = {
 	.cleanup_writeback_job = pvdc_writeback_cleanup_job,
 };
 
-/* drm_writeback_connector_init() is not managed: mode config cleanup. */
+/*
+ * Linux 6.12 has no managed writeback connector: the connector init needs a
+ * .destroy, which mode config cleanup (drmm_mode_config_init()) calls.
+ */
 static const struct drm_connector_funcs pvdc_writeback_connector_funcs = {
 	.fill_modes = drm_helper_probe_single_connector_modes,
 	.reset = drm_atomic_helper_connector_reset,
@@ -303,10 +307,11 @@ static const struct drm_encoder_helper_funcs pvdc_writeback_encoder_funcs = {
 
 /*
  * @head's writeback connector, for its CRTC only, with the formats of
- * FORMATS_WRITEBACK the driver knows.
+ * FORMATS_WRITEBACK the driver knows.  Its encoder is drmm-managed.
  */
 int pvdc_writeback_init(struct pvdc_device *pvdc, struct pvdc_head *head)
 {
+	struct drm_writeback_connector *wb = &head->wb;
 	u32 formats[PVDC_MAX_FORMATS];
 	unsigned int i, count = 0;
 	int ret;
@@ -321,14 +326,20 @@ int pvdc_writeback_init(struct pvdc_device *pvdc, struct pvdc_head *head)
 		return -ENODEV;
 	}
 
-	ret = drm_writeback_connector_init(&pvdc->drm, &head->wb,
-					   &pvdc_writeback_connector_funcs,
-					   &pvdc_writeback_encoder_funcs,
-					   formats, count,
-					   drm_crtc_mask(&head->crtc));
+	ret = drmm_encoder_init(&pvdc->drm, &wb->encoder, NULL,
+				DRM_MODE_ENCODER_VIRTUAL, NULL);
 	if (ret)
 		return ret;
-	drm_connector_helper_add(&head->wb.base, &pvdc_writeback_helper_funcs);
+	drm_encoder_helper_add(&wb->encoder, &pvdc_writeback_encoder_funcs);
+	wb->encoder.possible_crtcs = drm_crtc_mask(&head->crtc);
+
+	ret = drm_writeback_connector_init_with_encoder(&pvdc->drm, wb,
+							&wb->encoder,
+							&pvdc_writeback_connector_funcs,
+							formats, count);
+	if (ret)
+		return ret;
+	drm_connector_helper_add(&wb->base, &pvdc_writeback_helper_funcs);
 
 	/* Its possible_clones: pvdc_output_init_routes(). */
 	return 0;
