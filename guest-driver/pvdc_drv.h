@@ -360,13 +360,13 @@ static inline unsigned int pvdc_planes_per_head(struct pvdc_device *pvdc)
 /*
  * The longest a waiter waits for the device to latch a commit: an enable
  * latches a frame of its mode after its doorbell, or the device's link-up
- * delay (x-link-up-delay-ms, at most 60 s) if that is longer, anything
- * else at the head's next vblank, and the driver's modes have frames of
- * at most a second (pvdc_crtc.c).  A device that has not latched by then
+ * delay if that is longer, anything else at the head's next vblank, and
+ * the driver's modes have frames of at most a second (pvdc_crtc.c); the
+ * rest is room for a loaded host.  A device that has not latched by then
  * is wedged: the waiter gets an error, the commit still completes when the
  * device latches it.
  */
-#define PVDC_LATCH_TIMEOUT_MS	(70 * MSEC_PER_SEC)
+#define PVDC_LATCH_TIMEOUT_MS	(PVDC_MAX_LINK_UP_DELAY_MS + 5 * MSEC_PER_SEC)
 
 /* Sequence numbers wrap: @a is at or after @b. */
 static inline bool pvdc_seq_reached(u32 a, u32 b)

@@ -209,7 +209,7 @@ static const InvalidProp invalid_props[] = {
     { "max-width", "0" },
     { "max-height", "16385" },
     { "xres", "5000" },
-    { "x-link-up-delay-ms", "60001" },
+    { "x-link-up-delay-ms", "5001" },  /* PVDC_MAX_LINK_UP_DELAY_MS + 1 */
 };
 
 /* Runs in a subprocess: QEMU is expected to exit before qtest connects. */

@@ -52,6 +52,13 @@
     (PVDC_MAX_HEADS * PVDC_MAX_PLANES_PER_HEAD)
 #define PVDC_MAX_SCALERS                16
 #define PVDC_MAX_FORMATS                16
+/*
+ * The longest link-up delay (x-link-up-delay-ms): an enable latches at most
+ * this long, or a frame of its mode if that is longer, after its doorbell.
+ * A driver bounds its waits for a latch with it, and stays under the 10 s
+ * a DRM core waits for a commit.
+ */
+#define PVDC_MAX_LINK_UP_DELAY_MS       5000
 
 /* ------------------------------------------------------------------------ */
 /* Global window                                                            */
