@@ -41,9 +41,12 @@
 #define GENMASK_U32(h, l)	((u32)GENMASK(h, l))
 #endif
 
-/* PCI identity.  Provisional: from the experimental range 1af4:10f0..10ff. */
-#define PVDC_PCI_VENDOR_ID		0x1af4
-#define PVDC_PCI_DEVICE_ID		0x10f7
+/*
+ * PCI identity: a QEMU device's, Red Hat's vendor ID with a device ID from
+ * the 1b36:0000..00ff range of QEMU's docs/specs/pci-ids.rst.
+ */
+#define PVDC_PCI_VENDOR_ID		0x1b36
+#define PVDC_PCI_DEVICE_ID		0x0015
 #define PVDC_PCI_REVISION		0x01
 #define PVDC_MMIO_BAR			0
 #define PVDC_VRAM_BAR			2
@@ -59,6 +62,13 @@
 	(PVDC_MAX_HEADS * PVDC_MAX_PLANES_PER_HEAD)
 #define PVDC_MAX_SCALERS		16
 #define PVDC_MAX_FORMATS		16
+/*
+ * The longest link-up delay (x-link-up-delay-ms): an enable latches at most
+ * this long, or a frame of its mode if that is longer, after its doorbell.
+ * A driver bounds its waits for a latch with it, and stays under the 10 s
+ * a DRM core waits for a commit.
+ */
+#define PVDC_MAX_LINK_UP_DELAY_MS	5000
 
 /* ------------------------------------------------------------------------ */
 /* Global window                                                            */
@@ -68,36 +78,25 @@
 #define PVDC_ID				0x43445650 /* "PVDC" little-endian */
 #define PVDC_REG_VERSION		0x0004 /* RO: major, minor */
 #define PVDC_VERSION_MAJOR		1
-#define PVDC_VERSION_MINOR		7
+#define PVDC_VERSION_MINOR		0
 #define PVDC_VERSION_MAJOR_SHIFT	16
 #define PVDC_VERSION_MAJOR_LENGTH	16
 #define PVDC_VERSION_MAJOR_FIELD	GENMASK_U32(31, 16)
 #define PVDC_VERSION_MINOR_SHIFT	0
 #define PVDC_VERSION_MINOR_LENGTH	16
 #define PVDC_VERSION_MINOR_FIELD	GENMASK_U32(15, 0)
-#define PVDC_REG_FEATURES		0x0008 /* RO: PVDC_FEATURE_* */
-#define PVDC_FEATURE_MULTI_HEAD_COMMIT	BIT(0)
-#define PVDC_FEATURE_CRC		BIT(1)
-#define PVDC_FEATURE_EDID		BIT(2)
-#define PVDC_FEATURE_HOTPLUG		BIT(3)
-#define PVDC_FEATURE_MSI		BIT(4)
-#define PVDC_FEATURE_DOORBELL_AMEND	BIT(5) /* PVDC_DOORBELL_AMEND */
-#define PVDC_FEATURE_CLOCK		BIT(6) /* CLOCK_LO/HI */
-/* NV12 and P010, COLOR_ENCODING and COLOR_RANGE in PS_CTRL */
-#define PVDC_FEATURE_YCBCR		BIT(7)
-/* HS_CTRL DEGAMMA/CTM/GAMMA: a colour pipeline per head, LUT_SIZE */
-#define PVDC_FEATURE_COLOR_MGMT		BIT(8)
-/* HS_CTRL WRITEBACK, HS_WB_*, FORMATS_WRITEBACK */
-#define PVDC_FEATURE_WRITEBACK		BIT(9)
-/* HS_CONNECTOR, NUM_CONNECTORS: a head drives any one connector */
-#define PVDC_FEATURE_ROUTING		BIT(10)
-/* BIND_*: guest pages bound into the device address space above VRAM */
-#define PVDC_FEATURE_GUEST_MEMORY	BIT(11)
+/*
+ * RO: PVDC_FEATURE_*, only for what a pvdc may lack on its machine or by a
+ * property; everything else in this map every pvdc has.
+ */
+#define PVDC_REG_FEATURES		0x0008
+/* An MSI capability: the machine has working MSI (msi_nonbroken) */
+#define PVDC_FEATURE_MSI		BIT(0)
 /*
  * The device has the machine's boot display (a ramfb companion): the
  * firmware's framebuffer (efifb, vesafb) is this device's to take over
  */
-#define PVDC_FEATURE_BOOT_DISPLAY	BIT(12)
+#define PVDC_FEATURE_BOOT_DISPLAY	BIT(1)
 #define PVDC_REG_NUM_HEADS		0x000c /* RO */
 #define PVDC_REG_NUM_OVERLAYS		0x0010 /* RO: overlays per head */
 #define PVDC_REG_NUM_PLANES		0x0014 /* RO: all planes, all heads */

@@ -11,8 +11,10 @@
  * blocking commit gives up after a bound (pvdc_atomic_commit()), and every
  * tail runs in a worker, so that no process waits on the device in it.
  *
- * Heads are independent: each has its own sequence numbers and wait queue,
- * and the only lock they share, irq_lock, is never held across a wait.
+ * Heads are independent: each has its own sequence numbers and wait queue.
+ * The locks they share (irq_lock, reg64_lock and damage_lock around
+ * register accesses, bind_lock around BIND commands the device completes
+ * at once) are never held across a wait for a latch.
  * What must be ordered between heads is ordered by the device: a commit
  * that moves a plane or a shared resource from one head to another rings
  * one MULTI_DOORBELL over both, and one that takes what an earlier commit

@@ -46,8 +46,6 @@ int pvdc_set_crc_source(struct drm_crtc *crtc, const char *source)
 	bool enable = pvdc_crc_source_enables(source);
 	int idx, ret;
 
-	if (enable && !(pvdc->features & PVDC_FEATURE_CRC))
-		return -ENODEV;
 	if (enable == head->crc_enabled)
 		return 0;
 
@@ -73,7 +71,10 @@ int pvdc_set_crc_source(struct drm_crtc *crtc, const char *source)
 	return 0;
 }
 
-/* Called from the vblank interrupt, inside drm_dev_enter(). */
+/*
+ * Called from the interrupt handler, which needs no drm_dev_enter(): the
+ * BAR stays mapped as long as the interrupt is requested (pvdc_drv.c).
+ */
 void pvdc_crc_vblank(struct pvdc_head *head)
 {
 	struct pvdc_device *pvdc = head->pvdc;

@@ -182,21 +182,14 @@ int pvdc_color_init(struct pvdc_device *pvdc)
 	unsigned int h;
 	u64 base;
 
-	if (!(pvdc->features & PVDC_FEATURE_COLOR_MGMT))
-		return 0;
-
-	/* The offset registers are 32 bits. */
+	/*
+	 * The offset registers are 32 bits; VRAM is 16 MiB to 2 GiB, where
+	 * the tables of eight heads take a few hundred KiB.
+	 */
 	if (pvdc->vram_size > SZ_4G || size > pvdc->vram_size / 8) {
-		drm_info(&pvdc->drm, "%llu MiB of VRAM: no colour management\n",
-			 (u64)pvdc->vram_size >> 20);
-		pvdc->features &= ~PVDC_FEATURE_COLOR_MGMT;
-		pvdc->degamma_size = 0;
-		pvdc->gamma_size = 0;
-		/* HS_WB_* and HS_CONNECTOR come after the colour registers. */
-		if (!(pvdc->features & (PVDC_FEATURE_WRITEBACK |
-					PVDC_FEATURE_ROUTING)))
-			pvdc->head_regs = PVDC_REG_INDEX(PVDC_HS_DEGAMMA_LUT);
-		return 0;
+		drm_err(&pvdc->drm, "%llu MiB of VRAM: no room for colour tables\n",
+			(u64)pvdc->vram_size >> 20);
+		return -ENOSPC;
 	}
 
 	base = round_down(pvdc->vram_size - size, PAGE_SIZE);
@@ -403,7 +396,7 @@ static int pvdc_crtc_atomic_check(struct drm_crtc *crtc,
 	    pvdc_crtc_check_lut(crtc, crtc_state->gamma_lut, pvdc->gamma_size,
 				"GAMMA_LUT"))
 		return -EINVAL;
-	if (crtc_state->active && pvdc->features & PVDC_FEATURE_COLOR_MGMT)
+	if (crtc_state->active)
 		pvdc_crtc_color_regs(to_pvdc_head(crtc), pstate);
 	/* Like the pipeline: no modeset, no change of the head's share. */
 	pvdc_writeback_crtc_regs(to_pvdc_head(crtc), state, pstate);
@@ -475,7 +468,7 @@ static void pvdc_crtc_atomic_enable(struct drm_crtc *crtc,
 
 	if (drm_dev_enter(&pvdc->drm, &idx)) {
 		pvdc_write_regs(pvdc, PVDC_HEAD_SHADOW(h), new->regs, shadow,
-				pvdc->head_regs,
+				PVDC_HEAD_STATE_REGS,
 				test_and_clear_bit(h, pvdc->stale_heads));
 		drm_dev_exit(idx);
 	}
@@ -521,8 +514,7 @@ static void pvdc_crtc_atomic_flush(struct drm_crtc *crtc,
 	if (!crtc_state->active || !drm_dev_enter(&pvdc->drm, &idx))
 		return;
 
-	if (pvdc->features & PVDC_FEATURE_COLOR_MGMT &&
-	    (modeset || crtc_state->color_mgmt_changed))
+	if (modeset || crtc_state->color_mgmt_changed)
 		pvdc_crtc_write_color(head, old_state, crtc_state);
 	if (!modeset) {
 		u32 shadow[PVDC_HEAD_STATE_REGS];
@@ -537,7 +529,7 @@ static void pvdc_crtc_atomic_flush(struct drm_crtc *crtc,
 		shadow[PVDC_REG_INDEX(PVDC_HS_CTRL)] &= ~PVDC_HS_CTRL_WRITEBACK;
 		pvdc_write_regs(pvdc, PVDC_HEAD_SHADOW(head->index),
 				to_pvdc_crtc_state(crtc_state)->regs, shadow,
-				pvdc->head_regs,
+				PVDC_HEAD_STATE_REGS,
 				test_and_clear_bit(head->index,
 						   pvdc->stale_heads));
 	}
@@ -599,9 +591,6 @@ int pvdc_crtc_init(struct pvdc_device *pvdc, struct pvdc_head *head)
 	if (ret)
 		return ret;
 	drm_crtc_helper_add(&head->crtc, &pvdc_crtc_helper_funcs);
-
-	if (!(pvdc->features & PVDC_FEATURE_COLOR_MGMT))
-		return 0;
 
 	drm_crtc_enable_color_mgmt(&head->crtc, pvdc->degamma_size, true,
 				   pvdc->gamma_size);

@@ -165,11 +165,8 @@ static const struct drm_driver pvdc_driver = {
 
 static int pvdc_read_caps(struct pvdc_device *pvdc)
 {
-	const u32 needed = PVDC_FEATURE_CLOCK | PVDC_FEATURE_DOORBELL_AMEND |
-			   PVDC_FEATURE_MULTI_HEAD_COMMIT |
-			   PVDC_FEATURE_GUEST_MEMORY;
 	struct drm_device *drm = &pvdc->drm;
-	u32 id, version, size, limits;
+	u32 id, version, size, limits, connectors;
 	u64 vram;
 	unsigned int i;
 
@@ -186,25 +183,19 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 	}
 
 	pvdc->features = pvdc_read(pvdc, PVDC_REG_FEATURES);
-	/*
-	 * Exact vblank times, cursors that do not wait and framebuffers in
-	 * guest pages rely on these.
-	 */
-	if ((pvdc->features & needed) != needed) {
-		drm_err(drm, "device %u.%u lacks features %#x\n",
-			version >> 16, version & 0xffff,
-			needed & ~pvdc->features);
-		return -ENODEV;
-	}
 	pvdc->num_heads = pvdc_read(pvdc, PVDC_REG_NUM_HEADS);
 	pvdc->num_overlays = pvdc_read(pvdc, PVDC_REG_NUM_OVERLAYS);
 	pvdc->num_planes = pvdc_read(pvdc, PVDC_REG_NUM_PLANES);
 	pvdc->num_scalers = pvdc_read(pvdc, PVDC_REG_NUM_SCALERS);
+	/* Connector c is head control window c's: one per head. */
+	connectors = pvdc_read(pvdc, PVDC_REG_NUM_CONNECTORS);
 	if (pvdc->num_heads < 1 || pvdc->num_heads > PVDC_MAX_HEADS ||
 	    pvdc->num_overlays > PVDC_MAX_OVERLAYS ||
-	    pvdc->num_planes != pvdc->num_heads * pvdc_planes_per_head(pvdc)) {
-		drm_err(drm, "bad topology: %u heads, %u overlays, %u planes\n",
-			pvdc->num_heads, pvdc->num_overlays, pvdc->num_planes);
+	    pvdc->num_planes != pvdc->num_heads * pvdc_planes_per_head(pvdc) ||
+	    connectors != pvdc->num_heads) {
+		drm_err(drm, "bad topology: %u heads, %u overlays, %u planes, %u connectors\n",
+			pvdc->num_heads, pvdc->num_overlays, pvdc->num_planes,
+			connectors);
 		return -ENODEV;
 	}
 	pvdc->num_scalers = min_t(unsigned int, pvdc->num_scalers,
@@ -238,42 +229,14 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 		drm_err(drm, "device reports no maximum size\n");
 		return -ENODEV;
 	}
-	if (pvdc->features & PVDC_FEATURE_COLOR_MGMT) {
-		size = pvdc_read(pvdc, PVDC_REG_LUT_SIZE);
-		pvdc->degamma_size = min_t(u32, PVDC_X(size), PVDC_LUT_MAX_SIZE);
-		pvdc->gamma_size = min_t(u32, PVDC_Y(size), PVDC_LUT_MAX_SIZE);
-		if (pvdc->degamma_size < PVDC_LUT_MIN_SIZE ||
-		    pvdc->gamma_size < PVDC_LUT_MIN_SIZE) {
-			drm_warn(drm, "bad LUT sizes %#x: no colour management\n",
-				 size);
-			pvdc->features &= ~PVDC_FEATURE_COLOR_MGMT;
-		}
+	size = pvdc_read(pvdc, PVDC_REG_LUT_SIZE);
+	pvdc->degamma_size = min_t(u32, PVDC_X(size), PVDC_LUT_MAX_SIZE);
+	pvdc->gamma_size = min_t(u32, PVDC_Y(size), PVDC_LUT_MAX_SIZE);
+	if (pvdc->degamma_size < PVDC_LUT_MIN_SIZE ||
+	    pvdc->gamma_size < PVDC_LUT_MIN_SIZE) {
+		drm_err(drm, "bad LUT sizes %#x\n", size);
+		return -ENODEV;
 	}
-	if (!(pvdc->features & PVDC_FEATURE_COLOR_MGMT)) {
-		pvdc->degamma_size = 0;
-		pvdc->gamma_size = 0;
-	}
-	/* Connector c is head control window c's: one per head. */
-	if (pvdc->features & PVDC_FEATURE_ROUTING &&
-	    pvdc_read(pvdc, PVDC_REG_NUM_CONNECTORS) != pvdc->num_heads) {
-		drm_warn(drm, "%u connectors for %u heads: no routing\n",
-			 pvdc_read(pvdc, PVDC_REG_NUM_CONNECTORS),
-			 pvdc->num_heads);
-		pvdc->features &= ~PVDC_FEATURE_ROUTING;
-	}
-	/*
-	 * A device without the colour pipeline has no colour registers, one
-	 * without writeback no HS_WB_*, one without routing no HS_CONNECTOR:
-	 * the head registers the driver writes end with the last feature's.
-	 */
-	if (pvdc->features & PVDC_FEATURE_ROUTING)
-		pvdc->head_regs = PVDC_HEAD_STATE_REGS;
-	else if (pvdc->features & PVDC_FEATURE_WRITEBACK)
-		pvdc->head_regs = PVDC_REG_INDEX(PVDC_HS_CONNECTOR);
-	else if (pvdc->features & PVDC_FEATURE_COLOR_MGMT)
-		pvdc->head_regs = PVDC_REG_INDEX(PVDC_HS_WB_FORMAT);
-	else
-		pvdc->head_regs = PVDC_REG_INDEX(PVDC_HS_DEGAMMA_LUT);
 
 	for (i = 0; i < PVDC_MAX_FORMATS; i++) {
 		u32 fourcc = pvdc_read(pvdc, PVDC_REG_FORMAT_TABLE(i));
@@ -289,9 +252,7 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 		pvdc_read(pvdc, PVDC_REG_FORMATS_OVERLAY);
 	pvdc->format_mask[PVDC_PLANE_TYPE_CURSOR] =
 		pvdc_read(pvdc, PVDC_REG_FORMATS_CURSOR);
-	if (pvdc->features & PVDC_FEATURE_WRITEBACK)
-		pvdc->wb_format_mask = pvdc_read(pvdc,
-						 PVDC_REG_FORMATS_WRITEBACK);
+	pvdc->wb_format_mask = pvdc_read(pvdc, PVDC_REG_FORMATS_WRITEBACK);
 
 	drm_info(drm, "pvdc %u.%u (features %#x): %u heads, %u overlays each, %u scalers, %llu MiB VRAM, %u KiB/frame\n",
 		 version >> 16, version & 0xffff, pvdc->features,
@@ -631,14 +592,7 @@ static int pvdc_irq_init(struct pvdc_device *pvdc, struct pci_dev *pdev)
 			       IRQF_SHARED, PVDC_DRIVER_NAME, pvdc);
 	if (ret)
 		return ret;
-	ret = devm_add_action_or_reset(&pdev->dev, pvdc_irq_fini, pvdc);
-	if (ret)
-		return ret;
-
-	/* Commits, the fbdev client's first, complete by interrupt. */
-	pvdc_update_int_enable(pvdc, pvdc_irq_base_mask(pvdc), 0);
-
-	return 0;
+	return devm_add_action_or_reset(&pdev->dev, pvdc_irq_fini, pvdc);
 }
 
 /* The driver's side of each head, before anything touches the device. */
@@ -749,6 +703,12 @@ static int pvdc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	ret = drm_dev_register(drm, 0);
 	if (ret)
 		return ret;
+	/*
+	 * Commits, the fbdev client's first, complete by interrupt.  One that
+	 * a client armed before this has raised its bit already: enabling it
+	 * asserts INTx, or sends the MSI, then.
+	 */
+	pvdc_update_int_enable(pvdc, pvdc_irq_base_mask(pvdc), 0);
 
 	drm_fbdev_shmem_setup(drm, 32);
 

@@ -3,8 +3,8 @@
  * pvdc: DRM driver for the QEMU paravirtual display controller.
  *
  * Every head is a CRTC and brings a connector, with its encoder, that the
- * CRTC of the same index drives at reset; on a device with
- * PVDC_FEATURE_ROUTING any CRTC drives any one connector.  The device
+ * CRTC of the same index drives at reset, and any CRTC can drive any one
+ * connector.  The device
  * keeps three copies of the display state: the driver writes the shadow
  * copy, a doorbell arms it and the device applies it at the head's next
  * vblank, all or nothing, and reports the outcome with an interrupt.  The
@@ -101,13 +101,10 @@ struct pvdc_head {
 	struct pvdc_device *pvdc;
 	unsigned int index;
 	struct drm_crtc crtc;
-	/*
-	 * Connector @index and its encoder: on this head's CRTC only, or
-	 * with PVDC_FEATURE_ROUTING on any (pvdc_output.c).
-	 */
+	/* Connector @index and its encoder, on any CRTC (pvdc_output.c). */
 	struct drm_encoder encoder;
 	struct drm_connector connector;
-	/* With PVDC_FEATURE_WRITEBACK only (pvdc_writeback.c). */
+	/* pvdc_writeback.c */
 	struct drm_writeback_connector wb;
 	/*
 	 * The target of the writeback armed on the head, under irq_lock:
@@ -286,10 +283,8 @@ struct pvdc_device {
 	u32 max_upscale;		/* 0: no limit */
 	u32 pitch_align, offset_align;
 	u32 bandwidth_total;
-	/* Largest colour LUTs, 0 without PVDC_FEATURE_COLOR_MGMT. */
+	/* Largest colour LUTs. */
 	u32 degamma_size, gamma_size;
-	/* Head state registers the device has (fewer without colour). */
-	unsigned int head_regs;
 	u32 formats[PVDC_MAX_FORMATS];
 	unsigned int num_formats;
 	u32 format_mask[3];		/* per PVDC_PLANE_TYPE_* */
@@ -365,13 +360,13 @@ static inline unsigned int pvdc_planes_per_head(struct pvdc_device *pvdc)
 /*
  * The longest a waiter waits for the device to latch a commit: an enable
  * latches a frame of its mode after its doorbell, or the device's link-up
- * delay (x-link-up-delay-ms, at most 60 s) if that is longer, anything
- * else at the head's next vblank, and the driver's modes have frames of
- * at most a second (pvdc_crtc.c).  A device that has not latched by then
+ * delay if that is longer, anything else at the head's next vblank, and
+ * the driver's modes have frames of at most a second (pvdc_crtc.c); the
+ * rest is room for a loaded host.  A device that has not latched by then
  * is wedged: the waiter gets an error, the commit still completes when the
  * device latches it.
  */
-#define PVDC_LATCH_TIMEOUT_MS	(70 * MSEC_PER_SEC)
+#define PVDC_LATCH_TIMEOUT_MS	(PVDC_MAX_LINK_UP_DELAY_MS + 5 * MSEC_PER_SEC)
 
 /* Sequence numbers wrap: @a is at or after @b. */
 static inline bool pvdc_seq_reached(u32 a, u32 b)
@@ -453,7 +448,7 @@ void pvdc_crtc_disable_vblank(struct drm_crtc *crtc);
 /* pvdc_plane.c */
 struct pvdc_plane *pvdc_plane_init(struct pvdc_device *pvdc,
 				   unsigned int index, u32 caps);
-bool pvdc_format_usable(const struct pvdc_device *pvdc, u32 fourcc);
+bool pvdc_format_usable(u32 fourcc);
 int pvdc_framebuffer_check(struct drm_device *dev,
 			   const struct drm_mode_fb_cmd2 *mode_cmd);
 void pvdc_plane_reset_regs(u32 *regs, unsigned int home);

@@ -8,9 +8,8 @@
  * means any of these may have changed.  All of it is the connector's,
  * whatever head drives it.
  *
- * Which head drives it is a route: connector c on head c only, or on a
- * device with PVDC_FEATURE_ROUTING on any head (HS_CONNECTOR, written
- * with the head's timings when it is enabled).  The DRM core keeps a
+ * Which head drives it is a route: connector c on any head (HS_CONNECTOR,
+ * written with the head's timings when it is enabled), on head c at reset.  The DRM core keeps a
  * connector on one CRTC at most; that a CRTC drives one connector at most
  * is the encoders' possible_clones, which the core checks.
  */
@@ -93,9 +92,7 @@ static int pvdc_connector_get_modes(struct drm_connector *connector)
 	if (!drm_dev_enter(&pvdc->drm, &idx))
 		return 0;
 
-	if (pvdc->features & PVDC_FEATURE_EDID)
-		drm_edid = drm_edid_read_custom(connector, pvdc_edid_read_block,
-						head);
+	drm_edid = drm_edid_read_custom(connector, pvdc_edid_read_block, head);
 	drm_edid_connector_update(connector, drm_edid);
 	if (drm_edid)
 		count = drm_edid_connector_add_modes(connector);
@@ -234,11 +231,11 @@ int pvdc_output_init(struct pvdc_device *pvdc, struct pvdc_head *head)
 
 /*
  * Once every head has its CRTC, its encoder and its writeback connector:
- * with PVDC_FEATURE_ROUTING, every connector's encoder can go on every
- * CRTC.  A CRTC drives one connector at most: those encoders are never
- * clones of each other, so that drm_atomic_helper_check_modeset() refuses
- * two of them on one CRTC, as the device would.  Each is a clone of the
- * writeback encoder of every CRTC it can go on, and the other way round.
+ * every connector's encoder can go on every CRTC.  A CRTC drives one
+ * connector at most: those encoders are never clones of each other, so
+ * that drm_atomic_helper_check_modeset() refuses two of them on one CRTC,
+ * as the device would.  Each is a clone of the writeback encoder of every
+ * CRTC, and the other way round.
  */
 void pvdc_output_init_routes(struct pvdc_device *pvdc)
 {
@@ -252,12 +249,9 @@ void pvdc_output_init_routes(struct pvdc_device *pvdc)
 	for (c = 0; c < pvdc->num_heads; c++) {
 		struct drm_encoder *encoder = &pvdc->heads[c].encoder;
 
-		if (pvdc->features & PVDC_FEATURE_ROUTING)
-			encoder->possible_crtcs = crtcs;
+		encoder->possible_crtcs = crtcs;
 		encoder->possible_clones = drm_encoder_mask(encoder);
 	}
-	if (!(pvdc->features & PVDC_FEATURE_WRITEBACK))
-		return;
 
 	for (h = 0; h < pvdc->num_heads; h++) {
 		struct drm_encoder *wb = &pvdc->heads[h].wb.encoder;
@@ -266,8 +260,6 @@ void pvdc_output_init_routes(struct pvdc_device *pvdc)
 		for (c = 0; c < pvdc->num_heads; c++) {
 			struct drm_encoder *encoder = &pvdc->heads[c].encoder;
 
-			if (!(encoder->possible_crtcs & wb->possible_crtcs))
-				continue;
 			encoder->possible_clones |= drm_encoder_mask(wb);
 			wb->possible_clones |= drm_encoder_mask(encoder);
 		}

@@ -44,23 +44,15 @@ static const u32 pvdc_known_formats[] = {
 	PVDC_FMT_P010,
 };
 
-/*
- * A format of the device's table the driver can offer: one it knows, and
- * for a two-plane format a device with the Cb:Cr plane registers.
- */
-bool pvdc_format_usable(const struct pvdc_device *pvdc, u32 fourcc)
+/* A format of the device's table the driver can offer: one it knows. */
+bool pvdc_format_usable(u32 fourcc)
 {
-	const struct drm_format_info *info;
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(pvdc_known_formats); i++)
 		if (pvdc_known_formats[i] == fourcc)
-			break;
-	if (i == ARRAY_SIZE(pvdc_known_formats))
-		return false;
-	info = drm_format_info(fourcc);
-
-	return info->num_planes == 1 || pvdc->features & PVDC_FEATURE_YCBCR;
+			return true;
+	return false;
 }
 
 /*
@@ -703,17 +695,11 @@ static const struct drm_plane_helper_funcs pvdc_plane_helper_funcs = {
 	.atomic_async_update = pvdc_plane_atomic_async_update,
 };
 
-/*
- * COLOR_ENCODING and COLOR_RANGE, on a plane that takes a YCbCr format, of
- * a device that has the PS_CTRL fields.
- */
-static int pvdc_plane_create_color_properties(struct pvdc_device *pvdc,
-					      struct drm_plane *plane)
+/* COLOR_ENCODING and COLOR_RANGE, on a plane that takes a YCbCr format. */
+static int pvdc_plane_create_color_properties(struct drm_plane *plane)
 {
 	unsigned int i;
 
-	if (!(pvdc->features & PVDC_FEATURE_YCBCR))
-		return 0;
 	for (i = 0; i < plane->format_count; i++)
 		if (drm_format_info(plane->format_types[i])->is_yuv)
 			break;
@@ -792,7 +778,7 @@ static int pvdc_plane_create_properties(struct pvdc_device *pvdc,
 						   BIT(DRM_MODE_BLEND_COVERAGE));
 	if (ret)
 		return ret;
-	ret = pvdc_plane_create_color_properties(pvdc, plane);
+	ret = pvdc_plane_create_color_properties(plane);
 	if (ret)
 		return ret;
 	ret = drm_plane_create_rotation_property(plane, DRM_MODE_ROTATE_0,
@@ -829,7 +815,7 @@ struct pvdc_plane *pvdc_plane_init(struct pvdc_device *pvdc,
 
 	for (i = 0; i < pvdc->num_formats; i++) {
 		if (pvdc->format_mask[type] & BIT(i) &&
-		    pvdc_format_usable(pvdc, pvdc->formats[i]))
+		    pvdc_format_usable(pvdc->formats[i]))
 			formats[count++] = pvdc->formats[i];
 	}
 	if (!count) {

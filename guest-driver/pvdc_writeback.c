@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * pvdc: writeback connectors, one per head, on a device with
- * PVDC_FEATURE_WRITEBACK.
+ * pvdc: writeback connectors, one per head.
  *
  * A commit that gives a writeback connector a framebuffer (WRITEBACK_FB_ID)
  * sets HS_CTRL WRITEBACK in its head's shadow registers, with the target in
@@ -38,6 +37,7 @@
 #include <drm/drm_atomic_state_helper.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_edid.h>
+#include <drm/drm_encoder.h>
 #include <drm/drm_fourcc.h>
 #include <drm/drm_framebuffer.h>
 #include <drm/drm_modeset_helper_vtables.h>
@@ -58,8 +58,6 @@ pvdc_writeback_job_state(struct pvdc_head *head, struct drm_atomic_state *state)
 {
 	struct drm_connector_state *conn_state;
 
-	if (!(head->pvdc->features & PVDC_FEATURE_WRITEBACK))
-		return NULL;
 	conn_state = drm_atomic_get_new_connector_state(state, &head->wb.base);
 	if (!conn_state || !conn_state->writeback_job ||
 	    !conn_state->writeback_job->fb ||
@@ -291,7 +289,10 @@ static const struct drm_connector_helper_funcs pvdc_writeback_helper_funcs = {
 	.cleanup_writeback_job = pvdc_writeback_cleanup_job,
 };
 
-/* drm_writeback_connector_init() is not managed: mode config cleanup. */
+/*
+ * Linux 6.12 has no managed writeback connector: the connector init needs a
+ * .destroy, which mode config cleanup (drmm_mode_config_init()) calls.
+ */
 static const struct drm_connector_funcs pvdc_writeback_connector_funcs = {
 	.fill_modes = drm_helper_probe_single_connector_modes,
 	.reset = drm_atomic_helper_connector_reset,
@@ -306,36 +307,39 @@ static const struct drm_encoder_helper_funcs pvdc_writeback_encoder_funcs = {
 
 /*
  * @head's writeback connector, for its CRTC only, with the formats of
- * FORMATS_WRITEBACK the driver knows.
+ * FORMATS_WRITEBACK the driver knows.  Its encoder is drmm-managed.
  */
 int pvdc_writeback_init(struct pvdc_device *pvdc, struct pvdc_head *head)
 {
+	struct drm_writeback_connector *wb = &head->wb;
 	u32 formats[PVDC_MAX_FORMATS];
 	unsigned int i, count = 0;
 	int ret;
 
-	if (!(pvdc->features & PVDC_FEATURE_WRITEBACK))
-		return 0;
-
 	for (i = 0; i < pvdc->num_formats; i++)
 		if (pvdc->wb_format_mask & BIT(i) &&
-		    pvdc_format_usable(pvdc, pvdc->formats[i]) &&
+		    pvdc_format_usable(pvdc->formats[i]) &&
 		    drm_format_info(pvdc->formats[i])->num_planes == 1)
 			formats[count++] = pvdc->formats[i];
 	if (!count) {
-		drm_info(&pvdc->drm, "no usable writeback format: no writeback\n");
-		pvdc->features &= ~PVDC_FEATURE_WRITEBACK;
-		return 0;
+		drm_err(&pvdc->drm, "no usable writeback format\n");
+		return -ENODEV;
 	}
 
-	ret = drm_writeback_connector_init(&pvdc->drm, &head->wb,
-					   &pvdc_writeback_connector_funcs,
-					   &pvdc_writeback_encoder_funcs,
-					   formats, count,
-					   drm_crtc_mask(&head->crtc));
+	ret = drmm_encoder_init(&pvdc->drm, &wb->encoder, NULL,
+				DRM_MODE_ENCODER_VIRTUAL, NULL);
 	if (ret)
 		return ret;
-	drm_connector_helper_add(&head->wb.base, &pvdc_writeback_helper_funcs);
+	drm_encoder_helper_add(&wb->encoder, &pvdc_writeback_encoder_funcs);
+	wb->encoder.possible_crtcs = drm_crtc_mask(&head->crtc);
+
+	ret = drm_writeback_connector_init_with_encoder(&pvdc->drm, wb,
+							&wb->encoder,
+							&pvdc_writeback_connector_funcs,
+							formats, count);
+	if (ret)
+		return ret;
+	drm_connector_helper_add(&wb->base, &pvdc_writeback_helper_funcs);
 
 	/* Its possible_clones: pvdc_output_init_routes(). */
 	return 0;

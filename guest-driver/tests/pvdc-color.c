@@ -7,9 +7,7 @@
  *
  *   properties  DEGAMMA_LUT, CTM and GAMMA_LUT, with DEGAMMA_LUT_SIZE and
  *               GAMMA_LUT_SIZE the device's LUT_SIZE, and a legacy gamma
- *               table of 256 entries (or the GAMMA_LUT size if smaller);
- *               a device without PVDC_FEATURE_COLOR_MGMT has none of them
- *               (and every other test is skipped).
+ *               table of 256 entries (or the GAMMA_LUT size if smaller).
  *   identity    Identity LUTs (of the largest size and of 256 entries) and
  *               the identity matrix, alone and together, give the CRC of
  *               no pipeline.
@@ -255,7 +253,7 @@ static void take_refs(void)
 /* properties                                                               */
 /* ------------------------------------------------------------------------ */
 
-static void test_properties(bool feature)
+static void test_properties(void)
 {
 	uint32_t lut_size = kms_reg(bar0, PVDC_REG_LUT_SIZE);
 	uint64_t degamma_size = 0, gamma_size = 0;
@@ -270,13 +268,6 @@ static void test_properties(bool feature)
 	kms_prop_value(d.fd, head->crtc_id, CRTC, "GAMMA_LUT_SIZE",
 		       &gamma_size);
 	crtc = drmModeGetCrtc(d.fd, head->crtc_id);
-	if (!feature) {
-		kms_result(!has && !degamma_size && !gamma_size && crtc &&
-			   !crtc->gamma_size,
-			   "no-color-properties-without-the-feature");
-		drmModeFreeCrtc(crtc);
-		return;
-	}
 	kms_result(has, "crtc-has-degamma-lut-ctm-gamma-lut");
 	kms_result(degamma_size == max_degamma && gamma_size == max_gamma &&
 		   max_degamma >= PVDC_LUT_MIN_SIZE &&
@@ -593,12 +584,7 @@ static void hold(void)
 
 int main(int argc, char **argv)
 {
-	static const char *const tests[] = {
-		"identity", "known", "latched", "refusals", "legacy", "hold",
-	};
 	const char *card = "/dev/dri/card0";
-	bool feature;
-	unsigned int i;
 	int opt, ret;
 
 	while ((opt = getopt(argc, argv, "c:d:")) != -1) {
@@ -617,7 +603,6 @@ int main(int argc, char **argv)
 	}
 	head = &d.heads[0];
 	bar0 = kms_bar_map(d.card, 0, NULL);
-	feature = kms_reg(bar0, PVDC_REG_FEATURES) & PVDC_FEATURE_COLOR_MGMT;
 	pics_create();
 	ret = head_reset();
 	if (ret) {
@@ -631,15 +616,7 @@ int main(int argc, char **argv)
 	max_degamma = PVDC_X(kms_reg(bar0, PVDC_REG_LUT_SIZE));
 	max_gamma = PVDC_Y(kms_reg(bar0, PVDC_REG_LUT_SIZE));
 	if (kms_wanted(argc, argv, optind, "properties"))
-		test_properties(feature);
-	if (!feature) {
-		for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-			if (kms_wanted(argc, argv, optind, tests[i]))
-				printf("ok %s # skip no PVDC_FEATURE_COLOR_MGMT\n",
-				       tests[i]);
-		close(d.fd);
-		return kms_failures ? 1 : 0;
-	}
+		test_properties();
 
 	if (kms_wanted(argc, argv, optind, "hold")) {
 		hold();

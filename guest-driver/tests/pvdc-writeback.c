@@ -7,8 +7,6 @@
  *               one writeback connector per head of the device, each for
  *               its own CRTC only, whose WRITEBACK_PIXEL_FORMATS are the
  *               device's FORMATS_WRITEBACK; without the cap it sees none.
- *               A device without PVDC_FEATURE_WRITEBACK has none (and
- *               every other test is skipped).
  *   scene       Colour bars on the primary plane, an ARGB overlay blended
  *               with a plane alpha and scaled; a commit of WRITEBACK_FB_ID
  *               alone (no ALLOW_MODESET) with WRITEBACK_OUT_FENCE_PTR: the
@@ -397,7 +395,7 @@ static bool formats_equal(uint32_t conn, const uint32_t *want, unsigned int n)
 	return ok;
 }
 
-static void test_properties(bool feature, int plain_fd)
+static void test_properties(int plain_fd)
 {
 	uint32_t heads = kms_reg(bar0, PVDC_REG_NUM_HEADS);
 	uint32_t ids[KMS_MAX_HEADS * 2], crtcs[KMS_MAX_HEADS * 2];
@@ -406,11 +404,6 @@ static void test_properties(bool feature, int plain_fd)
 	bool one_each = true, fmt_ok = true;
 
 	n = writeback_connectors(d.fd, ids, crtcs);
-	if (!feature) {
-		kms_result(!n, "no-writeback-connector-without-the-feature # %u",
-			   n);
-		return;
-	}
 	for (i = 0; i < n; i++) {
 		/* Exactly one CRTC each, every CRTC once. */
 		if (!crtcs[i] || crtcs[i] & (crtcs[i] - 1) || seen & crtcs[i])
@@ -795,7 +788,6 @@ int main(int argc, char **argv)
 		"scene", "gamma", "formats", "once", "refusals", "hold",
 	};
 	const char *card = "/dev/dri/card0";
-	bool feature;
 	unsigned int i;
 	int opt, ret, plain_fd;
 
@@ -815,7 +807,6 @@ int main(int argc, char **argv)
 	}
 	head = &d.heads[0];
 	bar0 = kms_bar_map(d.card, 0, NULL);
-	feature = kms_reg(bar0, PVDC_REG_FEATURES) & PVDC_FEATURE_WRITEBACK;
 	/* A client of the atomic uAPI that does not ask for them. */
 	plain_fd = kms_open_atomic(card);
 	if (drmSetClientCap(d.fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1)) {
@@ -823,18 +814,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (kms_wanted(argc, argv, optind, "properties"))
-		test_properties(feature, plain_fd);
+		test_properties(plain_fd);
 	close(plain_fd);
 	wb_conn = find_writeback();
 	overlay = kms_overlay(&d, 0);
-	if (!feature || !wb_conn || !overlay) {
+	if (!wb_conn || !overlay) {
 		for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
 			if (kms_wanted(argc, argv, optind, tests[i]))
 				printf("ok %s # skip %s\n", tests[i],
-				       !feature ? "no PVDC_FEATURE_WRITEBACK" :
 				       !wb_conn ? "no writeback connector" :
 				       "no overlay plane");
-		if (feature && !wb_conn)
+		if (!wb_conn)
 			printf("not ok writeback-connector-of-head-%u\n",
 			       head->pipe);
 		close(d.fd);

@@ -43,7 +43,6 @@
 /* Upscaling has no limit: a plane costs what its destination does. */
 #define PVDC_MAX_DOWNSCALE              4
 #define PVDC_MAX_SIZE_LIMIT             16384
-#define PVDC_MAX_LINK_UP_DELAY_MS       60000
 /* Preferred mode of the connectors unless the xres/yres properties say. */
 #define PVDC_DEFAULT_XRES               1024
 #define PVDC_DEFAULT_YRES               768

@@ -66,12 +66,7 @@ static bool pvdc_window(hwaddr addr, hwaddr base, hwaddr stride,
 
 static uint32_t pvdc_features(PVDCState *s)
 {
-    uint32_t features = PVDC_FEATURE_MULTI_HEAD_COMMIT | PVDC_FEATURE_EDID |
-                        PVDC_FEATURE_CRC | PVDC_FEATURE_HOTPLUG |
-                        PVDC_FEATURE_DOORBELL_AMEND | PVDC_FEATURE_CLOCK |
-                        PVDC_FEATURE_YCBCR | PVDC_FEATURE_COLOR_MGMT |
-                        PVDC_FEATURE_WRITEBACK | PVDC_FEATURE_ROUTING |
-                        PVDC_FEATURE_GUEST_MEMORY;
+    uint32_t features = 0;
 
     if (msi_present(PCI_DEVICE(s))) {
         features |= PVDC_FEATURE_MSI;

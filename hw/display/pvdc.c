@@ -831,7 +831,8 @@ static void pvdc_class_init(ObjectClass *klass, void *data)
         "(0: two full-screen XRGB8888 planes and a cursor per head)");
     object_class_property_set_description(klass, "x-link-up-delay-ms",
         "time the link of a disabled head takes to come up, ms, up to "
-        "60000 (an enable takes a frame of its mode at least)");
+        stringify(PVDC_MAX_LINK_UP_DELAY_MS)
+        " (an enable takes a frame of its mode at least)");
     object_class_property_set_description(klass, "xres",
         "preferred width of every head's connector (0: 1024)");
     object_class_property_set_description(klass, "yres",

@@ -31,8 +31,12 @@ RESERVED_BIT = 0x80000000
 
 
 def pvdc_bdf(vm):
-    out = vm.check("grep -l 0x10f7 /sys/bus/pci/devices/*/device")
-    return out.strip().split("/")[-2]
+    vendor, device = (register_constants()[f"PVDC_PCI_{what}_ID"]
+                      for what in ("VENDOR", "DEVICE"))
+    out = vm.check("for d in /sys/bus/pci/devices/*; do "
+                   "[ \"$(cat $d/vendor):$(cat $d/device)\" = "
+                   f"{vendor:#06x}:{device:#06x} ] && echo $d; done; true")
+    return out.strip().split("/")[-1]
 
 
 def loaded(vm):
@@ -145,9 +149,11 @@ def latch_timeout_s():
     """How long the driver waits for a latch before it gives up
     (PVDC_LATCH_TIMEOUT_MS in the driver's header)."""
     with open(os.path.join(ROOT, "guest-driver/pvdc_drv.h")) as f:
-        m = re.search(r"#define PVDC_LATCH_TIMEOUT_MS\s+\((\d+) \* "
+        m = re.search(r"#define PVDC_LATCH_TIMEOUT_MS\s+"
+                      r"\(PVDC_MAX_LINK_UP_DELAY_MS \+ (\d+) \* "
                       r"MSEC_PER_SEC\)", f.read())
-    return int(m.group(1))
+    link_up_ms = register_constants()["PVDC_MAX_LINK_UP_DELAY_MS"]
+    return link_up_ms / 1000 + int(m.group(1))
 
 
 def stalled_commit(vm):
@@ -181,7 +187,7 @@ def stalled_commit_is_killable(tap, vm):
             vm.check(f"kill -KILL {pid}")
             # Well inside the driver's own bound: the kill ended it.
             gone = vm.poll(f"! kill -0 {pid} 2>/dev/null",
-                           latch_timeout_s() / 4)
+                           latch_timeout_s() / 2)
         finally:
             vm.qom_set("x-stall", False)
             vm.stop_background(holder)

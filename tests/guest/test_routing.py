@@ -63,11 +63,6 @@ def pattern(console):
     return check
 
 
-def routing(vm):
-    out = vm.run("pvdc-routing encoders")[1]
-    return "no PVDC_FEATURE_ROUTING" not in out
-
-
 def held(tap, vm, test, screens, what):
     """Run pvdc-routing TEST, which sets a route and holds it: report its
     result lines, then check that console c shows SCREENS[c]."""
@@ -145,13 +140,6 @@ def boot_routes(vm):
 
 
 def body(tap, vm):
-    if not routing(vm):
-        program_cases(tap, vm, "pvdc-routing", "pvdc-routing", 300)
-        tap.skip("the device refuses none of the commits the driver "
-                 "accepted", "the device has no routing")
-        tap.case(KERNEL_LOG_CASE, vm.check_kernel_log)
-        return
-
     def cases():
         name = "at boot the console drives connector c from CRTC c"
         if vm.run("[ -e /proc/fb ]")[0] == 0:

@@ -105,10 +105,12 @@ def built_by_dkms(vm):
 
 
 def pvdc_sysfs(vm):
-    out = vm.check("grep -l 0x10f7 /sys/bus/pci/devices/*/device")
+    vendor, device = (register_constants()[f"PVDC_PCI_{what}_ID"]
+                      for what in ("VENDOR", "DEVICE"))
+    out = vm.check(f"grep -l {device:#06x} /sys/bus/pci/devices/*/device")
     devs = [os.path.dirname(p) for p in out.split() if p.startswith("/sys")]
     devs = [d for d in devs
-            if vm.check(f"cat {d}/vendor").strip() == "0x1af4"]
+            if vm.check(f"cat {d}/vendor").strip() == f"{vendor:#06x}"]
     if len(devs) != 1:
         raise AssertionError(f"expected one pvdc PCI function, found {devs}")
     return devs[0]

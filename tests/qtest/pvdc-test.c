@@ -37,23 +37,10 @@ static void test_pci_identity(void)
                     (PVDC_VERSION_MAJOR << 16) | PVDC_VERSION_MINOR);
     g_assert_cmpuint(qpci_config_readb(t.dev, PCI_INTERRUPT_PIN), ==, 1);
     g_assert_cmpuint(qpci_find_capability(t.dev, PCI_CAP_ID_MSI, 0), !=, 0);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_MSI, ==,
-                    PVDC_FEATURE_MSI);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) &
-                    PVDC_FEATURE_MULTI_HEAD_COMMIT, !=, 0);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_YCBCR, ==,
-                    PVDC_FEATURE_YCBCR);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_COLOR_MGMT, ==,
-                    PVDC_FEATURE_COLOR_MGMT);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_WRITEBACK, ==,
-                    PVDC_FEATURE_WRITEBACK);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_ROUTING, ==,
-                    PVDC_FEATURE_ROUTING);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_GUEST_MEMORY,
-                    ==, PVDC_FEATURE_GUEST_MEMORY);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_BOOT_DISPLAY,
-                    ==, PVDC_FEATURE_BOOT_DISPLAY);
-    g_assert_cmphex(rd(&t, PVDC_REG_VERSION), ==, 1 << 16 | 7);
+    /* Only what a pvdc may lack is a feature bit: this one lacks none. */
+    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES), ==,
+                    PVDC_FEATURE_MSI | PVDC_FEATURE_BOOT_DISPLAY);
+    g_assert_cmphex(rd(&t, PVDC_REG_VERSION), ==, 1 << 16 | 0);
     g_assert_cmphex(rd(&t, PVDC_REG_LUT_SIZE), ==,
                     PVDC_XY(PVDC_LUT_MAX_SIZE, PVDC_LUT_MAX_SIZE));
     pvdc_test_stop(&t);
@@ -222,7 +209,7 @@ static const InvalidProp invalid_props[] = {
     { "max-width", "0" },
     { "max-height", "16385" },
     { "xres", "5000" },
-    { "x-link-up-delay-ms", "60001" },
+    { "x-link-up-delay-ms", "5001" },  /* PVDC_MAX_LINK_UP_DELAY_MS + 1 */
 };
 
 /* Runs in a subprocess: QEMU is expected to exit before qtest connects. */
@@ -2634,8 +2621,6 @@ static void test_amend_joins_the_armed_commit(void)
     int64_t t0, t1;
 
     pvdc_test_start(&t, NULL);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_DOORBELL_AMEND,
-                    ==, PVDC_FEATURE_DOORBELL_AMEND);
     t0 = enable_head(&t, 0, CLOCK_1MS);
     cursor = cursor_of(&t, 0);
     rd(&t, PVDC_REG_INT_ACK);
@@ -2760,8 +2745,6 @@ static void test_clock_reads_the_virtual_clock(void)
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_CLOCK, ==,
-                    PVDC_FEATURE_CLOCK);
     g_assert_cmpuint(rd(&t, PVDC_REG_CLOCK_LO), ==, (uint32_t)now_ns(&t));
     g_assert_cmpuint(rd(&t, PVDC_REG_CLOCK_HI), ==, 0);
     step_to(&t, later);
