@@ -554,7 +554,8 @@ static void pvdc_head_refused(struct pvdc_head *head, u32 seq, bool resync)
  * then, which nothing can change any more: a refusal whose interrupt is
  * cleared here is still seen.
  */
-static u32 pvdc_head_done_seq(struct pvdc_head *head, bool *rejected)
+static u32 pvdc_head_done_seq(struct pvdc_head *head, bool *rejected,
+			      bool early)
 {
 	struct pvdc_device *pvdc = head->pvdc;
 	u32 base = PVDC_HEAD_CONTROL(head->index);
@@ -562,7 +563,8 @@ static u32 pvdc_head_done_seq(struct pvdc_head *head, bool *rejected)
 
 	lockdep_assert_held(&pvdc->irq_lock);
 
-	if (!*rejected && !head->resolve && head->seq - head->done == 1)
+	if (!early && !*rejected && !head->resolve &&
+	    head->seq - head->done == 1)
 		return head->seq;
 
 	done = pvdc_read(pvdc, base + PVDC_HEAD_DONE_SEQ);
@@ -582,8 +584,13 @@ static u32 pvdc_head_done_seq(struct pvdc_head *head, bool *rejected)
 	return done;
 }
 
-/* Called from the interrupt handler on COMMIT_DONE or COMMIT_REJECTED. */
-void pvdc_head_latched(struct pvdc_head *head, bool rejected)
+/*
+ * Report what the device latched on @head: on COMMIT_DONE or
+ * COMMIT_REJECTED, or @early, before that interrupt, which reading
+ * DONE_SEQ and RESULT clears (pvdc_head_latch_unreported()).
+ */
+static void __pvdc_head_latched(struct pvdc_head *head, bool rejected,
+				bool early)
 {
 	struct pvdc_device *pvdc = head->pvdc;
 	struct pvdc_latch *latch, *tmp;
@@ -598,7 +605,9 @@ void pvdc_head_latched(struct pvdc_head *head, bool rejected)
 		spin_unlock(&pvdc->irq_lock);
 		return;
 	}
-	done = pvdc_head_done_seq(head, &rejected);
+	done = pvdc_head_done_seq(head, &rejected, early);
+	if (early && done != head->done)
+		head->early_latches++;
 	head->done = done;
 	follow |= rejected;
 	if (head->wb_armed && pvdc_seq_reached(done, head->wb_seq))
@@ -674,6 +683,43 @@ void pvdc_head_latched(struct pvdc_head *head, bool rejected)
 	wake_up_all(&head->wq);
 }
 
+/* Called from the interrupt handler on COMMIT_DONE or COMMIT_REJECTED. */
+void pvdc_head_latched(struct pvdc_head *head, bool rejected)
+{
+	__pvdc_head_latched(head, rejected, false);
+}
+
+/*
+ * Whether the device latched the one commit rung on @head that was not
+ * reported yet.  A handler that stopped after its read of INT_ACK (a host
+ * that deschedules the vCPU) may stand frames past a latch the device made
+ * since, whose interrupt is still to come.  Only for a single commit, whose
+ * outcome RESULT tells: with several, the interrupt says whether one was
+ * refused.  Called from the interrupt handler.
+ */
+bool pvdc_head_latch_unreported(struct pvdc_head *head)
+{
+	struct pvdc_device *pvdc = head->pvdc;
+	bool unreported = false;
+
+	spin_lock(&pvdc->irq_lock);
+	if (head->seq - head->done == 1)
+		unreported = pvdc_read(pvdc, PVDC_HEAD_CONTROL(head->index) +
+				       PVDC_HEAD_DONE_SEQ) == head->seq;
+	spin_unlock(&pvdc->irq_lock);
+
+	return unreported;
+}
+
+/*
+ * Report the latches pvdc_head_latch_unreported() found, before the
+ * vblanks after them: each event carries its latch frame.
+ */
+void pvdc_head_latched_early(struct pvdc_head *head)
+{
+	__pvdc_head_latched(head, false, true);
+}
+
 /*
  * Interrupts are masked for good (unbind): the device will not tell about
  * the commits it latches.  Everything it has not reported counts as done,
@@ -719,9 +765,10 @@ static int pvdc_latches_show(struct seq_file *m, void *data)
 	unsigned int h;
 
 	for (h = 0; h < pvdc->num_heads; h++)
-		seq_printf(m, "head %u: done_frame_reads %llu vblank_rereads %llu\n",
+		seq_printf(m, "head %u: done_frame_reads %llu vblank_rereads %llu early_latches %llu\n",
 			   h, READ_ONCE(pvdc->heads[h].frame_reads),
-			   READ_ONCE(pvdc->heads[h].vblank_rereads));
+			   READ_ONCE(pvdc->heads[h].vblank_rereads),
+			   READ_ONCE(pvdc->heads[h].early_latches));
 	return 0;
 }
 

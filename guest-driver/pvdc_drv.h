@@ -157,6 +157,11 @@ struct pvdc_head {
 	 * pvdc_latches).  Under pvdc->reg64_lock.
 	 */
 	u64 vblank_rereads;
+	/*
+	 * Latches reported by a vblank interrupt before their own (debugfs
+	 * pvdc_latches).  Under pvdc->irq_lock.
+	 */
+	u64 early_latches;
 
 	/* Set by the CRC debugfs interface, read in the vblank interrupt. */
 	bool crc_enabled;
@@ -412,6 +417,8 @@ void pvdc_atomic_state_clear(struct drm_atomic_state *state);
 void pvdc_atomic_state_free(struct drm_atomic_state *state);
 void pvdc_atomic_commit_tail(struct drm_atomic_state *state);
 void pvdc_head_latched(struct pvdc_head *head, bool rejected);
+bool pvdc_head_latch_unreported(struct pvdc_head *head);
+void pvdc_head_latched_early(struct pvdc_head *head);
 void pvdc_head_wait_rung(struct pvdc_head *head);
 void pvdc_head_cursor_doorbell(struct pvdc_head *head,
 			       struct pvdc_release *rel);

@@ -487,6 +487,8 @@ static u64 pvdc_head_next_step(struct pvdc_head *head, u64 now)
  * vCPU that a loaded host does cause.
  */
 #define PVDC_VBLANK_REPLAY	64
+/* Latches reported early by one handler, at most: one per flip rung. */
+#define PVDC_VBLANK_EARLY_LATCHES	4
 
 void pvdc_head_vblank(struct pvdc_head *head)
 {
@@ -498,9 +500,21 @@ void pvdc_head_vblank(struct pvdc_head *head)
 	 * Where the handler stands is read once it holds the lock: a wait for
 	 * it would otherwise leave vblanks the device has passed untold, and
 	 * the CRC read after would number its frame with the newer count.
+	 * The device may have latched a commit since it reported what the
+	 * handler is at: that is reported first, at its own frame, which the
+	 * counter once past it could not go back to.  What the device
+	 * latches after it was asked, it latches at a vblank the counter is
+	 * not brought past.
 	 */
-	spin_lock_irqsave(&head->now_lock, flags);
-	now = pvdc_head_irq_now(head);
+	for (i = 0; ; i++) {
+		spin_lock_irqsave(&head->now_lock, flags);
+		now = pvdc_head_irq_now(head);
+		if (i == PVDC_VBLANK_EARLY_LATCHES ||
+		    !pvdc_head_latch_unreported(head))
+			break;
+		spin_unlock_irqrestore(&head->now_lock, flags);
+		pvdc_head_latched_early(head);
+	}
 	for (i = 0; i < PVDC_VBLANK_REPLAY; i++) {
 		step = pvdc_head_next_step(head, now);
 		if (!step)
