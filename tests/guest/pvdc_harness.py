@@ -53,7 +53,7 @@ else:
 __all__ = ["BOOT_TIMEOUT", "BUILD", "BackoffCounter", "GuestError", "GuestVM",
            "KERNELS", "KERNEL_LOG_CASE", "MmioAccesses", "MmioReads",
            "Picture", "STEP_TIMEOUT", "Tap", "artefact", "kernel_log_reports",
-           "modeset_head", "parse_kms_state", "read_picture",
+           "modeset_bars", "modeset_head", "parse_kms_state", "read_picture",
            "read_ppm", "register_arrays", "register_constants", "run_suite"]
 
 # One instruction is a nanosecond of virtual time, a guest idle skips to
@@ -856,6 +856,20 @@ def modeset_head(pic):
     if seen != [MODESET_BARS[(phase + i) % 8] for i in range(8)]:
         raise GuestError(f"not the colour bars: {list(map(hex, seen))}")
     return phase % 4
+
+
+def modeset_bars(head):
+    """A check for GuestVM.wait_screen: the picture shows HEAD's
+    pvdc-modeset colour bars (AssertionError until it does)."""
+    def check(pic):
+        try:
+            shown = modeset_head(pic)
+        except GuestError as e:
+            raise AssertionError(f"head {head}: {e}") from None
+        if shown != head:
+            raise AssertionError(f"head {head} shows head {shown}'s "
+                                 "colour bars")
+    return check
 
 
 def never_rejected(tap, vm, name, run):

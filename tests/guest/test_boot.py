@@ -29,7 +29,8 @@ from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pvdc_harness import (KERNEL_LOG_CASE, STEP_TIMEOUT,  # noqa: E402
-                          GuestError, GuestVM, Tap, modeset_head)
+                          GuestError, GuestVM, Tap, modeset_bars,
+                          modeset_head)
 from stock_guest import KERNEL_ARGS, StockGuest  # noqa: E402
 from test_stock import console_on_head0  # noqa: E402
 
@@ -406,19 +407,10 @@ def other_boot_display(tap):
         vm.stop()
 
 
-def head0_bars(pic):
-    try:
-        head = modeset_head(pic)
-    except GuestError as e:
-        raise AssertionError(str(e)) from None
-    if head != 0:
-        raise AssertionError(f"head {head}'s colour bars")
-
-
 def driver_picture_on_head0(vm):
     # It holds the picture until the reset.
     vm.start_background("pvdc-modeset 0", r"^# holding")
-    wait_picture(vm, "pvdc-modeset's colour bars on head 0", head0_bars,
+    wait_picture(vm, "pvdc-modeset's colour bars on head 0", modeset_bars(0),
                  STEP_TIMEOUT)
 
 
