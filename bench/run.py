@@ -61,7 +61,7 @@ sys.path.insert(0, os.path.join(BENCH, "..", "scripts"))
 from pvdc_paths import BUILD, ROOT  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
-from pvdc_harness import GuestError, GuestVM  # noqa: E402
+from pvdc_harness import GuestError, GuestVM, MmioAccesses  # noqa: E402
 
 # (name, QEMU device options, guest driver or None)
 PVDC = ("pvdc", ["-device", "pvdc,id=pvdc0"], "pvdc")
@@ -70,14 +70,17 @@ BOCHS = ("bochs-display", ["-device", "bochs-display,romfile="], "bochs")
 VIRTIO = ("virtio-gpu-pci", ["-device", "virtio-gpu-pci"], "virtio-gpu")
 NONE = ("none", [], None)
 
-# Memory regions of each device, as memory_region_ops_* traces name them.
+# Memory regions of each device, as memory_region_ops_* traces name them
+# (MmioAccesses matches them in full).
 REGIONS = {
-    "pvdc": re.compile(r"^pvdc\."),
-    "bochs-display": re.compile(r"^(bochs dispi interface|qemu extended regs"
-                                r"|bochs-display-mmio|edid)$"),
-    "virtio-gpu-pci": re.compile(r"^(virtio-pci-\S+-virtio-gpu|msix-\S+)$"),
+    "pvdc": r"pvdc\..*",
+    "bochs-display": r"bochs dispi interface|qemu extended regs"
+                     r"|bochs-display-mmio|edid",
+    "virtio-gpu-pci": r"virtio-pci-\S+-virtio-gpu|msix-\S+",
 }
 NOTIFY = re.compile(r"^virtio-pci-notify-")
+# virtio-gpu's commands, counted beside the MMIO accesses.
+COMMANDS = "virtio_gpu_cmd_*"
 
 SECTIONS = ["composition", "damage", "idle", "flips", "flipcost", "check",
             "timing", "ui"]
@@ -249,9 +252,8 @@ def boot(device, args, extra=None, memory="512", append="", display=None):
         # Dependencies first, in the order the image builder wrote them.
         vm.check("for m in $(cat /etc/pvdc/extra-modules.order); do "
                  "insmod /lib/modules/$m 2>/dev/null; done; true")
-    if driver is not None:
-        vm.check("i=0; until [ -e /dev/dri/card0 ]; do [ $i -ge 100 ] && "
-                 "exit 1; i=$((i+1)); sleep 0.1; done")
+    if driver is not None and not vm.poll("[ -e /dev/dri/card0 ]", 10):
+        raise GuestError(f"no /dev/dri/card0 of {driver}")
     # A static console: no blinking cursor.
     vm.run("echo 0 > /sys/class/graphics/fbcon/cursor_blink")
     return vm
@@ -291,9 +293,9 @@ def bench_idle(res, args):
                 time.sleep(settle)
                 cb0 = vm.qom_get("x-timer-callbacks") if name == "pvdc" \
                     else None
-                c0, w0 = cpu_ns(vm.proc.pid), time.monotonic()
+                c0, w0 = cpu_ns(vm.get_pid()), time.monotonic()
                 time.sleep(interval)
-                c1, w1 = cpu_ns(vm.proc.pid), time.monotonic()
+                c1, w1 = cpu_ns(vm.get_pid()), time.monotonic()
                 if cb0 is not None:
                     callbacks.append((vm.qom_get("x-timer-callbacks") - cb0)
                                      / (w1 - w0))
@@ -364,103 +366,47 @@ def bench_flips(res, args, vm, device, heads):
             extra={"missed": missed, "flips": flips}, target_on="value")
 
 
-def trace_counts(path, start, regions):
-    """Accesses to @regions and virtio-gpu commands in @path after @start."""
-    counts = {"read": 0, "write": 0, "notify": 0, "commands": 0,
-              "registers": {}}
-    with open(path, errors="replace") as f:
-        f.seek(start)
-        for line in f:
-            m = re.search(r"(memory_region_ops_(read|write)|"
-                          r"virtio_gpu_cmd_\w+)", line)
-            if not m:
-                continue
-            if m.group(1).startswith("virtio_gpu_cmd"):
-                counts["commands"] += 1
-                continue
-            name = re.search(r"name '([^']*)'", line)
-            if not name or not regions.match(name.group(1)):
-                continue
-            counts[m.group(2)] += 1
-            addr = re.search(r"addr (0x[0-9a-f]+)", line)
-            key = f"{m.group(2)} {name.group(1)}+{addr.group(1) if addr else '?'}"
-            counts["registers"][key] = counts["registers"].get(key, 0) + 1
-            if m.group(2) == "write" and NOTIFY.match(name.group(1)):
-                counts["notify"] += 1
-    return counts
-
-
-def set_trace(vm, on):
-    for ev in ("memory_region_ops_*", "virtio_gpu_cmd_*"):
-        # (QMP's trace-event-set-state has an argument called "name", which
-        # the harness's QMP.command() takes for the command itself.)
-        vm.qmp.command("human-monitor-command",
-                       **{"command-line": f"trace-event {ev} "
-                                          f"{'on' if on else 'off'}"})
-
-
-def traced(vm, path, cmd, timeout):
-    """Run @cmd in the guest with the MMIO trace events on; the counts."""
-    start = os.path.getsize(path)
-    cb0 = vm.qom_get("x-timer-callbacks") if "pvdc0" in " ".join(vm.devices) \
-        else 0
-    set_trace(vm, True)
+def traced(vm, device, cmd, timeout):
+    """Run @cmd in the guest with @device's MMIO accesses traced: their
+    counts (and virtio-gpu's commands), and pvdc's timer callbacks
+    meanwhile."""
+    has_pvdc = "pvdc0" in " ".join(vm.devices)
+    cb0 = vm.qom_get("x-timer-callbacks") if has_pvdc else 0
+    trace = MmioAccesses(vm, REGIONS[device[0]], events=[COMMANDS])
+    trace.start()
     try:
         vm.check(cmd, timeout=timeout)
     finally:
-        set_trace(vm, False)
-    cb = vm.qom_get("x-timer-callbacks") - cb0 \
-        if "pvdc0" in " ".join(vm.devices) else 0
-    return start, cb
+        accesses = trace.stop()
+    cb = vm.qom_get("x-timer-callbacks") - cb0 if has_pvdc else 0
+    counts = {"read": 0, "write": 0, "notify": 0,
+              "commands": sum(trace.counted.values()), "registers": {}}
+    for a in accesses:
+        counts[a.kind] += 1
+        key = f"{a.kind} {a.region}+{a.addr:#x}"
+        counts["registers"][key] = counts["registers"].get(key, 0) + 1
+        if a.kind == "write" and NOTIFY.match(a.region):
+            counts["notify"] += 1
+    return counts, cb
 
 
-def flip_cost(vm, trace, flips):
-    """Runs 2 * @flips flips, then @flips, traced; their windows in @trace
-    and timer callbacks, for flip_cost_per() once QEMU has exited (only
-    then is its trace file complete)."""
-    s1, cb1 = traced(vm, trace, f"pvdc-flipbench -n {flips}", 60 + flips)
-    s2, cb2 = traced(vm, trace, f"pvdc-flipbench -n {2 * flips}",
-                     60 + 2 * flips)
-    return (s1, cb1), (s2, cb2)
-
-
-def cursor_cost(vm, trace, moves):
-    """Runs @moves legacy cursor moves, then 2 * @moves, traced (before
-    flip_cost(): its windows run to the end of @trace); their starts and
-    the end of the second run."""
-    c1, _ = traced(vm, trace, f"pvdc-flips -n {moves} moves", 60 + moves)
-    c2, _ = traced(vm, trace, f"pvdc-flips -n {2 * moves} moves",
-                   60 + 2 * moves)
-    return c1, c2, os.path.getsize(trace)
-
-
-def cursor_cost_per(device, trace, moves, runs):
-    """MMIO accesses per cursor move: the run of 2 * @moves less the one
+def cursor_cost(vm, device, moves):
+    """MMIO accesses per legacy cursor move: a run of 2 * @moves less one
     of @moves, over @moves (what a run costs once cancels out)."""
-    regions = REGIONS[device[0]]
-    c1, c2, end = runs
-    at = {x: trace_counts(trace, x, regions) for x in (c1, c2, end)}
-
-    def mmio(a, b):
-        return sum(at[a][k] - at[b][k] for k in ("read", "write"))
-    return (mmio(c2, end) - mmio(c1, c2)) / moves
+    once, _ = traced(vm, device, f"pvdc-flips -n {moves} moves", 60 + moves)
+    twice, _ = traced(vm, device, f"pvdc-flips -n {2 * moves} moves",
+                      60 + 2 * moves)
+    return sum(twice[k] - once[k] for k in ("read", "write")) / moves
 
 
-def flip_cost_per(device, trace, flips, runs):
-    """Accesses per flip: the run of 2 * @flips flips less the one of
-    @flips, over @flips.  What a run costs once (modes, buffers, switching
-    the vblank interrupt on and off) cancels out; what every flip costs,
+def flip_cost(vm, device, flips):
+    """Accesses per flip: a run of 2 * @flips flips less one of @flips,
+    over @flips.  What a run costs once (modes, buffers, switching the
+    vblank interrupt on and off) cancels out; what every flip costs,
     vblank bookkeeping included, stays."""
-    regions = REGIONS[device[0]]
-    (s1, cb1), (s2, cb2) = runs
-    once = trace_counts(trace, s1, regions)
-    twice = trace_counts(trace, s2, regions)
-    # s1's window ends where s2's starts: subtract the second from the first.
-    for k in once:
-        if k == "registers":
-            once[k] = {r: n - twice[k].get(r, 0) for r, n in once[k].items()}
-        else:
-            once[k] -= twice[k]
+    once, cb1 = traced(vm, device, f"pvdc-flipbench -n {flips}", 60 + flips)
+    twice, cb2 = traced(vm, device, f"pvdc-flipbench -n {2 * flips}",
+                        60 + 2 * flips)
     per = {k: (twice[k] - once[k]) / flips for k in twice if k != "registers"}
     regs = {r: (n - once["registers"].get(r, 0)) / flips
             for r, n in twice["registers"].items()}
@@ -486,16 +432,11 @@ def bench_guests(res, args):
         if not is4 and device is not PVDC and not (
                 {"flipcost", "check"} & set(args.only)):
             continue
-        with tempfile.NamedTemporaryFile(prefix="pvdc-trace-",
-                                         delete=False) as f:
-            trace = f.name
         try:
-            vm = boot(device, args, extra=["-trace", f"file={trace}"])
+            vm = boot(device, args)
         except GuestError as e:
             res.failed("flips", f"{device[0]}: boot", e)
-            os.unlink(trace)
             continue
-        runs = cursor_runs = None
         try:
             if device is PVDC and "flips" in args.only:
                 bench_flips(res, args, vm, device, 1)
@@ -503,8 +444,8 @@ def bench_guests(res, args):
                 bench_flips(res, args, vm, device, 4)
             if not is4 and "flipcost" in args.only:
                 if device is PVDC:
-                    cursor_runs = cursor_cost(vm, trace, flips)
-                runs = flip_cost(vm, trace, flips)
+                    cursor_mmio = cursor_cost(vm, device, flips)
+                cost[device[0]] = flip_cost(vm, device, flips)
             if not is4 and "check" in args.only:
                 samples = []
                 for _ in range(args.repeats):
@@ -520,12 +461,6 @@ def bench_guests(res, args):
             res.failed("flips", f"{device[0]}", e)
         finally:
             vm.stop()
-            if runs:
-                cost[device[0]] = flip_cost_per(device, trace, flips, runs)
-            if cursor_runs:
-                cursor_mmio = cursor_cost_per(device, trace, flips,
-                                              cursor_runs)
-            os.unlink(trace)
 
     if cost:
         base = cost.get("bochs-display")

@@ -38,7 +38,7 @@ def qemu_has_gtk(qemu):
 
 def vnc_where(vm, heads):
     """Where QEMU serves each head's VNC display, which it chose itself."""
-    servers = {s.get("id"): s for s in vm.qmp.command("query-vnc-servers")}
+    servers = {s.get("id"): s for s in vm.cmd("query-vnc-servers")}
     where = []
     for head in range(heads):
         server = servers.get(f"vnc{head}", {}).get("server") or [{}]
@@ -86,7 +86,7 @@ def main():
                               f"pvdc,id=pvdc0,heads={args.heads}"],
                      kernel=args.kernel)
     use_gtk = (not args.no_gtk and os.environ.get("DISPLAY")
-               and qemu_has_gtk(vm.qemu))
+               and qemu_has_gtk(vm.binary))
     if use_gtk:
         vm.display = ["-display", "gtk"]
         where = "a GTK window per head"
@@ -138,7 +138,7 @@ def main():
             deadline = time.monotonic() + args.interval
             while not stop and time.monotonic() < deadline:
                 time.sleep(0.1)
-                if vm.proc.poll() is not None:
+                if not vm.is_running():
                     raise GuestError(f"QEMU exited{vm.exit_reason()}\n"
                                      f"{vm.tail()}")
         # What the test guest's kernel reported meanwhile (the debug

@@ -1,10 +1,16 @@
 """Host-side harness for pvdc guest tests.
 
 Boots the test guest (Debian's Linux 6.12 with the project's initramfs) in
-the project's QEMU, runs in-guest programs over the serial console, and
-speaks QMP for screendumps, properties and events.  Every step has a
-timeout: a hung or panicked guest raises GuestError with the end of the
-serial log, and QEMU is killed; nothing here can hang a test run.
+the project's QEMU through QEMU's own qemu.machine.QEMUMachine, which
+starts QEMU, speaks QMP to it (screendumps, properties, events), gives it
+a console socket, keeps QEMU's own output in its log, and shuts QEMU down
+or kills it.  What is pvdc's is here: the guest, and the serial protocol
+whose other end is the guest's init, guest-driver/image/init (each line
+sent is "<id> <shell command>", answered after the command's output by
+"@@PVDC-DONE <id> <exit status>"; "@@PVDC-READY <kernel release>" once
+the modules are loaded).  Every step has a timeout: a hung or panicked
+guest raises GuestError with the end of the serial log, and QEMU is
+killed; nothing here can hang a test run.
 
 PVDC_GUEST_KERNEL=debug (or GuestVM(kernel="debug")) boots the debug kernel
 of scripts/build-debug-kernel.sh instead, with its own initramfs; every
@@ -14,12 +20,11 @@ reported.
 """
 
 import asyncio
+import collections
+import fnmatch
 import functools
 import os
 import re
-import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -33,20 +38,23 @@ from pvdc_tap import Tap  # noqa: E402
 
 sys.path.insert(0, qemu_python())
 try:
+    from qemu.machine import QEMUMachine
+    from qemu.machine.machine import (AbnormalShutdown, QEMUMachineError,
+                                      VMLaunchFailure)
     from qemu.qmp import QMPError
-    from qemu.qmp.legacy import QEMUMonitorProtocol
-except ImportError as e:  # no QEMU tree yet: GuestVM.start() says so
-    QEMU_QMP_MISSING = e
-    QMPError = OSError
-    QEMUMonitorProtocol = None
+except ImportError as e:  # no QEMU tree yet: GuestVM() says so
+    QEMU_PYTHON_MISSING = e
+    QEMUMachine = object
+    AbnormalShutdown = QEMUMachineError = VMLaunchFailure = QMPError = \
+        OSError
 else:
-    QEMU_QMP_MISSING = None
+    QEMU_PYTHON_MISSING = None
 
 __all__ = ["BOOT_TIMEOUT", "BUILD", "BackoffCounter", "GuestError", "GuestVM",
-           "KERNELS", "KERNEL_LOG_CASE", "MmioReads", "Picture",
-           "STEP_TIMEOUT", "Tap", "artefact", "kernel_log_reports",
-           "modeset_head", "parse_kms_state", "read_picture", "read_ppm",
-           "register_arrays", "register_constants", "run_suite"]
+           "KERNELS", "KERNEL_LOG_CASE", "MmioAccesses", "MmioReads",
+           "Picture", "STEP_TIMEOUT", "Tap", "artefact", "kernel_log_reports",
+           "modeset_bars", "modeset_head", "parse_kms_state", "read_picture",
+           "read_ppm", "register_arrays", "register_constants", "run_suite"]
 
 # One instruction is a nanosecond of virtual time, a guest idle skips to
 # its next timer: a 1 GHz guest whatever the host's speed or load.
@@ -152,74 +160,25 @@ def artefact(name):
     return path
 
 
-class Monitor:
-    """QEMU's own QMP client (python/qemu/qmp of the QEMU tree the project
-    builds), with every wait bounded and every failure a GuestError."""
+class GuestVM(QEMUMachine):
+    """One boot of the test guest.  Use as a context manager.
 
-    def __init__(self, path, proc, timeout):
-        if QEMU_QMP_MISSING:
-            raise GuestError(f"no python/qemu in {qemu_python()}: build "
-                             f"QEMU first ({QEMU_QMP_MISSING})")
-        self.qmp = QEMUMonitorProtocol(path)
-        self.qmp.settimeout(timeout)
-        deadline = time.monotonic() + timeout
-        # QEMU creates the socket (server=on,wait=off) before the guest
-        # starts; connect as soon as it is there, unless QEMU died first.
-        while True:
-            try:
-                self.qmp.connect()
-                return
-            except (QMPError, OSError) as e:
-                if proc.poll() is not None:
-                    raise GuestError(f"QEMU exited with status "
-                                     f"{proc.returncode} before QMP "
-                                     "answered") from e
-                if time.monotonic() > deadline:
-                    raise GuestError(f"QMP socket {path} did not answer "
-                                     f"within {timeout:.0f} s: {e}") from e
-                time.sleep(0.05)
-
-    def command(self, command, /, **args):
-        """COMMAND's return value; ARGS are its arguments, by name."""
-        try:
-            return self.qmp.cmd(command, **args)
-        except asyncio.TimeoutError:
-            raise GuestError(f"QMP {command} did not answer in time") \
-                from None
-        except (QMPError, OSError, EOFError) as e:
-            raise GuestError(f"QMP {command}: {e}") from e
-
-    def wait_event(self, name, timeout):
-        """The next event NAME (earlier events of other names are
-        dropped), within TIMEOUT seconds."""
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            try:
-                event = self.qmp.pull_event(wait=max(left, 0.001))
-            except asyncio.TimeoutError:
-                event = None
-            if event and event.get("event") == name:
-                return event
-            if time.monotonic() >= deadline:
-                raise GuestError(f"QMP event {name} did not come within "
-                                 f"{timeout:.0f} s")
-
-    def close(self):
-        try:
-            self.qmp.close()
-        except (QMPError, OSError, EOFError):
-            pass
-
-
-class GuestVM:
-    """One boot of the test guest.  Use as a context manager."""
+    QEMUMachine runs QEMU: cmd() and wait_event() speak QMP (a failure or
+    a timeout is a GuestError here), QEMU's output goes to its log
+    (qemu_log), stop() and kill() end it.  The guest's serial line is
+    QEMUMachine's console socket, which run() speaks the protocol of
+    guest-driver/image/init on."""
 
     def __init__(self, devices=None, append="", memory=None,
                  qemu=None, extra_args=None, boot_timeout=BOOT_TIMEOUT,
                  display=None, kernel=None, machine="q35", smp=1,
                  stall_free=False):
-        self.machine = machine
+        if QEMU_PYTHON_MISSING:
+            raise GuestError(f"no python/qemu in {qemu_python()}: build "
+                             f"QEMU first ({QEMU_PYTHON_MISSING})")
+        super().__init__(qemu or artefact("qemu/qemu-system-x86_64"),
+                         name="qemu", base_temp_dir=tempfile.gettempdir())
+        self.set_machine(machine)
         # vCPUs: more than one where a suite tests what runs concurrently.
         self.smp = smp
         # The virtual clock counts the guest's instructions (-icount): a
@@ -233,22 +192,18 @@ class GuestVM:
         self.append = append
         self.kernel = guest_kernel(kernel)
         self.memory = memory or self.kernel.memory
-        self.qemu = qemu or artefact("qemu/qemu-system-x86_64")
         self.extra_args = extra_args or []
-        self.display = display or ["-display", "none"]
+        # QEMUMachine's default is -display none.
+        self.display = display or []
         self.initramfs = os.environ.get("PVDC_INITRAMFS") or \
             artefact(self.kernel.initramfs)
         self.boot_timeout = boot_timeout
-        self.proc = None
-        self.qmp = None
+        self.console = None
         self.log = bytearray()
         self.cond = threading.Condition()
         self.eof = False
         self.next_id = 1
         self.kernel_version = None
-        self.tmp = tempfile.mkdtemp(prefix="pvdc-guest-")
-        # QEMU's log and trace output (MmioReads), apart from the console.
-        self.qemu_log = os.path.join(self.tmp, "qemu.log")
 
     # -- life cycle -------------------------------------------------------
 
@@ -256,39 +211,61 @@ class GuestVM:
     def slowdown(self):
         return self.kernel.slowdown
 
+    @property
+    def tmp(self):
+        """A directory of this VM's, removed once QEMU has exited."""
+        return self.temp_dir
+
+    @property
+    def qemu_log(self):
+        """QEMU's own output while it runs: its messages and the trace
+        records MmioAccesses reads, never the guest's console."""
+        return self._qemu_log_path
+
     def boot_args(self):
         """What the guest boots: kernel, initrd, command line, disks."""
         return ["-kernel", self.kernel.image, "-initrd", self.initramfs,
                 "-append", "console=ttyS0 panic=-1 oops=panic "
                            "loglevel=4 " + self.append]
 
-    def command_line(self):
-        return [self.qemu, "-M", self.machine, "-m", self.memory,
-                "-smp", str(self.smp), "-nodefaults",
-                "-no-reboot", "-vga", "none", *self.display,
-                *self.boot_args(),
-                "-serial", "stdio", "-monitor", "none",
-                "-qmp", f"unix:{self.tmp}/qmp.sock,server=on,wait=off",
-                "-D", self.qemu_log,
+    def qemu_args(self):
+        """QEMU's arguments, besides QEMUMachine's own (machine, QMP
+        monitor, console)."""
+        return ["-m", self.memory, "-smp", str(self.smp), "-nodefaults",
+                "-no-reboot", *self.display, *self.boot_args(),
                 ] + (["-icount", ICOUNT] if self.stall_free else []) + \
             self.devices + self.extra_args
 
-    def start(self):
-        self.proc = subprocess.Popen(self.command_line(),
-                                     stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+    def launch(self):
+        """Start QEMU, the guest's console and QMP; do not wait for the
+        guest."""
+        self.set_console()
+        self.add_args(*self.qemu_args())
+        try:
+            super().launch()
+        except VMLaunchFailure as e:
+            raise GuestError(f"QEMU did not start (exit status "
+                             f"{e.exitcode}):\n{e.output}") from None
+        self._qmp.settimeout(STEP_TIMEOUT)
+        self.console = self.console_socket
         threading.Thread(target=self._reader, daemon=True).start()
-        self.qmp = Monitor(f"{self.tmp}/qmp.sock", self.proc, STEP_TIMEOUT)
-        m = self._wait_for(READY, self.boot_timeout, "boot")
-        self.kernel_version = m.group(1).decode()
+
+    def start(self):
+        self.launch()
+        self.booted()
         return self
 
+    def booted(self):
+        """Wait until the guest's init serves the harness."""
+        m = self._wait_for(READY, self.boot_timeout, "boot")
+        self.kernel_version = m.group(1).decode()
+
     def _reader(self):
-        fd = self.proc.stdout.fileno()
         while True:
-            data = os.read(fd, 65536)
+            try:
+                data = self.console.recv(65536)
+            except OSError:
+                data = b""
             with self.cond:
                 if not data:
                     self.eof = True
@@ -305,46 +282,43 @@ class GuestVM:
                 m = pattern.search(self.log, start)
                 if m:
                     return m
-                if self.eof:
-                    self.kill()
-                    raise GuestError(f"guest died during {what}"
-                                     f"{self.exit_reason()}\n{self.tail()}")
                 left = deadline - time.monotonic()
-                if left <= 0:
-                    self.kill()
-                    raise GuestError(f"timeout: {what} did not finish within "
-                                     f"{timeout:.0f} s; guest killed\n"
-                                     f"{self.tail()}")
+                if self.eof or left <= 0:
+                    break
                 self.cond.wait(left)
+        died = self.eof
+        self.kill()
+        if died:
+            raise GuestError(f"guest died during {what}"
+                             f"{self.exit_reason()}\n{self.tail()}")
+        raise GuestError(f"timeout: {what} did not finish within "
+                         f"{timeout:.0f} s; guest killed\n{self.tail()}")
 
     def exit_reason(self):
-        rc = self.proc.poll() if self.proc else None
+        rc = self.exitcode()
         return f" (QEMU exit status {rc})" if rc is not None else ""
 
     def tail(self, lines=40):
+        """The end of the serial log, and of QEMU's own output once QEMU
+        has exited (what it said when it died)."""
         text = bytes(self.log).decode(errors="replace").splitlines()
-        return "\n".join("  | " + l for l in text[-lines:])
-
-    def kill(self):
-        if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait()
+        out = "\n".join("  | " + l for l in text[-lines:])
+        qemu = (self.get_log() or "").splitlines()
+        if qemu:
+            out += "\n  QEMU:\n" + "\n".join("  | " + l
+                                               for l in qemu[-lines:])
+        return out
 
     def stop(self):
-        if self.qmp:
-            if self.proc and self.proc.poll() is None:
-                try:
-                    self.qmp.command("quit")
-                except GuestError:
-                    pass
-            self.qmp.close()
-            self.qmp = None
-        if self.proc:
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        """Ask QEMU to quit, or wait for it if it has exited; kill it if it
+        does not exit within 10 s."""
+        try:
+            if self.is_running():
+                self.shutdown(timeout=10)
+            else:
+                self.wait()
+        except AbnormalShutdown:
+            pass
 
     def __enter__(self):
         return self.start()
@@ -353,6 +327,16 @@ class GuestVM:
         if exc_type is not None:
             self.kill()
         self.stop()
+
+    def cmd(self, cmd, args_dict=None, conv_keys=None, **args):
+        """QEMUMachine.cmd(): the QMP command's return value; its failure,
+        or no answer within STEP_TIMEOUT, is a GuestError."""
+        try:
+            return super().cmd(cmd, args_dict, conv_keys, **args)
+        except asyncio.TimeoutError:
+            raise GuestError(f"QMP {cmd} did not answer in time") from None
+        except (QMPError, QEMUMachineError, OSError, EOFError) as e:
+            raise GuestError(f"QMP {cmd}: {e}") from e
 
     # -- in-guest commands ------------------------------------------------
 
@@ -363,8 +347,7 @@ class GuestVM:
         with self.cond:
             start = len(self.log)
         try:
-            self.proc.stdin.write(f"{cid} {cmd}\n".encode())
-            self.proc.stdin.flush()
+            self.console.sendall(f"{cid} {cmd}\n".encode())
         except OSError:
             self.kill()
             raise GuestError(f"guest died before {cmd!r}"
@@ -460,9 +443,9 @@ class GuestVM:
         sleeper = threading.Thread(target=lambda: result.update(
             out=self.run("echo mem > /sys/power/state", 120)))
         sleeper.start()
-        self.qmp.wait_event("SUSPEND", 60)
-        self.qmp.command("system_wakeup")
-        self.qmp.wait_event("WAKEUP", 60)
+        self.wait_event("SUSPEND", 60)
+        self.cmd("system_wakeup")
+        self.wait_event("WAKEUP", 60)
         sleeper.join(120)
         if result.get("out", (1,))[0] != 0:
             raise AssertionError(f"suspend: {result}")
@@ -479,6 +462,15 @@ class GuestVM:
                          "[ \"$name\" = pvdc ] && exec cat $d/state; "
                          "done; echo 'no pvdc in debugfs' >&2; exit 1")
         return parse_kms_state(out)
+
+    def wait_event(self, name, timeout):
+        """The next QMP event NAME (QEMUMachine.event_wait), within
+        TIMEOUT seconds."""
+        try:
+            return self.event_wait(name, float(timeout))
+        except asyncio.TimeoutError:
+            raise GuestError(f"QMP event {name} did not come within "
+                             f"{timeout:.0f} s") from None
 
     def wait_until(self, what, probe, timeout=STEP_TIMEOUT, interval=0.05):
         """Call PROBE until it returns a true value and return that; PROBE
@@ -514,14 +506,14 @@ class GuestVM:
     # -- host side ----------------------------------------------------------
 
     def qom_get(self, prop, path="/machine/peripheral/pvdc0"):
-        return self.qmp.command("qom-get", path=path, property=prop)
+        return self.cmd("qom-get", path=path, property=prop)
 
     def qom_set(self, prop, value, path="/machine/peripheral/pvdc0"):
-        self.qmp.command("qom-set", path=path, property=prop, value=value)
+        self.cmd("qom-set", path=path, property=prop, value=value)
 
     def screendump(self, path, device="pvdc0", head=0, fmt="png"):
-        self.qmp.command("screendump", filename=path, device=device,
-                         head=head, format=fmt)
+        self.cmd("screendump", filename=path, device=device, head=head,
+                 format=fmt)
         return path
 
     def screen(self, head=0, device="pvdc0"):
@@ -600,30 +592,83 @@ def register_arrays():
                        _register_header(), re.M)}
 
 
-class MmioReads:
-    """The guest's reads of a PCI device's BAR (by the region's QEMU name)
-    between start() and stop(), as QEMU's memory_region_ops_read trace
-    event sees them: (vCPU, offset in the BAR, value, size), in the order
-    each vCPU made them.  The event is switched through QMP and written to
-    the VM's QEMU log (GuestVM.qemu_log), never to the console the harness
+Access = collections.namedtuple("Access", "kind cpu region addr value size")
+
+
+class MmioAccesses:
+    """The accesses to the memory regions whose QEMU names match the
+    regular expression REGIONS in full, between start() and stop(), as
+    QEMU's memory_region_ops_read and _write trace events see them (KINDS:
+    "read", "write" or both): Access(kind, vCPU (-1: QEMU itself), region,
+    address, value, size), in the order each vCPU made them.  EVENTS are
+    more trace events (names or patterns, as trace-event-set-state takes
+    them) switched on with them; stop() counts their records by name in
+    self.counted.  The events are switched through QMP and written to the
+    VM's QEMU log (GuestVM.qemu_log), never to the console the harness
     reads."""
 
-    EVENT = "memory_region_ops_read"
-    LINE = re.compile(r"memory_region_ops_read cpu (-?\d+) mr \S+ "
+    LINE = re.compile(r"memory_region_ops_(read|write) cpu (-?\d+) mr \S+ "
                       r"addr (0x[0-9a-f]+) value (0x[0-9a-f]+) size (\d+) "
                       r"name '([^']*)'")
+    # A record of the log back end, after its optional "pid@time:".
+    RECORD = re.compile(r"^(?:\d+@[\d.]+:)?(\w+) ")
+
+    def __init__(self, vm, regions, kinds=("read", "write"), events=()):
+        self.vm = vm
+        self.regions = re.compile(regions)
+        self.events = [f"memory_region_ops_{k}" for k in kinds] + \
+            list(events)
+        self.counted_events = list(events)
+        self.kinds = kinds
+        self.offset = 0
+        self.counted = {}
+
+    def _switch(self, on):
+        for name in self.events:
+            self.vm.cmd("trace-event-set-state", name=name, enable=on)
+
+    def start(self):
+        # QEMU flushes its log after each trace record.
+        self.offset = os.path.getsize(self.vm.qemu_log)
+        self._switch(True)
+
+    def stop(self):
+        self._switch(False)
+        accesses, self.counted = [], {}
+        with open(self.vm.qemu_log, errors="replace") as f:
+            f.seek(self.offset)
+            for line in f:
+                m = self.LINE.search(line)
+                if m and m.group(1) in self.kinds and \
+                        self.regions.fullmatch(m.group(6)):
+                    accesses.append(Access(m.group(1), int(m.group(2)),
+                                           m.group(6), int(m.group(3), 16),
+                                           int(m.group(4), 16),
+                                           int(m.group(5))))
+                    continue
+                m = self.RECORD.match(line)
+                if m and any(fnmatch.fnmatchcase(m.group(1), e)
+                             for e in self.counted_events):
+                    self.counted[m.group(1)] = \
+                        self.counted.get(m.group(1), 0) + 1
+        return accesses
+
+
+class MmioReads(MmioAccesses):
+    """The guest's reads of a PCI device's BAR (by the region's QEMU name)
+    between start() and stop(): (vCPU, offset in the BAR, value, size), in
+    the order each vCPU made them; reads by QEMU itself (the monitor's xp,
+    for one) are left out."""
 
     def __init__(self, vm, region, qdev_id, bar):
-        self.vm = vm
-        self.region = region
+        super().__init__(vm, re.escape(region), kinds=("read",))
         self.qdev_id = qdev_id
         self.bar = bar
         self.base = None
-        self.offset = 0
 
     def bar_address(self):
         """Where the guest placed the BAR (the trace gives addresses)."""
-        for bus in self.vm.qmp.command("query-pci"):
+        for bus in self.vm.cmd("query-pci"):
             for dev in bus["devices"]:
                 if dev.get("qdev_id") != self.qdev_id:
                     continue
@@ -634,27 +679,11 @@ class MmioReads:
 
     def start(self):
         self.base = self.bar_address()
-        if os.path.exists(self.vm.qemu_log):
-            self.offset = os.path.getsize(self.vm.qemu_log)
-        self.vm.qmp.command("trace-event-set-state", name=self.EVENT,
-                            enable=True)
+        super().start()
 
     def stop(self):
-        """The reads since start(); reads by QEMU itself (the monitor's
-        xp, for one) are left out."""
-        self.vm.qmp.command("trace-event-set-state", name=self.EVENT,
-                            enable=False)
-        reads = []
-        # QEMU flushes its log after each trace record.
-        with open(self.vm.qemu_log, errors="replace") as f:
-            f.seek(self.offset)
-            for line in f:
-                m = self.LINE.search(line)
-                if m and m.group(5) == self.region and \
-                        int(m.group(1)) >= 0:
-                    reads.append((int(m.group(1)),
-                                  int(m.group(2), 16) - self.base,
-                                  int(m.group(3), 16), int(m.group(4))))
+        reads = [(a.cpu, a.addr - self.base, a.value, a.size)
+                 for a in super().stop() if a.cpu >= 0]
         if self.bar_address() != self.base:
             raise GuestError(f"BAR {self.bar} of {self.qdev_id} moved while "
                              "traced")
@@ -827,6 +856,20 @@ def modeset_head(pic):
     if seen != [MODESET_BARS[(phase + i) % 8] for i in range(8)]:
         raise GuestError(f"not the colour bars: {list(map(hex, seen))}")
     return phase % 4
+
+
+def modeset_bars(head):
+    """A check for GuestVM.wait_screen: the picture shows HEAD's
+    pvdc-modeset colour bars (AssertionError until it does)."""
+    def check(pic):
+        try:
+            shown = modeset_head(pic)
+        except GuestError as e:
+            raise AssertionError(f"head {head}: {e}") from None
+        if shown != head:
+            raise AssertionError(f"head {head} shows head {shown}'s "
+                                 "colour bars")
+    return check
 
 
 def never_rejected(tap, vm, name, run):

@@ -25,12 +25,11 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 from collections import Counter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import (KERNEL_LOG_CASE, READY,  # noqa: E402
-                          STEP_TIMEOUT, GuestError, GuestVM, Monitor, Tap,
+from pvdc_harness import (KERNEL_LOG_CASE, STEP_TIMEOUT,  # noqa: E402
+                          GuestError, GuestVM, Tap, modeset_bars,
                           modeset_head)
 from stock_guest import KERNEL_ARGS, StockGuest  # noqa: E402
 from test_stock import console_on_head0  # noqa: E402
@@ -94,17 +93,11 @@ class FirmwareVM(GuestVM):
     def boot_args(self):
         return self.boot
 
-    def command_line(self):
-        return [a for a in super().command_line() if a != "-no-reboot"]
+    def qemu_args(self):
+        return [a for a in super().qemu_args() if a != "-no-reboot"]
 
     def start(self):
-        self.proc = subprocess.Popen(self.command_line(),
-                                     stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT,
-                                     start_new_session=True)
-        threading.Thread(target=self._reader, daemon=True).start()
-        self.qmp = Monitor(f"{self.tmp}/qmp.sock", self.proc, STEP_TIMEOUT)
+        self.launch()
         return self
 
 
@@ -240,10 +233,6 @@ class GrubStockGuest(StockGuest):
     def start(self):
         return FirmwareVM.start(self)
 
-    def booted(self):
-        m = self._wait_for(READY, self.boot_timeout, "boot")
-        self.kernel_version = m.group(1).decode()
-
 
 def menu_rows(pic):
     """Runs of rows that one colour other than the background covers
@@ -322,7 +311,7 @@ def grub_menu_boots_stock_guest(firmware):
                 band = grub_highlight(pic)
                 if band != moved:
                     raise AssertionError(f"highlight {band}, not {moved}")
-            vm.qmp.command("send-key", keys=[{"type": "qcode",
+            vm.cmd("send-key", keys=[{"type": "qcode",
                                               "data": "down"}])
             wait_picture(vm, "the highlight on the second entry", next_entry,
                          STEP_TIMEOUT)
@@ -332,10 +321,10 @@ def grub_menu_boots_stock_guest(firmware):
                         (first["pic"].width, first["pic"].height,
                          first["pic"].data):
                     raise AssertionError("not the menu as it was")
-            vm.qmp.command("send-key", keys=[{"type": "qcode", "data": "up"}])
+            vm.cmd("send-key", keys=[{"type": "qcode", "data": "up"}])
             wait_picture(vm, "the highlight back on the first entry", back,
                          STEP_TIMEOUT)
-            vm.qmp.command("send-key", keys=[{"type": "qcode", "data": "ret"}])
+            vm.cmd("send-key", keys=[{"type": "qcode", "data": "ret"}])
             vm.booted()
             console_on_head0(vm)
     return check
@@ -418,19 +407,10 @@ def other_boot_display(tap):
         vm.stop()
 
 
-def head0_bars(pic):
-    try:
-        head = modeset_head(pic)
-    except GuestError as e:
-        raise AssertionError(str(e)) from None
-    if head != 0:
-        raise AssertionError(f"head {head}'s colour bars")
-
-
 def driver_picture_on_head0(vm):
     # It holds the picture until the reset.
     vm.start_background("pvdc-modeset 0", r"^# holding")
-    wait_picture(vm, "pvdc-modeset's colour bars on head 0", head0_bars,
+    wait_picture(vm, "pvdc-modeset's colour bars on head 0", modeset_bars(0),
                  STEP_TIMEOUT)
 
 
@@ -443,7 +423,7 @@ def reset_gives_head0_back(vm):
         except GuestError:
             return shows_text(pic)
         raise AssertionError("head 0 still shows the driver's picture")
-    vm.qmp.command("system_reset")
+    vm.cmd("system_reset")
     wait_picture(vm, "the firmware on head 0 after a reset", firmware_again,
                  FIRMWARE_TIMEOUT)
 

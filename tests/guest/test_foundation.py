@@ -65,7 +65,7 @@ def hung_guest_is_killed(vm):
         msg = str(e)
         if not msg.startswith("timeout:") or "guest killed" not in msg:
             raise AssertionError(f"unclear timeout message: {msg}")
-        if vm.proc.poll() is None:
+        if vm.is_running():
             raise AssertionError("QEMU still running after the timeout")
         return
     raise AssertionError("a hung guest command returned")

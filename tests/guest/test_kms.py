@@ -17,7 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pvdc_harness import (KERNEL_LOG_CASE, BackoffCounter,  # noqa: E402
-                          GuestError, run_suite)
+                          GuestError, modeset_bars, run_suite)
 
 HEADS = 2
 # One scaler for both heads and a link-up delay: commits that move the
@@ -28,10 +28,6 @@ SCALERS = 1
 HEAD_KIB = 3 * 1920 * 1080 * 4 // 1024
 DEVICE = (f"pvdc,id=pvdc0,heads={HEADS},scalers={SCALERS},"
           f"bandwidth-kib={HEADS * HEAD_KIB},x-link-up-delay-ms=30")
-# kms_buffer_fill() in guest-driver/tests/pvdc-kms-util.h: eight vertical
-# bars, XRGB, shifted by a phase that depends on how many flips happened.
-BARS = [0xffffff, 0xffff00, 0x00ffff, 0x00ff00,
-        0xff00ff, 0xff0000, 0x0000ff, 0x000000]
 RESULT = re.compile(r"^(not ok|ok) ([^:#]+?)\s*(?:[:#].*)?$")
 
 
@@ -69,31 +65,11 @@ def result_cases(tap, prefix, out):
     return seen
 
 
-def colour_bars(head):
-    """A check of a screendump: kms_buffer_fill()'s bars, whole."""
-    def check(pic):
-        if pic.width < 64 or pic.height < 64:
-            raise AssertionError(f"head {head}: {pic.width}x{pic.height}")
-        seen = []
-        for bar in range(8):
-            x = (2 * bar + 1) * pic.width // 16
-            colours = {pic.xrgb(x, y) for y in range(0, pic.height, 37)}
-            if len(colours) != 1:
-                raise AssertionError(f"head {head} bar {bar} not uniform: "
-                                     f"{sorted(map(hex, colours))}")
-            seen.append(colours.pop())
-        phase = BARS.index(seen[0]) if seen[0] in BARS else -1
-        want = [BARS[(phase + i) % 8] for i in range(8)]
-        if phase < 0 or seen != want:
-            raise AssertionError(f"head {head} shows {list(map(hex, seen))}")
-    return check
-
-
 def colour_bars_on_every_head(vm):
     # pvdc-modeset's last cursor update may reach the device a vblank
     # after it says it holds the picture: wait for the screen to show it.
     for head in range(HEADS):
-        vm.wait_screen(f"colour bars on head {head}", colour_bars(head),
+        vm.wait_screen(f"colour bars on head {head}", modeset_bars(head),
                        head, timeout=10)
 
 

@@ -167,7 +167,7 @@ def tablet_reports_absolute_moves(vm):
     # move to where the pointer already is: move somewhere new until the
     # guest has read one.
     for i in range(1, TABLET_MOVES + 1):
-        vm.qmp.command("input-send-event", events=[
+        vm.cmd("input-send-event", events=[
             {"type": "abs", "data": {"axis": "x", "value": 0x1000 * i}},
             {"type": "abs", "data": {"axis": "y", "value": 0x0800 * i}}])
         if vm.poll(f"[ $(wc -w < {log}) -ge {want} ]", 5):

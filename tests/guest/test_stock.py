@@ -231,7 +231,7 @@ def plane_types(vm, planes):
     for plane_id, name in planes.items():
         index = int(name.rsplit("-", 1)[1])
         addr = bar0 + caps_base + caps_stride * index
-        out = vm.qmp.command("human-monitor-command",
+        out = vm.cmd("human-monitor-command",
                              **{"command-line": f"xp /1wx {addr:#x}"})
         caps = int(out.split()[-1], 16)
         types[plane_id] = (caps >> consts["PVDC_PLANE_CAPS_TYPE_SHIFT"]) & \

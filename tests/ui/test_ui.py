@@ -191,8 +191,8 @@ def wait_windows(x, vm, count, heads_wanted, timeout=SETTLE_TIMEOUT):
     colour bars of exactly the heads HEADS_WANTED; return the windows."""
     deadline = time.monotonic() + timeout
     while True:
-        if vm.proc.poll() is not None:
-            raise AssertionError(f"QEMU exited {vm.proc.returncode}:\n"
+        if not vm.is_running():
+            raise AssertionError(f"QEMU exited {vm.exitcode()}:\n"
                                  f"{vm.tail()}")
         wins = qemu_windows(x)
         shown = set()
