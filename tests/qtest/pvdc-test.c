@@ -1,12 +1,12 @@
 /*
  * QTest cases for pvdc, the paravirtual display controller.
  *
- * Time only moves through the qtest clock (step_to(), step_next()): every
- * expectation about a vblank or a latch point is exact to the nanosecond.
- * The test modes are tiny (64x48) so that a frame lasts a round number of
- * milliseconds.  The reference model runs in pvdc-model-test.c, migration
- * in pvdc-migration-test.c, uptimes and hot-unplug in
- * pvdc-lifetime-test.c.
+ * Time only moves through the qtest clock (pvdc_step_to(),
+ * pvdc_step_next()): every expectation about a vblank or a latch point is
+ * exact to the nanosecond.  The test modes are tiny (64x48) so that a
+ * frame lasts a round number of milliseconds.  The reference model runs
+ * in pvdc-model-test.c, migration in pvdc-migration-test.c, uptimes and
+ * hot-unplug in pvdc-lifetime-test.c.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -32,29 +32,29 @@ static void test_pci_identity(void)
                     PVDC_PCI_DEVICE_ID);
     g_assert_cmphex(qpci_config_readb(t.dev, PCI_REVISION_ID), ==,
                     PVDC_PCI_REVISION);
-    g_assert_cmphex(rd(&t, PVDC_REG_ID), ==, PVDC_ID);
-    g_assert_cmphex(rd(&t, PVDC_REG_VERSION), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_ID), ==, PVDC_ID);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_VERSION), ==,
                     (PVDC_VERSION_MAJOR << 16) | PVDC_VERSION_MINOR);
     g_assert_cmpuint(qpci_config_readb(t.dev, PCI_INTERRUPT_PIN), ==, 1);
     g_assert_cmpuint(qpci_find_capability(t.dev, PCI_CAP_ID_MSI, 0), !=, 0);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_MSI, ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_MSI, ==,
                     PVDC_FEATURE_MSI);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) &
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_FEATURES) &
                     PVDC_FEATURE_MULTI_HEAD_COMMIT, !=, 0);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_YCBCR, ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_YCBCR, ==,
                     PVDC_FEATURE_YCBCR);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_COLOR_MGMT, ==,
-                    PVDC_FEATURE_COLOR_MGMT);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_WRITEBACK, ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_COLOR_MGMT,
+                    ==, PVDC_FEATURE_COLOR_MGMT);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_WRITEBACK, ==,
                     PVDC_FEATURE_WRITEBACK);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_ROUTING, ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_ROUTING, ==,
                     PVDC_FEATURE_ROUTING);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_GUEST_MEMORY,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_GUEST_MEMORY,
                     ==, PVDC_FEATURE_GUEST_MEMORY);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_BOOT_DISPLAY,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_BOOT_DISPLAY,
                     ==, PVDC_FEATURE_BOOT_DISPLAY);
-    g_assert_cmphex(rd(&t, PVDC_REG_VERSION), ==, 1 << 16 | 7);
-    g_assert_cmphex(rd(&t, PVDC_REG_LUT_SIZE), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_VERSION), ==, 1 << 16 | 7);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_LUT_SIZE), ==,
                     PVDC_XY(PVDC_LUT_MAX_SIZE, PVDC_LUT_MAX_SIZE));
     pvdc_test_stop(&t);
 }
@@ -88,16 +88,19 @@ static void test_capabilities_follow_properties(void)
         PVDCTest t;
 
         pvdc_test_start(&t, cases[i].props);
-        g_assert_cmpuint(rd(&t, PVDC_REG_NUM_HEADS), ==, cases[i].heads);
-        g_assert_cmpuint(rd(&t, PVDC_REG_NUM_CONNECTORS), ==, cases[i].heads);
-        g_assert_cmpuint(rd(&t, PVDC_REG_NUM_OVERLAYS), ==, cases[i].overlays);
-        g_assert_cmpuint(rd(&t, PVDC_REG_NUM_PLANES), ==,
+        g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_NUM_HEADS), ==, cases[i].heads);
+        g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_NUM_CONNECTORS), ==,
+                         cases[i].heads);
+        g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_NUM_OVERLAYS), ==,
+                         cases[i].overlays);
+        g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_NUM_PLANES), ==,
                          cases[i].heads * (cases[i].overlays + 2));
-        g_assert_cmpuint(rd(&t, PVDC_REG_NUM_SCALERS), ==, cases[i].scalers);
+        g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_NUM_SCALERS), ==,
+                         cases[i].scalers);
         g_assert_cmpuint(t.vram_size, ==, cases[i].vram);
-        g_assert_cmphex(rd(&t, PVDC_REG_MAX_SIZE), ==,
+        g_assert_cmphex(pvdc_rd(&t, PVDC_REG_MAX_SIZE), ==,
                         PVDC_XY(cases[i].max_w, cases[i].max_h));
-        g_assert_cmpuint(rd(&t, PVDC_REG_BANDWIDTH_TOTAL), ==,
+        g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_BANDWIDTH_TOTAL), ==,
                          cases[i].bandwidth);
         pvdc_test_stop(&t);
     }
@@ -135,7 +138,7 @@ static void test_defaults_follow_heads_and_largest_mode(void)
 
         pvdc_test_start(&t, cases[i].props);
         g_assert_cmpuint(t.vram_size, ==, cases[i].vram);
-        g_assert_cmpuint(rd(&t, PVDC_REG_BANDWIDTH_TOTAL), ==,
+        g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_BANDWIDTH_TOTAL), ==,
                          cases[i].bandwidth);
         pvdc_test_stop(&t);
     }
@@ -155,22 +158,22 @@ static void test_fixed_capabilities_match_the_design(void)
     int i, j;
 
     pvdc_test_start(&t, NULL);
-    g_assert_cmphex(rd(&t, PVDC_REG_CURSOR_MAX), ==, PVDC_XY(256, 256));
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_CURSOR_MAX), ==, PVDC_XY(256, 256));
     /* upscaling without limit: 0 */
-    g_assert_cmphex(rd(&t, PVDC_REG_SCALE_LIMITS), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_SCALE_LIMITS), ==,
                     4 << PVDC_SCALE_MAX_DOWNSCALE_SHIFT |
                     0 << PVDC_SCALE_MAX_UPSCALE_SHIFT);
     /* pixman's 32-bit words, nothing more */
-    g_assert_cmpuint(rd(&t, PVDC_REG_PITCH_ALIGN), ==, 4);
-    g_assert_cmpuint(rd(&t, PVDC_REG_OFFSET_ALIGN), ==, 4);
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_PITCH_ALIGN), ==, 4);
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_OFFSET_ALIGN), ==, 4);
 
     for (i = 0; i < PVDC_MAX_FORMATS; i++) {
-        table[i] = rd(&t, PVDC_REG_FORMAT_TABLE(i));
+        table[i] = pvdc_rd(&t, PVDC_REG_FORMAT_TABLE(i));
     }
-    primary = rd(&t, PVDC_REG_FORMATS_PRIMARY);
-    overlay = rd(&t, PVDC_REG_FORMATS_OVERLAY);
-    cursor = rd(&t, PVDC_REG_FORMATS_CURSOR);
-    writeback = rd(&t, PVDC_REG_FORMATS_WRITEBACK);
+    primary = pvdc_rd(&t, PVDC_REG_FORMATS_PRIMARY);
+    overlay = pvdc_rd(&t, PVDC_REG_FORMATS_OVERLAY);
+    cursor = pvdc_rd(&t, PVDC_REG_FORMATS_CURSOR);
+    writeback = pvdc_rd(&t, PVDC_REG_FORMATS_WRITEBACK);
     for (i = 0; i < PVDC_MAX_FORMATS; i++) {
         bool is_rgb = false, is_ycbcr = false;
         bool is_8888 = table[i] == PVDC_FMT_XRGB8888 ||
@@ -249,56 +252,6 @@ static void test_invalid_properties_fail_realize(void)
     }
 }
 
-static void assert_reset_state(PVDCTest *t)
-{
-    uint32_t bandwidth = rd(t, PVDC_REG_BANDWIDTH_TOTAL) / t->heads;
-    unsigned int h, p, r;
-
-    for (h = 0; h < t->heads; h++) {
-        for (r = 0; r < PVDC_HEAD_STATE_REGS; r++) {
-            /* head h drives connector h */
-            uint32_t expect = r * 4 == PVDC_HS_BANDWIDTH ? bandwidth :
-                              r * 4 == PVDC_HS_CONNECTOR ? h : 0;
-
-            g_assert_cmphex(rd(t, PVDC_HEAD_SHADOW(h) + r * 4), ==, expect);
-            g_assert_cmphex(rd(t, PVDC_HEAD_ACTIVE(h) + r * 4), ==, expect);
-        }
-        g_assert_cmpuint(head_ctl(t, h, PVDC_HEAD_DOORBELL), ==, 0);
-        g_assert_cmpuint(head_ctl(t, h, PVDC_HEAD_ARMED_SEQ), ==, 0);
-        g_assert_cmpuint(head_ctl(t, h, PVDC_HEAD_DONE_SEQ), ==, 0);
-        g_assert_cmpuint(head_ctl(t, h, PVDC_HEAD_RESULT), ==,
-                         PVDC_RESULT_NONE);
-        g_assert_cmpuint(head_ctl(t, h, PVDC_HEAD_VBLANK_COUNT), ==, 0);
-        g_assert_cmpuint(head_ctl(t, h, PVDC_HEAD_FRAME_PERIOD), ==, 0);
-        g_assert_cmpuint(head_ctl(t, h, PVDC_HEAD_STATUS), ==, 0);
-        g_assert_cmpuint(head_ctl(t, h, PVDC_HEAD_CRC_CTRL), ==, 0);
-    }
-    for (p = 0; p < t->planes; p++) {
-        uint32_t caps = rd(t, PVDC_REG_PLANE_CAPS(p));
-        uint32_t home = p / (t->overlays + 2);
-        uint32_t index = p % (t->overlays + 2);
-        uint32_t type = index == 0 ? PVDC_PLANE_TYPE_PRIMARY :
-                        index == t->overlays + 1 ? PVDC_PLANE_TYPE_CURSOR :
-                        PVDC_PLANE_TYPE_OVERLAY;
-        uint32_t heads = type == PVDC_PLANE_TYPE_OVERLAY ?
-                         MAKE_64BIT_MASK(0, t->heads) : BIT(home);
-
-        g_assert_cmphex(caps, ==, type |
-                        heads << PVDC_PLANE_CAPS_HEADS_SHIFT |
-                        home << PVDC_PLANE_CAPS_HOME_SHIFT);
-        for (r = 0; r < PVDC_PLANE_STATE_REGS; r++) {
-            uint32_t expect = r * 4 == PVDC_PS_HEAD ? home :
-                              r * 4 == PVDC_PS_ALPHA ? 0xffff : 0;
-
-            g_assert_cmphex(rd(t, PVDC_PLANE_SHADOW(p) + r * 4), ==, expect);
-            g_assert_cmphex(rd(t, PVDC_PLANE_ACTIVE(p) + r * 4), ==, expect);
-        }
-    }
-    g_assert_cmphex(rd(t, PVDC_REG_INT_STATUS), ==, 0);
-    g_assert_cmphex(rd(t, PVDC_REG_INT_ENABLE), ==, 0);
-    g_assert_cmphex(rd(t, PVDC_REG_MULTI_DOORBELL), ==, 0);
-}
-
 static void test_reset_values(void)
 {
     static const char *const props[] = {
@@ -310,7 +263,7 @@ static void test_reset_values(void)
         PVDCTest t;
 
         pvdc_test_start(&t, props[i]);
-        assert_reset_state(&t);
+        pvdc_assert_reset_state(&t);
         pvdc_test_stop(&t);
     }
 }
@@ -321,13 +274,13 @@ static void test_edid_and_connector(void)
 
     pvdc_test_start(&t, "xres=800,yres=600");
     for (unsigned int h = 0; h < t.heads; h++) {
-        g_assert_cmphex(rd(&t, PVDC_EDID(h)), ==, 0xffffff00);
-        g_assert_cmphex(rd(&t, PVDC_EDID(h) + 4), ==, 0x00ffffff);
-        g_assert_cmphex(head_ctl(&t, h, PVDC_HEAD_CONNECTOR), ==,
+        g_assert_cmphex(pvdc_rd(&t, PVDC_EDID(h)), ==, 0xffffff00);
+        g_assert_cmphex(pvdc_rd(&t, PVDC_EDID(h) + 4), ==, 0x00ffffff);
+        g_assert_cmphex(pvdc_head_ctl(&t, h, PVDC_HEAD_CONNECTOR), ==,
                         PVDC_CONNECTOR_CONNECTED);
-        g_assert_cmphex(head_ctl(&t, h, PVDC_HEAD_PREFERRED), ==,
+        g_assert_cmphex(pvdc_head_ctl(&t, h, PVDC_HEAD_PREFERRED), ==,
                         PVDC_XY(800, 600));
-        g_assert_cmphex(head_ctl(&t, h, PVDC_HEAD_SUGGESTED_POS), ==,
+        g_assert_cmphex(pvdc_head_ctl(&t, h, PVDC_HEAD_SUGGESTED_POS), ==,
                         PVDC_XY(800 * h, 0));
     }
     pvdc_test_stop(&t);
@@ -346,7 +299,7 @@ static void assert_edid_valid(PVDCTest *t, unsigned int head)
     unsigned int blocks = PVDC_EDID_SIZE / 128;
 
     for (int i = 0; i < PVDC_EDID_SIZE; i += 4) {
-        stl_le_p(edid + i, rd(t, PVDC_EDID(head) + i));
+        stl_le_p(edid + i, pvdc_rd(t, PVDC_EDID(head) + i));
     }
     g_assert(memcmp(edid, header, sizeof(header)) == 0);
     g_assert_cmpuint(edid[126], ==, blocks - 1);
@@ -371,10 +324,10 @@ static void test_edid_stays_valid_after_repeated_changes(void)
     assert_edid_valid(&t, 0);
     assert_edid_valid(&t, 1);
     for (int i = 0; i < ARRAY_SIZE(widths); i++) {
-        qom_set_uint(t.qts, "head0-xres", widths[i]);
-        qom_set_uint(t.qts, "head0-yres", widths[i] * 3 / 4);
+        pvdc_qom_set_uint(t.qts, "head0-xres", widths[i]);
+        pvdc_qom_set_uint(t.qts, "head0-yres", widths[i] * 3 / 4);
         assert_edid_valid(&t, 0);
-        g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_PREFERRED), ==,
+        g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_PREFERRED), ==,
                         PVDC_XY(widths[i], widths[i] * 3 / 4));
     }
     /* Head 1 did not change, but its position did: still valid. */
@@ -434,7 +387,7 @@ static uint32_t show_full_screen_planes(PVDCTest *t, unsigned int buffer,
 {
     uint32_t pitch = ROUND_UP(t->max_w * MODE_CPP, 64);
     uint64_t fb_size = (uint64_t)pitch * t->max_h;
-    uint32_t cursor_max = rd(t, PVDC_REG_CURSOR_MAX);
+    uint32_t cursor_max = pvdc_rd(t, PVDC_REG_CURSOR_MAX);
     uint32_t cursor_w = PVDC_X(cursor_max), cursor_h = PVDC_Y(cursor_max);
     uint64_t cursor_size = (uint64_t)cursor_w * MODE_CPP * cursor_h;
     /* 60 Hz */
@@ -443,37 +396,37 @@ static uint32_t show_full_screen_planes(PVDCTest *t, unsigned int buffer,
 
     *vram_end = t->heads * (4 * fb_size + 2 * cursor_size);
     for (unsigned int h = 0; h < t->heads; h++) {
-        unsigned int cursor = cursor_of(t, h);
+        unsigned int cursor = pvdc_cursor_of(t, h);
         uint64_t cursor_offset = t->heads * 4 * fb_size +
                                  (h * 2 + buffer) * cursor_size;
         uint32_t result;
 
-        write_fb(t, cursor, PVDC_FMT_ARGB8888, cursor_offset,
-                 cursor_w * MODE_CPP, cursor_w, cursor_h);
-        wr_plane(t, cursor, PVDC_PS_HEAD, h);
-        wr_plane(t, cursor, PVDC_PS_ZPOS, 2);
-        wr_plane(t, cursor, PVDC_PS_ALPHA, 0xffff);
-        wr_plane(t, cursor, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+        pvdc_write_fb(t, cursor, PVDC_FMT_ARGB8888, cursor_offset,
+                      cursor_w * MODE_CPP, cursor_w, cursor_h);
+        pvdc_wr_plane(t, cursor, PVDC_PS_HEAD, h);
+        pvdc_wr_plane(t, cursor, PVDC_PS_ZPOS, 2);
+        pvdc_wr_plane(t, cursor, PVDC_PS_ALPHA, 0xffff);
+        pvdc_wr_plane(t, cursor, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
 
         if (!buffer) {
-            write_mode_sized(t, h, t->max_w, t->max_h, htotal, vtotal,
-                             clock_khz);
+            pvdc_write_mode_sized(t, h, t->max_w, t->max_h, htotal, vtotal,
+                                  clock_khz);
         }
         for (unsigned int z = 0; z < 2; z++) {
-            unsigned int plane = plane_of(t, h, PRIMARY + z);
+            unsigned int plane = pvdc_plane_of(t, h, PRIMARY + z);
             uint64_t offset = ((h * 2 + z) * 2 + buffer) * fb_size;
 
             /* PS_FB_OFFSET is 32 bits */
             g_assert_cmpuint(offset + fb_size, <=, 4 * GiB);
-            wr_plane(t, plane, PVDC_PS_HEAD, h);
-            write_fb(t, plane, PVDC_FMT_XRGB8888, offset, pitch, t->max_w,
-                     t->max_h);
-            wr_plane(t, plane, PVDC_PS_ZPOS, z);
-            wr_plane(t, plane, PVDC_PS_ALPHA, 0xffff);
-            wr_plane(t, plane, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+            pvdc_wr_plane(t, plane, PVDC_PS_HEAD, h);
+            pvdc_write_fb(t, plane, PVDC_FMT_XRGB8888, offset, pitch, t->max_w,
+                          t->max_h);
+            pvdc_wr_plane(t, plane, PVDC_PS_ZPOS, z);
+            pvdc_wr_plane(t, plane, PVDC_PS_ALPHA, 0xffff);
+            pvdc_wr_plane(t, plane, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
         }
-        doorbell(t, h);
-        result = wait_outcome(t, h, NANOSECONDS_PER_SECOND);
+        pvdc_doorbell(t, h);
+        result = pvdc_wait_outcome(t, h, NANOSECONDS_PER_SECOND);
         if (result != PVDC_RESULT_APPLIED) {
             return result;
         }
@@ -587,7 +540,7 @@ static void test_8_byte_access_is_two_32_bit_accesses(void)
     qpci_config_writel(t.dev, PCI_BASE_ADDRESS_0, ACCESS_BAR0);
     qpci_config_writew(t.dev, PCI_COMMAND, PCI_COMMAND_MEMORY);
     t.mmio.addr = ACCESS_BAR0;
-    g_assert_cmphex(rd(&t, PVDC_REG_ID), ==, PVDC_ID);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_ID), ==, PVDC_ID);
 
     qtest_qmp_assert_success(t.qts, "{ 'execute': 'cont' }");
     /* The CPU runs on its own: poll what it writes, for 10 s at most. */
@@ -597,13 +550,14 @@ static void test_8_byte_access_is_two_32_bit_accesses(void)
     }
     g_assert_cmphex(qtest_readl(t.qts, ACCESS_DONE), ==, 0x600d600d);
 
-    g_assert_cmphex(rd(&t, PVDC_PLANE_SHADOW(0) + PVDC_PS_SRC_X), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_SHADOW(0) + PVDC_PS_SRC_X), ==,
                     0x89abcdef);
-    g_assert_cmphex(rd(&t, PVDC_PLANE_SHADOW(0) + PVDC_PS_SRC_Y), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_SHADOW(0) + PVDC_PS_SRC_Y), ==,
                     0x12345678);
     g_assert_cmphex(qtest_readq(t.qts, ACCESS_RESULT), ==,
                     0x1234567889abcdefull);
-    g_assert_cmphex(rd(&t, PVDC_PLANE_SHADOW(0) + PVDC_PS_ALPHA), ==, 0xffff);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_SHADOW(0) + PVDC_PS_ALPHA), ==,
+                    0xffff);
     g_assert_cmphex(qtest_readw(t.qts, ACCESS_READ16), ==, 0);
     unlink(path);
     pvdc_test_stop(&t);
@@ -616,130 +570,123 @@ static void test_8_byte_access_is_two_32_bit_accesses(void)
 static void test_shadow_writes_without_doorbell_change_nothing(void)
 {
     PVDCTest t;
-    Snapshot before, shadow;
+    PVDCSnapshot before, shadow;
     int64_t t0;
     unsigned int i, r;
 
     pvdc_test_start(&t, NULL);
-    t0 = enable_head(&t, 0, CLOCK_1MS);
-    snapshot_active(&t, &before);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_snapshot_active(&t, &before);
 
     for (i = 0; i < t.heads; i++) {
         for (r = 0; r < PVDC_HEAD_STATE_REGS; r++) {
-            wr(&t, PVDC_HEAD_SHADOW(i) + r * 4, 0x5a5a0000 + i * 16 + r);
+            pvdc_wr(&t, PVDC_HEAD_SHADOW(i) + r * 4, 0x5a5a0000 + i * 16 + r);
         }
     }
     for (i = 0; i < t.planes; i++) {
         for (r = 0; r < PVDC_PLANE_STATE_REGS; r++) {
-            wr(&t, PVDC_PLANE_SHADOW(i) + r * 4, 0xa5a50000 + i * 16 + r);
+            pvdc_wr(&t, PVDC_PLANE_SHADOW(i) + r * 4, 0xa5a50000 + i * 16 + r);
         }
     }
-    snapshot_shadow(&t, &shadow);
+    pvdc_snapshot_shadow(&t, &shadow);
     g_assert_cmphex(shadow.plane[1][PVDC_PS_ZPOS / 4], ==,
                     0xa5a50000 + 16 + PVDC_PS_ZPOS / 4);
 
-    step_to(&t, t0 + 50 * period_ns(CLOCK_1MS) + 1);
-    assert_active_is(&t, &before);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 50);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 1);
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_DONE_SEQ), ==, 0);
+    pvdc_step_to(&t, t0 + 50 * pvdc_period_ns(CLOCK_1MS) + 1);
+    pvdc_assert_active_is(&t, &before);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 50);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 1);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_DONE_SEQ), ==, 0);
     pvdc_test_stop(&t);
 }
 
 static void test_commit_applies_exactly_at_next_vblank(void)
 {
-    const uint64_t period = period_ns(CLOCK_1MS);
+    const uint64_t period = pvdc_period_ns(CLOCK_1MS);
     unsigned int primary, overlay;
-    Snapshot before, after;
+    PVDCSnapshot before, after;
     PVDCTest t;
     int64_t t0, arm;
 
     pvdc_test_start(&t, NULL);
-    primary = plane_of(&t, 0, PRIMARY);
-    overlay = plane_of(&t, 0, OVERLAY(0));
-    t0 = enable_head(&t, 0, CLOCK_1MS);
-    snapshot_active(&t, &before);
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
+    overlay = pvdc_plane_of(&t, 0, OVERLAY(0));
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_snapshot_active(&t, &before);
 
     /* Arm in the middle of frame 2: it latches at vblank 3. */
     arm = t0 + 2 * period + period / 3;
-    step_to(&t, arm);
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x00336699);
-    wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FB_OFFSET, 64 * KiB);
-    wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_ALPHA, 0x8000);
-    write_plane(&t, overlay, 0, 128 * KiB, 1);
-    wr(&t, PVDC_PLANE_SHADOW(overlay) + PVDC_PS_DST_POS, PVDC_XY(-8, 4));
-    doorbell(&t, 0);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 2);
+    pvdc_step_to(&t, arm);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x00336699);
+    pvdc_wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FB_OFFSET, 64 * KiB);
+    pvdc_wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_ALPHA, 0x8000);
+    pvdc_write_plane(&t, overlay, 0, 128 * KiB, 1);
+    pvdc_wr(&t, PVDC_PLANE_SHADOW(overlay) + PVDC_PS_DST_POS, PVDC_XY(-8, 4));
+    pvdc_doorbell(&t, 0);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 2);
 
     after = before;
     after.head[0][PVDC_HS_BACKGROUND / 4] = 0x00336699;
     after.plane[primary][PVDC_PS_FB_OFFSET / 4] = 64 * KiB;
     after.plane[primary][PVDC_PS_ALPHA / 4] = 0x8000;
     for (unsigned int r = 0; r < PVDC_PLANE_STATE_REGS; r++) {
-        after.plane[overlay][r] = rd(&t, PVDC_PLANE_SHADOW(overlay) + r * 4);
+        after.plane[overlay][r] = pvdc_rd(&t,
+                                          PVDC_PLANE_SHADOW(overlay) + r * 4);
     }
 
-    step_to(&t, t0 + 3 * period - 1);
-    assert_active_is(&t, &before);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 1);
+    pvdc_step_to(&t, t0 + 3 * period - 1);
+    pvdc_assert_active_is(&t, &before);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 1);
 
-    step_to(&t, t0 + 3 * period);
-    assert_active_is(&t, &after);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 0);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 2);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
+    pvdc_step_to(&t, t0 + 3 * period);
+    pvdc_assert_active_is(&t, &after);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 0);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 2);
+    g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 3);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==,
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 3);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_STATUS), ==,
                     PVDC_INT(0, PVDC_INT_COMMIT_DONE));
 
     /* Armed exactly at a vblank, it waits for the next one. */
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x00ffffff);
-    doorbell(&t, 0);
-    step_to(&t, t0 + 4 * period - 1);
-    assert_active_is(&t, &after);
-    step_to(&t, t0 + 4 * period);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x00ffffff);
+    pvdc_doorbell(&t, 0);
+    pvdc_step_to(&t, t0 + 4 * period - 1);
+    pvdc_assert_active_is(&t, &after);
+    pvdc_step_to(&t, t0 + 4 * period);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
                     0x00ffffff);
     pvdc_test_stop(&t);
 }
 
 static void test_writes_to_active_windows_are_ignored(void)
 {
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    enable_head(&t, 0, CLOCK_1MS);
-    snapshot_active(&t, &before);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_snapshot_active(&t, &before);
     for (unsigned int r = 0; r < PVDC_HEAD_STATE_REGS; r++) {
-        wr(&t, PVDC_HEAD_ACTIVE(0) + r * 4, 0x12345678);
+        pvdc_wr(&t, PVDC_HEAD_ACTIVE(0) + r * 4, 0x12345678);
     }
     for (unsigned int r = 0; r < PVDC_PLANE_STATE_REGS; r++) {
-        wr(&t, PVDC_PLANE_ACTIVE(0) + r * 4, 0x12345678);
+        pvdc_wr(&t, PVDC_PLANE_ACTIVE(0) + r * 4, 0x12345678);
     }
-    wr(&t, PVDC_REG_ID, 0);
-    wr(&t, PVDC_REG_PLANE_CAPS(0), 0);
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_ARMED_SEQ, 77);
-    assert_active_is(&t, &before);
-    g_assert_cmphex(rd(&t, PVDC_REG_ID), ==, PVDC_ID);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 1);
+    pvdc_wr(&t, PVDC_REG_ID, 0);
+    pvdc_wr(&t, PVDC_REG_PLANE_CAPS(0), 0);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_ARMED_SEQ, 77);
+    pvdc_assert_active_is(&t, &before);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_ID), ==, PVDC_ID);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 1);
     pvdc_test_stop(&t);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Validation rules: one test per rule                                      */
 /* ------------------------------------------------------------------------ */
-
-/*
- * Every rule test starts from head 0 enabled (64x48, 1 ms frames) with its
- * primary plane, on a device with two overlays per head, one scaler and
- * 20 KiB of bandwidth per head (a 64x48 XRGB8888 plane needs 12 KiB).
- */
-#define RULE_PROPS  "heads=2,overlays=2,scalers=1,bandwidth-kib=40"
-#define RULE_HEAD_BANDWIDTH 20
 
 typedef struct RuleCase {
     const char *name;
@@ -757,86 +704,88 @@ static unsigned int no_plane(PVDCTest *t)
 
 static unsigned int primary0(PVDCTest *t)
 {
-    return plane_of(t, 0, PRIMARY);
+    return pvdc_plane_of(t, 0, PRIMARY);
 }
 
 static unsigned int overlay0(PVDCTest *t)
 {
-    return plane_of(t, 0, OVERLAY(0));
+    return pvdc_plane_of(t, 0, OVERLAY(0));
 }
 
 static unsigned int cursor0(PVDCTest *t)
 {
-    return cursor_of(t, 0);
+    return pvdc_cursor_of(t, 0);
 }
 
 static unsigned int primary1(PVDCTest *t)
 {
-    return plane_of(t, 1, PRIMARY);
+    return pvdc_plane_of(t, 1, PRIMARY);
 }
 
 static unsigned int break_head_reserved(PVDCTest *t)
 {
     /* the lowest reserved bit */
-    wr(t, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL,
-       PVDC_HS_CTRL_ENABLE | BIT(ctz32(~PVDC_HS_CTRL_VALID_MASK)));
+    pvdc_wr(t, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL,
+            PVDC_HS_CTRL_ENABLE | BIT(ctz32(~PVDC_HS_CTRL_VALID_MASK)));
     return 0;
 }
 
 static unsigned int break_mode(PVDCTest *t)
 {
-    write_mode(t, 1, CLOCK_1MS);
+    pvdc_write_mode(t, 1, CLOCK_1MS);
     /* hsync starts inside the active area */
-    wr(t, PVDC_HEAD_SHADOW(1) + PVDC_HS_HSYNC,
-       PVDC_XY(MODE_W - 1, MODE_W + 6));
+    pvdc_wr(t, PVDC_HEAD_SHADOW(1) + PVDC_HS_HSYNC,
+            PVDC_XY(MODE_W - 1, MODE_W + 6));
     return 1;
 }
 
 static unsigned int break_modeset_required(PVDCTest *t)
 {
-    wr(t, PVDC_HEAD_SHADOW(0) + PVDC_HS_PIXEL_CLOCK, CLOCK_2MS);
+    pvdc_wr(t, PVDC_HEAD_SHADOW(0) + PVDC_HS_PIXEL_CLOCK, CLOCK_2MS);
     return 0;
 }
 
 static unsigned int break_bandwidth_change(PVDCTest *t)
 {
-    wr(t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH, RULE_HEAD_BANDWIDTH - 1);
+    pvdc_wr(t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH,
+            RULE_HEAD_BANDWIDTH - 1);
     return 0;
 }
 
 static unsigned int break_bandwidth_alloc(PVDCTest *t)
 {
-    write_mode(t, 1, CLOCK_1MS);
-    wr(t, PVDC_HEAD_SHADOW(1) + PVDC_HS_BANDWIDTH, RULE_HEAD_BANDWIDTH + 1);
+    pvdc_write_mode(t, 1, CLOCK_1MS);
+    pvdc_wr(t, PVDC_HEAD_SHADOW(1) + PVDC_HS_BANDWIDTH,
+            RULE_HEAD_BANDWIDTH + 1);
     return 1;
 }
 
 static unsigned int break_connector_range(PVDCTest *t)
 {
-    write_mode(t, 1, CLOCK_1MS);
-    wr_head(t, 1, PVDC_HS_CONNECTOR, t->heads);
+    pvdc_write_mode(t, 1, CLOCK_1MS);
+    pvdc_wr_head(t, 1, PVDC_HS_CONNECTOR, t->heads);
     return 1;
 }
 
 static unsigned int break_connector_all_ones(PVDCTest *t)
 {
-    write_mode(t, 1, CLOCK_1MS);
-    wr_head(t, 1, PVDC_HS_CONNECTOR, 0xffffffff);
+    pvdc_write_mode(t, 1, CLOCK_1MS);
+    pvdc_wr_head(t, 1, PVDC_HS_CONNECTOR, 0xffffffff);
     return 1;
 }
 
 /* Connector 0 is driven by head 0, active and outside the commit. */
 static unsigned int break_connector_taken(PVDCTest *t)
 {
-    write_mode(t, 1, CLOCK_1MS);
-    wr_head(t, 1, PVDC_HS_CONNECTOR, 0);
+    pvdc_write_mode(t, 1, CLOCK_1MS);
+    pvdc_wr_head(t, 1, PVDC_HS_CONNECTOR, 0);
     return 1;
 }
 
 static unsigned int break_connector_change(PVDCTest *t)
 {
     /* connector 1 is free: only the modeset rule stands in the way */
-    wr_head(t, 0, PVDC_HS_CONNECTOR, 1);
+    pvdc_wr_head(t, 0, PVDC_HS_CONNECTOR, 1);
     return 0;
 }
 
@@ -844,11 +793,11 @@ static unsigned int break_connector_change(PVDCTest *t)
 static void write_color_regs(PVDCTest *t, unsigned int head, uint32_t stages,
                              uint32_t sizes)
 {
-    wr_head(t, head, PVDC_HS_DEGAMMA_LUT, 1 * MiB);
-    wr_head(t, head, PVDC_HS_CTM, 2 * MiB);
-    wr_head(t, head, PVDC_HS_GAMMA_LUT, 3 * MiB);
-    wr_head(t, head, PVDC_HS_LUT_SIZES, sizes);
-    wr_head(t, head, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | stages);
+    pvdc_wr_head(t, head, PVDC_HS_DEGAMMA_LUT, 1 * MiB);
+    pvdc_wr_head(t, head, PVDC_HS_CTM, 2 * MiB);
+    pvdc_wr_head(t, head, PVDC_HS_GAMMA_LUT, 3 * MiB);
+    pvdc_wr_head(t, head, PVDC_HS_LUT_SIZES, sizes);
+    pvdc_wr_head(t, head, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | stages);
 }
 
 static unsigned int break_color_lut_size(PVDCTest *t)
@@ -861,21 +810,21 @@ static unsigned int break_color_lut_size(PVDCTest *t)
 static unsigned int break_color_lut_align(PVDCTest *t)
 {
     write_color_regs(t, 0, PVDC_HS_CTRL_DEGAMMA, PVDC_XY(256, 256));
-    wr_head(t, 0, PVDC_HS_DEGAMMA_LUT, 1 * MiB + PVDC_COLOR_ALIGN / 2);
+    pvdc_wr_head(t, 0, PVDC_HS_DEGAMMA_LUT, 1 * MiB + PVDC_COLOR_ALIGN / 2);
     return 0;
 }
 
 static unsigned int break_color_ctm_bounds(PVDCTest *t)
 {
     write_color_regs(t, 0, PVDC_HS_CTRL_CTM, 0);
-    wr_head(t, 0, PVDC_HS_CTM, t->vram_size - PVDC_CTM_SIZE + 8);
+    pvdc_wr_head(t, 0, PVDC_HS_CTM, t->vram_size - PVDC_CTM_SIZE + 8);
     return 0;
 }
 
 /* A head being enabled with a broken pipeline. */
 static unsigned int break_color_on_enable(PVDCTest *t)
 {
-    write_mode(t, 1, CLOCK_1MS);
+    pvdc_write_mode(t, 1, CLOCK_1MS);
     write_color_regs(t, 1, PVDC_HS_CTRL_GAMMA, PVDC_XY(256, 1));
     return 1;
 }
@@ -883,18 +832,18 @@ static unsigned int break_color_on_enable(PVDCTest *t)
 /* A writeback target of the whole test mode at 4 MiB, enabled on @head. */
 static void write_wb_regs(PVDCTest *t, unsigned int head, uint32_t format)
 {
-    wr_head(t, head, PVDC_HS_WB_FORMAT, format);
-    wr_head(t, head, PVDC_HS_WB_OFFSET, 4 * MiB);
-    wr_head(t, head, PVDC_HS_WB_PITCH, MODE_PITCH);
-    wr_head(t, head, PVDC_HS_CTRL,
-            PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
+    pvdc_wr_head(t, head, PVDC_HS_WB_FORMAT, format);
+    pvdc_wr_head(t, head, PVDC_HS_WB_OFFSET, 4 * MiB);
+    pvdc_wr_head(t, head, PVDC_HS_WB_PITCH, MODE_PITCH);
+    pvdc_wr_head(t, head, PVDC_HS_CTRL,
+                 PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
 }
 
 /* Unlike colour stages, writeback is refused on a disabled head. */
 static unsigned int break_wb_disabled_head(PVDCTest *t)
 {
     write_wb_regs(t, 1, PVDC_FMT_XRGB8888);
-    wr_head(t, 1, PVDC_HS_CTRL, PVDC_HS_CTRL_WRITEBACK);
+    pvdc_wr_head(t, 1, PVDC_HS_CTRL, PVDC_HS_CTRL_WRITEBACK);
     return 1;
 }
 
@@ -907,21 +856,21 @@ static unsigned int break_wb_format(PVDCTest *t)
 static unsigned int break_wb_offset_align(PVDCTest *t)
 {
     write_wb_regs(t, 0, PVDC_FMT_ABGR8888);
-    wr_head(t, 0, PVDC_HS_WB_OFFSET, 4 * MiB + 2);
+    pvdc_wr_head(t, 0, PVDC_HS_WB_OFFSET, 4 * MiB + 2);
     return 0;
 }
 
 static unsigned int break_wb_pitch_align(PVDCTest *t)
 {
     write_wb_regs(t, 0, PVDC_FMT_XRGB8888);
-    wr_head(t, 0, PVDC_HS_WB_PITCH, MODE_PITCH + 2);
+    pvdc_wr_head(t, 0, PVDC_HS_WB_PITCH, MODE_PITCH + 2);
     return 0;
 }
 
 static unsigned int break_wb_pitch_small(PVDCTest *t)
 {
     write_wb_regs(t, 0, PVDC_FMT_XRGB8888);
-    wr_head(t, 0, PVDC_HS_WB_PITCH, MODE_PITCH - 64);
+    pvdc_wr_head(t, 0, PVDC_HS_WB_PITCH, MODE_PITCH - 64);
     return 0;
 }
 
@@ -929,74 +878,66 @@ static unsigned int break_wb_bounds(PVDCTest *t)
 {
     write_wb_regs(t, 0, PVDC_FMT_ARGB8888);
     /* one aligned step too far */
-    wr_head(t, 0, PVDC_HS_WB_OFFSET,
-            t->vram_size - (uint64_t)MODE_PITCH * MODE_H + 64);
+    pvdc_wr_head(t, 0, PVDC_HS_WB_OFFSET,
+                 t->vram_size - (uint64_t)MODE_PITCH * MODE_H + 64);
     return 0;
 }
 
 /* A head being enabled with a target it cannot take. */
 static unsigned int break_wb_on_enable(PVDCTest *t)
 {
-    write_mode(t, 1, CLOCK_1MS);
+    pvdc_write_mode(t, 1, CLOCK_1MS);
     write_wb_regs(t, 1, 0);
     return 1;
 }
 
 static unsigned int break_plane_ctrl(PVDCTest *t)
 {
-    write_plane(t, overlay0(t), 0, 0, 1);
-    wr_plane(t, overlay0(t), PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE | BIT(1));
+    pvdc_write_plane(t, overlay0(t), 0, 0, 1);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE | BIT(1));
     return 0;
 }
 
 static unsigned int break_plane_ctrl_blend(PVDCTest *t)
 {
-    write_plane(t, overlay0(t), 0, 0, 1);
-    wr_plane(t, overlay0(t), PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
-             PVDC_PS_CTRL_BLEND_MASK << PVDC_PS_CTRL_BLEND_SHIFT);
+    pvdc_write_plane(t, overlay0(t), 0, 0, 1);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                  PVDC_PS_CTRL_BLEND_MASK << PVDC_PS_CTRL_BLEND_SHIFT);
     return 0;
 }
 
 static void write_cursor(PVDCTest *t, unsigned int plane, unsigned int head)
 {
-    write_plane(t, plane, head, 0, t->overlays + 1);
-    wr_plane(t, plane, PVDC_PS_FORMAT, PVDC_FMT_ARGB8888);
+    pvdc_write_plane(t, plane, head, 0, t->overlays + 1);
+    pvdc_wr_plane(t, plane, PVDC_PS_FORMAT, PVDC_FMT_ARGB8888);
 }
 
 static unsigned int break_plane_ctrl_cursor_rotation(PVDCTest *t)
 {
     write_cursor(t, cursor0(t), 0);
-    wr_plane(t, cursor0(t), PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
-             PVDC_PS_CTRL_ROTATE_180);
+    pvdc_wr_plane(t, cursor0(t), PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                  PVDC_PS_CTRL_ROTATE_180);
     return 0;
 }
 
 static unsigned int break_plane_head(PVDCTest *t)
 {
     /* A primary plane cannot leave its home head. */
-    write_plane(t, primary1(t), 0, 0, 1);
+    pvdc_write_plane(t, primary1(t), 0, 0, 1);
     return 0;
-}
-
-/* Make @plane show a 16x16 corner only, to stay within the bandwidth. */
-static void shrink_plane(PVDCTest *t, unsigned int plane)
-{
-    wr_plane(t, plane, PVDC_PS_SRC_W, FP16(16));
-    wr_plane(t, plane, PVDC_PS_SRC_H, FP16(16));
-    wr_plane(t, plane, PVDC_PS_DST_SIZE, PVDC_XY(16, 16));
 }
 
 static unsigned int break_plane_busy(PVDCTest *t)
 {
-    enable_head(t, 1, CLOCK_1MS);
-    write_plane(t, overlay0(t), 1, 0, 1);
-    shrink_plane(t, overlay0(t));
-    doorbell(t, 1);
-    g_assert_cmphex(wait_outcome(t, 1, 2 * SCALE_MS), ==,
+    pvdc_enable_head(t, 1, CLOCK_1MS);
+    pvdc_write_plane(t, overlay0(t), 1, 0, 1);
+    pvdc_shrink_plane(t, overlay0(t));
+    pvdc_doorbell(t, 1);
+    g_assert_cmphex(pvdc_wait_outcome(t, 1, 2 * SCALE_MS), ==,
                     PVDC_RESULT_APPLIED);
-    (void)rd(t, PVDC_REG_INT_ACK);
+    (void)pvdc_rd(t, PVDC_REG_INT_ACK);
     /* Still enabled on head 1, now committed on head 0. */
-    wr_plane(t, overlay0(t), PVDC_PS_HEAD, 0);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_HEAD, 0);
     return 0;
 }
 
@@ -1004,49 +945,49 @@ static unsigned int break_plane_busy_disabled(PVDCTest *t)
 {
     /* Taking it away disabled changes head 1 just as much. */
     break_plane_busy(t);
-    wr_plane(t, overlay0(t), PVDC_PS_CTRL, 0);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_CTRL, 0);
     return 0;
 }
 
 static unsigned int break_head_disabled_outside_commit(PVDCTest *t)
 {
-    enable_head(t, 1, CLOCK_1MS);
-    write_plane(t, overlay0(t), 1, 0, 1);
-    shrink_plane(t, overlay0(t));
-    doorbell(t, 1);
-    g_assert_cmphex(wait_outcome(t, 1, 2 * SCALE_MS), ==,
+    pvdc_enable_head(t, 1, CLOCK_1MS);
+    pvdc_write_plane(t, overlay0(t), 1, 0, 1);
+    pvdc_shrink_plane(t, overlay0(t));
+    pvdc_doorbell(t, 1);
+    g_assert_cmphex(pvdc_wait_outcome(t, 1, 2 * SCALE_MS), ==,
                     PVDC_RESULT_APPLIED);
-    (void)rd(t, PVDC_REG_INT_ACK);
+    (void)pvdc_rd(t, PVDC_REG_INT_ACK);
     /* Head 1 off, its primary too; overlay 0 now shadows head 0. */
-    wr(t, PVDC_HEAD_SHADOW(1) + PVDC_HS_CTRL, 0);
-    wr_plane(t, primary1(t), PVDC_PS_CTRL, 0);
-    wr_plane(t, overlay0(t), PVDC_PS_HEAD, 0);
+    pvdc_wr(t, PVDC_HEAD_SHADOW(1) + PVDC_HS_CTRL, 0);
+    pvdc_wr_plane(t, primary1(t), PVDC_PS_CTRL, 0);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_HEAD, 0);
     return 1;
 }
 
 static unsigned int break_head_disabled(PVDCTest *t)
 {
-    wr(t, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL, 0);
+    pvdc_wr(t, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL, 0);
     return 0;
 }
 
 static unsigned int break_format(PVDCTest *t)
 {
-    wr_plane(t, primary0(t), PVDC_PS_FORMAT, PVDC_FMT_YUYV);
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_FORMAT, PVDC_FMT_YUYV);
     return 0;
 }
 
 static unsigned int break_format_nv12_primary(PVDCTest *t)
 {
-    wr_plane(t, primary0(t), PVDC_PS_FORMAT, PVDC_FMT_NV12);
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_FORMAT, PVDC_FMT_NV12);
     return 0;
 }
 
 static unsigned int break_format_p010_cursor(PVDCTest *t)
 {
     write_cursor(t, cursor0(t), 0);
-    shrink_plane(t, cursor0(t));
-    wr_plane(t, cursor0(t), PVDC_PS_FORMAT, PVDC_FMT_P010);
+    pvdc_shrink_plane(t, cursor0(t));
+    pvdc_wr_plane(t, cursor0(t), PVDC_PS_FORMAT, PVDC_FMT_P010);
     return 0;
 }
 
@@ -1056,37 +997,37 @@ static unsigned int break_format_p010_cursor(PVDCTest *t)
  */
 static void write_two_plane_overlay(PVDCTest *t, uint32_t format)
 {
-    write_plane(t, overlay0(t), 0, 0, 1);
-    shrink_plane(t, overlay0(t));
-    wr_plane(t, overlay0(t), PVDC_PS_FORMAT, format);
-    wr_plane(t, overlay0(t), PVDC_PS_FB_SIZE, PVDC_XY(16, 16));
-    wr_plane(t, overlay0(t), PVDC_PS_FB_PITCH, 64);
-    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_OFFSET, 1 * MiB);
-    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_PITCH, 64);
+    pvdc_write_plane(t, overlay0(t), 0, 0, 1);
+    pvdc_shrink_plane(t, overlay0(t));
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_FORMAT, format);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_FB_SIZE, PVDC_XY(16, 16));
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_FB_PITCH, 64);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_CHROMA_OFFSET, 1 * MiB);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_CHROMA_PITCH, 64);
 }
 
 static unsigned int break_color_encoding(PVDCTest *t)
 {
     write_two_plane_overlay(t, PVDC_FMT_NV12);
-    wr_plane(t, overlay0(t), PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
-             PVDC_PS_CTRL_COLOR_ENCODING_MASK <<
-             PVDC_PS_CTRL_COLOR_ENCODING_SHIFT);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                  PVDC_PS_CTRL_COLOR_ENCODING_MASK <<
+                  PVDC_PS_CTRL_COLOR_ENCODING_SHIFT);
     return 0;
 }
 
 static unsigned int break_color_encoding_rgb(PVDCTest *t)
 {
     /* checked for every format, even one that ignores it */
-    wr_plane(t, primary0(t), PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
-             3u << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT |
-             PVDC_PS_CTRL_COLOR_RANGE_FULL);
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                  3u << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT |
+                  PVDC_PS_CTRL_COLOR_RANGE_FULL);
     return 0;
 }
 
 static unsigned int break_chroma_offset_align(PVDCTest *t)
 {
     write_two_plane_overlay(t, PVDC_FMT_NV12);
-    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_OFFSET, 1 * MiB + 2);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_CHROMA_OFFSET, 1 * MiB + 2);
     return 0;
 }
 
@@ -1094,16 +1035,16 @@ static unsigned int break_chroma_pitch_small(PVDCTest *t)
 {
     /* P010, 17 pixels wide: 9 samples of 4 bytes, 36 bytes a line */
     write_two_plane_overlay(t, PVDC_FMT_P010);
-    wr_plane(t, overlay0(t), PVDC_PS_FB_SIZE, PVDC_XY(17, 16));
-    wr_plane(t, overlay0(t), PVDC_PS_FB_PITCH, 64);
-    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_PITCH, 0);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_FB_SIZE, PVDC_XY(17, 16));
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_FB_PITCH, 64);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_CHROMA_PITCH, 0);
     return 0;
 }
 
 static unsigned int break_chroma_pitch_align(PVDCTest *t)
 {
     write_two_plane_overlay(t, PVDC_FMT_NV12);
-    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_PITCH, 98);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_CHROMA_PITCH, 98);
     return 0;
 }
 
@@ -1111,35 +1052,35 @@ static unsigned int break_chroma_bounds(PVDCTest *t)
 {
     /* 8 lines 64 bytes apart, the last of 16: ends 16 bytes past VRAM */
     write_two_plane_overlay(t, PVDC_FMT_NV12);
-    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_OFFSET,
-             t->vram_size - 7 * 64);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_CHROMA_OFFSET,
+                  t->vram_size - 7 * 64);
     return 0;
 }
 
 static unsigned int break_fb_size(PVDCTest *t)
 {
-    wr_plane(t, primary0(t), PVDC_PS_FB_SIZE, PVDC_XY(0, MODE_H));
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_FB_SIZE, PVDC_XY(0, MODE_H));
     return 0;
 }
 
 static unsigned int break_fb_size_yuyv_odd(PVDCTest *t)
 {
-    write_plane(t, overlay0(t), 0, 0, 1);
-    wr_plane(t, overlay0(t), PVDC_PS_FORMAT, PVDC_FMT_YUYV);
-    wr_plane(t, overlay0(t), PVDC_PS_FB_SIZE, PVDC_XY(MODE_W - 1, MODE_H));
-    wr_plane(t, overlay0(t), PVDC_PS_SRC_W, FP16(MODE_W - 1));
+    pvdc_write_plane(t, overlay0(t), 0, 0, 1);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_FORMAT, PVDC_FMT_YUYV);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_FB_SIZE, PVDC_XY(MODE_W - 1, MODE_H));
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_SRC_W, FP16(MODE_W - 1));
     return 0;
 }
 
 static unsigned int break_pitch(PVDCTest *t)
 {
-    wr_plane(t, primary0(t), PVDC_PS_FB_PITCH, MODE_PITCH - 64);
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_FB_PITCH, MODE_PITCH - 64);
     return 0;
 }
 
 static unsigned int break_pitch_alignment(PVDCTest *t)
 {
-    wr_plane(t, primary0(t), PVDC_PS_FB_PITCH, MODE_PITCH + 2);
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_FB_PITCH, MODE_PITCH + 2);
     return 0;
 }
 
@@ -1149,18 +1090,18 @@ static unsigned int break_pitch_alignment(PVDCTest *t)
  */
 static unsigned int break_pitch_one_line_2g(PVDCTest *t)
 {
-    wr_plane(t, primary0(t), PVDC_PS_FB_SIZE, PVDC_XY(MODE_W, 1));
-    wr_plane(t, primary0(t), PVDC_PS_SRC_H, FP16(1));
-    wr_plane(t, primary0(t), PVDC_PS_DST_SIZE, PVDC_XY(MODE_W, 1));
-    wr_plane(t, primary0(t), PVDC_PS_FB_PITCH, PVDC_FB_SPAN_MAX + 1);
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_FB_SIZE, PVDC_XY(MODE_W, 1));
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_SRC_H, FP16(1));
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_DST_SIZE, PVDC_XY(MODE_W, 1));
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_FB_PITCH, PVDC_FB_SPAN_MAX + 1);
     return 0;
 }
 
 /* Aligned pitches, so that only their span breaks a rule. */
 static unsigned int break_pitch_span(PVDCTest *t)
 {
-    wr_plane(t, primary0(t), PVDC_PS_FB_PITCH,
-             ROUND_UP(PVDC_FB_SPAN_MAX / MODE_H + 1, 64));
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_FB_PITCH,
+                  ROUND_UP(PVDC_FB_SPAN_MAX / MODE_H + 1, 64));
     return 0;
 }
 
@@ -1168,16 +1109,16 @@ static unsigned int break_pitch_span(PVDCTest *t)
 static unsigned int break_chroma_pitch_span(PVDCTest *t)
 {
     write_two_plane_overlay(t, PVDC_FMT_NV12);
-    wr_plane(t, overlay0(t), PVDC_PS_FB_SIZE, PVDC_XY(16, 2));
-    wr_plane(t, overlay0(t), PVDC_PS_SRC_H, FP16(2));
-    wr_plane(t, overlay0(t), PVDC_PS_DST_SIZE, PVDC_XY(16, 2));
-    wr_plane(t, overlay0(t), PVDC_PS_CHROMA_PITCH, PVDC_FB_SPAN_MAX + 1);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_FB_SIZE, PVDC_XY(16, 2));
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_SRC_H, FP16(2));
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_DST_SIZE, PVDC_XY(16, 2));
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_CHROMA_PITCH, PVDC_FB_SPAN_MAX + 1);
     return 0;
 }
 
 static unsigned int break_offset_align(PVDCTest *t)
 {
-    wr_plane(t, primary0(t), PVDC_PS_FB_OFFSET, 2);
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_FB_OFFSET, 2);
     return 0;
 }
 
@@ -1186,21 +1127,21 @@ static unsigned int break_fb_bounds(PVDCTest *t)
     uint64_t size = (uint64_t)MODE_PITCH * (MODE_H - 1) + MODE_PITCH;
 
     /* Ends 64 bytes past the end of VRAM. */
-    wr_plane(t, primary0(t), PVDC_PS_FB_OFFSET, t->vram_size - size + 64);
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_FB_OFFSET, t->vram_size - size + 64);
     return 0;
 }
 
 static unsigned int break_src_rect(PVDCTest *t)
 {
-    wr_plane(t, primary0(t), PVDC_PS_SRC_X, FP16(1));
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_SRC_X, FP16(1));
     return 0;
 }
 
 static unsigned int break_dst_rect(PVDCTest *t)
 {
-    uint32_t max_w = PVDC_X(rd(t, PVDC_REG_MAX_SIZE));
+    uint32_t max_w = PVDC_X(pvdc_rd(t, PVDC_REG_MAX_SIZE));
 
-    wr_plane(t, primary0(t), PVDC_PS_DST_POS, PVDC_XY(-(int)max_w - 1, 0));
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_DST_POS, PVDC_XY(-(int)max_w - 1, 0));
     return 0;
 }
 
@@ -1208,27 +1149,28 @@ static unsigned int break_cursor(PVDCTest *t)
 {
     write_cursor(t, cursor0(t), 0);
     /* 2x upscaling is within the limits, but a cursor never scales */
-    wr_plane(t, cursor0(t), PVDC_PS_SRC_W, FP16(MODE_W / 2));
-    wr_plane(t, cursor0(t), PVDC_PS_SRC_H, FP16(MODE_H / 2));
+    pvdc_wr_plane(t, cursor0(t), PVDC_PS_SRC_W, FP16(MODE_W / 2));
+    pvdc_wr_plane(t, cursor0(t), PVDC_PS_SRC_H, FP16(MODE_H / 2));
     return 0;
 }
 
 static unsigned int break_scale_ratio(PVDCTest *t)
 {
-    wr_plane(t, primary0(t), PVDC_PS_DST_SIZE, PVDC_XY(MODE_W / 5, MODE_H));
+    pvdc_wr_plane(t, primary0(t), PVDC_PS_DST_SIZE,
+                  PVDC_XY(MODE_W / 5, MODE_H));
     return 0;
 }
 
 static unsigned int break_zpos_range(PVDCTest *t)
 {
-    write_plane(t, overlay0(t), 0, 0, t->overlays + 2);
+    pvdc_write_plane(t, overlay0(t), 0, 0, t->overlays + 2);
     return 0;
 }
 
 static unsigned int break_zpos_unique(PVDCTest *t)
 {
-    write_plane(t, overlay0(t), 0, 0, 1);
-    write_plane(t, plane_of(t, 0, OVERLAY(1)), 0, 0, 1);
+    pvdc_write_plane(t, overlay0(t), 0, 0, 1);
+    pvdc_write_plane(t, pvdc_plane_of(t, 0, OVERLAY(1)), 0, 0, 1);
     return 0;
 }
 
@@ -1236,16 +1178,16 @@ static unsigned int break_scalers(PVDCTest *t)
 {
     uint64_t reg = PVDC_PLANE_SHADOW(primary0(t)) + PVDC_PS_DST_SIZE;
 
-    wr(t, reg, PVDC_XY(MODE_W / 2, MODE_H / 2));
-    write_plane(t, overlay0(t), 0, 0, 1);
-    wr_plane(t, overlay0(t), PVDC_PS_DST_SIZE,
-             PVDC_XY(MODE_W / 2, MODE_H / 2));
+    pvdc_wr(t, reg, PVDC_XY(MODE_W / 2, MODE_H / 2));
+    pvdc_write_plane(t, overlay0(t), 0, 0, 1);
+    pvdc_wr_plane(t, overlay0(t), PVDC_PS_DST_SIZE,
+                  PVDC_XY(MODE_W / 2, MODE_H / 2));
     return 0;
 }
 
 static unsigned int break_bandwidth(PVDCTest *t)
 {
-    write_plane(t, overlay0(t), 0, 0, 1);
+    pvdc_write_plane(t, overlay0(t), 0, 0, 1);
     return 0;
 }
 
@@ -1355,22 +1297,22 @@ static void test_rule(const void *opaque)
 {
     const RuleCase *rule = opaque;
     uint32_t expect, status;
-    Snapshot before;
+    PVDCSnapshot before;
     unsigned int head;
     PVDCTest t;
 
     pvdc_test_start(&t, RULE_PROPS);
-    enable_head(&t, 0, CLOCK_1MS);
-    (void)rd(&t, PVDC_REG_INT_ACK);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
+    (void)pvdc_rd(&t, PVDC_REG_INT_ACK);
 
     head = rule->breaks(&t);
-    snapshot_active(&t, &before);
-    doorbell(&t, head);
-    expect = result_of(rule->code, rule->plane(&t));
-    g_assert_cmphex(wait_outcome(&t, head, 2 * SCALE_MS), ==, expect);
-    assert_active_is(&t, &before);
+    pvdc_snapshot_active(&t, &before);
+    pvdc_doorbell(&t, head);
+    expect = pvdc_result_of(rule->code, rule->plane(&t));
+    g_assert_cmphex(pvdc_wait_outcome(&t, head, 2 * SCALE_MS), ==, expect);
+    pvdc_assert_active_is(&t, &before);
 
-    status = rd(&t, PVDC_REG_INT_STATUS);
+    status = pvdc_rd(&t, PVDC_REG_INT_STATUS);
     g_assert_cmphex(status, ==, PVDC_INT(head, PVDC_INT_COMMIT_REJECTED));
     pvdc_test_stop(&t);
 }
@@ -1399,7 +1341,7 @@ static void test_ycbcr_bandwidth_is_exact(void)
 
     pvdc_test_start(&t, RULE_PROPS);
     ov = overlay0(&t);
-    enable_head(&t, 0, CLOCK_1MS);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
     for (int i = 0; i < ARRAY_SIZE(fbs); i++) {
         uint32_t w = fbs[i].w, h = fbs[i].h;
         uint32_t bps = 4, expect;
@@ -1408,16 +1350,17 @@ static void test_ycbcr_bandwidth_is_exact(void)
             bps = 2;
         }
 
-        write_plane(&t, ov, 0, 0, 1);
-        write_fb(&t, ov, fbs[i].format, 0, ROUND_UP(w * bps / 2, 64), w, h);
-        wr_plane(&t, ov, PVDC_PS_CHROMA_OFFSET, 1 * MiB);
-        wr_plane(&t, ov, PVDC_PS_CHROMA_PITCH,
-                 ROUND_UP(DIV_ROUND_UP(w, 2) * bps, 64));
+        pvdc_write_plane(&t, ov, 0, 0, 1);
+        pvdc_write_fb(&t, ov, fbs[i].format, 0, ROUND_UP(w * bps / 2, 64), w,
+                      h);
+        pvdc_wr_plane(&t, ov, PVDC_PS_CHROMA_OFFSET, 1 * MiB);
+        pvdc_wr_plane(&t, ov, PVDC_PS_CHROMA_PITCH,
+                      ROUND_UP(DIV_ROUND_UP(w, 2) * bps, 64));
         expect = fbs[i].fits ? PVDC_RESULT_APPLIED
-                             : head_result(PVDC_ERR_BANDWIDTH);
-        g_assert_cmphex(commit(&t, 0), ==, expect);
-        wr_plane(&t, ov, PVDC_PS_CTRL, 0);
-        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+                             : pvdc_head_result(PVDC_ERR_BANDWIDTH);
+        g_assert_cmphex(pvdc_commit(&t, 0), ==, expect);
+        pvdc_wr_plane(&t, ov, PVDC_PS_CTRL, 0);
+        g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     }
     pvdc_test_stop(&t);
 }
@@ -1429,37 +1372,38 @@ static void test_ycbcr_bandwidth_is_exact(void)
  */
 static void test_plane_window_layout(void)
 {
-    Snapshot before, active, now;
+    PVDCSnapshot before, active, now;
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    enable_head(&t, 0, CLOCK_1MS);
-    snapshot_active(&t, &active);
-    wr_plane(&t, 1, PVDC_PS_CHROMA_OFFSET, 0x12345678);
-    wr_plane(&t, 1, PVDC_PS_CHROMA_PITCH, 0x9abcdef0);
-    g_assert_cmphex(rd(&t, PVDC_PLANE_SHADOW(1) + PVDC_PS_CHROMA_OFFSET), ==,
-                    0x12345678);
-    g_assert_cmphex(rd(&t, PVDC_PLANE_SHADOW(1) + PVDC_PS_CHROMA_PITCH), ==,
-                    0x9abcdef0);
-    snapshot_shadow(&t, &before);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_snapshot_active(&t, &active);
+    pvdc_wr_plane(&t, 1, PVDC_PS_CHROMA_OFFSET, 0x12345678);
+    pvdc_wr_plane(&t, 1, PVDC_PS_CHROMA_PITCH, 0x9abcdef0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_SHADOW(1) + PVDC_PS_CHROMA_OFFSET),
+                    ==, 0x12345678);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_SHADOW(1) + PVDC_PS_CHROMA_PITCH),
+                    ==, 0x9abcdef0);
+    pvdc_snapshot_shadow(&t, &before);
     for (uint32_t reg = PVDC_PLANE_STATE_REGS * 4; reg < PVDC_PLANE_STRIDE;
          reg += 4) {
-        wr(&t, PVDC_PLANE_SHADOW(1) + reg, 0xffffffff);
-        g_assert_cmphex(rd(&t, PVDC_PLANE_SHADOW(1) + reg), ==, 0);
-        g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(1) + reg), ==, 0);
+        pvdc_wr(&t, PVDC_PLANE_SHADOW(1) + reg, 0xffffffff);
+        g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_SHADOW(1) + reg), ==, 0);
+        g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_ACTIVE(1) + reg), ==, 0);
     }
     /* past the last plane, before the active window */
-    wr(&t, PVDC_PLANE_SHADOW(t.planes), 0xffffffff);
-    g_assert_cmphex(rd(&t, PVDC_PLANE_SHADOW(t.planes)), ==, 0);
-    assert_active_is(&t, &active);
-    snapshot_shadow(&t, &now);
+    pvdc_wr(&t, PVDC_PLANE_SHADOW(t.planes), 0xffffffff);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_SHADOW(t.planes)), ==, 0);
+    pvdc_assert_active_is(&t, &active);
+    pvdc_snapshot_shadow(&t, &now);
     g_assert(memcmp(&now, &before, sizeof(now)) == 0);
     /* the windows as the header places them, the last ending below EDID */
     g_assert_cmphex(PVDC_PLANE_SHADOW(PVDC_MAX_PLANES), <=,
                     PVDC_PLANE_ACTIVE_BASE);
     g_assert_cmphex(PVDC_PLANE_ACTIVE(PVDC_MAX_PLANES), <=, PVDC_EDID_BASE);
-    g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(plane_of(&t, 0, PRIMARY)) +
-                       PVDC_PS_FORMAT), ==, PVDC_FMT_XRGB8888);
+    g_assert_cmphex(pvdc_rd(&t,
+                            PVDC_PLANE_ACTIVE(pvdc_plane_of(&t, 0, PRIMARY)) +
+                            PVDC_PS_FORMAT), ==, PVDC_FMT_XRGB8888);
     pvdc_test_stop(&t);
 }
 
@@ -1483,31 +1427,31 @@ static void test_color_on_disabled_head_is_ignored(void)
 
     pvdc_test_start(&t, RULE_PROPS);
     for (unsigned int i = 0; i < ARRAY_SIZE(regs); i++) {
-        wr_head(&t, 1, regs[i][0], regs[i][1]);
+        pvdc_wr_head(&t, 1, regs[i][0], regs[i][1]);
     }
-    g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_commit(&t, 1), ==, PVDC_RESULT_APPLIED);
     for (unsigned int i = 0; i < ARRAY_SIZE(regs); i++) {
-        g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(1) + regs[i][0]), ==,
+        g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(1) + regs[i][0]), ==,
                         regs[i][1]);
-        g_assert_cmphex(rd(&t, PVDC_HEAD_SHADOW(1) + regs[i][0]), ==,
+        g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_SHADOW(1) + regs[i][0]), ==,
                         regs[i][1]);
     }
-    write_mode(&t, 1, CLOCK_1MS);
-    wr_head(&t, 1, PVDC_HS_CTRL, PVDC_HS_CTRL_VALID_MASK);
-    g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_COLOR));
+    pvdc_write_mode(&t, 1, CLOCK_1MS);
+    pvdc_wr_head(&t, 1, PVDC_HS_CTRL, PVDC_HS_CTRL_VALID_MASK);
+    g_assert_cmphex(pvdc_commit(&t, 1), ==, pvdc_head_result(PVDC_ERR_COLOR));
 
     /* turned on and off on an enabled head: applied, timeline kept */
-    t0 = enable_head(&t, 0, CLOCK_1MS);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
     write_color_regs(&t, 0, PVDC_HS_CTRL_DEGAMMA | PVDC_HS_CTRL_CTM |
                      PVDC_HS_CTRL_GAMMA, PVDC_XY(2, 2));
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==,
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==,
                     PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_DEGAMMA |
                     PVDC_HS_CTRL_CTM | PVDC_HS_CTRL_GAMMA);
-    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==,
-                     (now_ns(&t) - t0) / PERIOD_1MS);
+    pvdc_wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==,
+                     (pvdc_now_ns(&t) - t0) / PERIOD_1MS);
     pvdc_test_stop(&t);
 }
 
@@ -1515,133 +1459,134 @@ static void test_color_on_disabled_head_is_ignored(void)
 static void test_first_broken_rule_is_reported(void)
 {
     unsigned int primary, overlay;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     pvdc_test_start(&t, RULE_PROPS);
     primary = primary0(&t);
     overlay = overlay0(&t);
-    enable_head(&t, 0, CLOCK_1MS);
-    snapshot_active(&t, &before);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_snapshot_active(&t, &before);
 
     /* MODE, then CONNECTOR, then MODESET_REQUIRED. */
-    wr_head(&t, 0, PVDC_HS_PIXEL_CLOCK, CLOCK_2MS);
-    wr_head(&t, 0, PVDC_HS_CONNECTOR, t.heads);
-    wr_head(&t, 0, PVDC_HS_HSYNC, PVDC_XY(MODE_W - 1, MODE_W + 6));
-    doorbell(&t, 0);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                    head_result(PVDC_ERR_MODE));
-    wr_head(&t, 0, PVDC_HS_HSYNC, PVDC_XY(MODE_W, MODE_HTOTAL));
-    doorbell(&t, 0);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                    head_result(PVDC_ERR_CONNECTOR));
-    wr_head(&t, 0, PVDC_HS_CONNECTOR, 0);
-    doorbell(&t, 0);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                    head_result(PVDC_ERR_MODESET_REQUIRED));
+    pvdc_wr_head(&t, 0, PVDC_HS_PIXEL_CLOCK, CLOCK_2MS);
+    pvdc_wr_head(&t, 0, PVDC_HS_CONNECTOR, t.heads);
+    pvdc_wr_head(&t, 0, PVDC_HS_HSYNC, PVDC_XY(MODE_W - 1, MODE_W + 6));
+    pvdc_doorbell(&t, 0);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    pvdc_head_result(PVDC_ERR_MODE));
+    pvdc_wr_head(&t, 0, PVDC_HS_HSYNC, PVDC_XY(MODE_W, MODE_HTOTAL));
+    pvdc_doorbell(&t, 0);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    pvdc_head_result(PVDC_ERR_CONNECTOR));
+    pvdc_wr_head(&t, 0, PVDC_HS_CONNECTOR, 0);
+    pvdc_doorbell(&t, 0);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    pvdc_head_result(PVDC_ERR_MODESET_REQUIRED));
     /* CONNECTOR before BANDWIDTH_ALLOC and COLOR, on a head being enabled */
-    write_mode(&t, 1, CLOCK_1MS);
-    wr_head(&t, 1, PVDC_HS_CONNECTOR, 0);
-    wr_head(&t, 1, PVDC_HS_BANDWIDTH, 2 * RULE_HEAD_BANDWIDTH);
+    pvdc_write_mode(&t, 1, CLOCK_1MS);
+    pvdc_wr_head(&t, 1, PVDC_HS_CONNECTOR, 0);
+    pvdc_wr_head(&t, 1, PVDC_HS_BANDWIDTH, 2 * RULE_HEAD_BANDWIDTH);
     write_color_regs(&t, 1, PVDC_HS_CTRL_GAMMA, PVDC_XY(0, 0));
-    doorbell(&t, 1);
-    g_assert_cmphex(wait_outcome(&t, 1, 2 * SCALE_MS), ==,
-                    head_result(PVDC_ERR_CONNECTOR));
-    wr_head(&t, 1, PVDC_HS_CONNECTOR, 1);
-    doorbell(&t, 1);
-    g_assert_cmphex(wait_outcome(&t, 1, 2 * SCALE_MS), ==,
-                    head_result(PVDC_ERR_BANDWIDTH_ALLOC));
-    wr_head(&t, 1, PVDC_HS_CTRL, 0);
-    wr_head(&t, 0, PVDC_HS_PIXEL_CLOCK, CLOCK_1MS);
+    pvdc_doorbell(&t, 1);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 1, 2 * SCALE_MS), ==,
+                    pvdc_head_result(PVDC_ERR_CONNECTOR));
+    pvdc_wr_head(&t, 1, PVDC_HS_CONNECTOR, 1);
+    pvdc_doorbell(&t, 1);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 1, 2 * SCALE_MS), ==,
+                    pvdc_head_result(PVDC_ERR_BANDWIDTH_ALLOC));
+    pvdc_wr_head(&t, 1, PVDC_HS_CTRL, 0);
+    pvdc_wr_head(&t, 0, PVDC_HS_PIXEL_CLOCK, CLOCK_1MS);
 
     /* Head rules come before plane rules. */
-    wr_plane(&t, primary, PVDC_PS_FB_PITCH, 4);
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH, 1);
-    doorbell(&t, 0);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                    head_result(PVDC_ERR_BANDWIDTH_CHANGE));
+    pvdc_wr_plane(&t, primary, PVDC_PS_FB_PITCH, 4);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH, 1);
+    pvdc_doorbell(&t, 0);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    pvdc_head_result(PVDC_ERR_BANDWIDTH_CHANGE));
     /* The colour rule is the last head rule. */
     write_color_regs(&t, 0, PVDC_HS_CTRL_GAMMA, PVDC_XY(0, 0));
-    doorbell(&t, 0);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                    head_result(PVDC_ERR_BANDWIDTH_CHANGE));
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH, RULE_HEAD_BANDWIDTH);
+    pvdc_doorbell(&t, 0);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    pvdc_head_result(PVDC_ERR_BANDWIDTH_CHANGE));
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH, RULE_HEAD_BANDWIDTH);
     /* Writeback after it. */
-    wr_head(&t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_XRGB8888);
-    wr_head(&t, 0, PVDC_HS_WB_PITCH, 4);
-    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_GAMMA |
+    pvdc_wr_head(&t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_XRGB8888);
+    pvdc_wr_head(&t, 0, PVDC_HS_WB_PITCH, 4);
+    pvdc_wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_GAMMA |
                                  PVDC_HS_CTRL_WRITEBACK);
-    doorbell(&t, 0);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                    head_result(PVDC_ERR_COLOR));
-    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE |
+    pvdc_doorbell(&t, 0);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    pvdc_head_result(PVDC_ERR_COLOR));
+    pvdc_wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE |
                                  PVDC_HS_CTRL_WRITEBACK);
-    doorbell(&t, 0);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                    head_result(PVDC_ERR_WRITEBACK));
-    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
-    wr_head(&t, 0, PVDC_HS_LUT_SIZES, 0);
-    wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 0);
-    wr_head(&t, 0, PVDC_HS_CTM, 0);
-    wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 0);
+    pvdc_doorbell(&t, 0);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    pvdc_head_result(PVDC_ERR_WRITEBACK));
+    pvdc_wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    pvdc_wr_head(&t, 0, PVDC_HS_LUT_SIZES, 0);
+    pvdc_wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 0);
+    pvdc_wr_head(&t, 0, PVDC_HS_CTM, 0);
+    pvdc_wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 0);
 
     /* Within a plane: PITCH before OFFSET_ALIGN before SRC_RECT. */
-    wr_plane(&t, primary, PVDC_PS_FB_OFFSET, 2);
-    wr_plane(&t, primary, PVDC_PS_SRC_W, 0);
-    doorbell(&t, 0);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                    result_of(PVDC_ERR_PITCH, primary));
-    wr_plane(&t, primary, PVDC_PS_FB_PITCH, MODE_PITCH);
-    doorbell(&t, 0);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                    result_of(PVDC_ERR_OFFSET_ALIGN, primary));
+    pvdc_wr_plane(&t, primary, PVDC_PS_FB_OFFSET, 2);
+    pvdc_wr_plane(&t, primary, PVDC_PS_SRC_W, 0);
+    pvdc_doorbell(&t, 0);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    pvdc_result_of(PVDC_ERR_PITCH, primary));
+    pvdc_wr_plane(&t, primary, PVDC_PS_FB_PITCH, MODE_PITCH);
+    pvdc_doorbell(&t, 0);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    pvdc_result_of(PVDC_ERR_OFFSET_ALIGN, primary));
 
     /* Planes in index order, whatever their rule; sums last. */
-    write_plane(&t, overlay, 0, 0, 1);
-    wr_plane(&t, overlay, PVDC_PS_FORMAT, 0);
-    doorbell(&t, 0);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                    result_of(PVDC_ERR_OFFSET_ALIGN, primary));
-    wr_plane(&t, primary, PVDC_PS_FB_OFFSET, 0);
-    wr_plane(&t, primary, PVDC_PS_SRC_W, FP16(MODE_W));
-    doorbell(&t, 0);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                    result_of(PVDC_ERR_FORMAT, overlay));
-    wr_plane(&t, overlay, PVDC_PS_FORMAT, PVDC_FMT_XRGB8888);
-    doorbell(&t, 0);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                    head_result(PVDC_ERR_BANDWIDTH));
-    assert_active_is(&t, &before);
+    pvdc_write_plane(&t, overlay, 0, 0, 1);
+    pvdc_wr_plane(&t, overlay, PVDC_PS_FORMAT, 0);
+    pvdc_doorbell(&t, 0);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    pvdc_result_of(PVDC_ERR_OFFSET_ALIGN, primary));
+    pvdc_wr_plane(&t, primary, PVDC_PS_FB_OFFSET, 0);
+    pvdc_wr_plane(&t, primary, PVDC_PS_SRC_W, FP16(MODE_W));
+    pvdc_doorbell(&t, 0);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    pvdc_result_of(PVDC_ERR_FORMAT, overlay));
+    pvdc_wr_plane(&t, overlay, PVDC_PS_FORMAT, PVDC_FMT_XRGB8888);
+    pvdc_doorbell(&t, 0);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    pvdc_head_result(PVDC_ERR_BANDWIDTH));
+    pvdc_assert_active_is(&t, &before);
     pvdc_test_stop(&t);
 }
 
 /* The zpos rule compares against planes the commit does not carry, too. */
 static void test_zpos_clash_with_plane_outside_commit(void)
 {
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     pvdc_test_start(&t, "heads=2,overlays=2");
-    enable_head(&t, 0, CLOCK_1MS);
-    enable_head(&t, 1, CLOCK_1MS);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_enable_head(&t, 1, CLOCK_1MS);
     /* Overlay 0 of head 0, committed on head 1 at zpos 1. */
-    write_plane(&t, overlay0(&t), 1, 0, 1);
-    doorbell(&t, 1);
-    g_assert_cmphex(wait_outcome(&t, 1, 2 * SCALE_MS), ==,
+    pvdc_write_plane(&t, overlay0(&t), 1, 0, 1);
+    pvdc_doorbell(&t, 1);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 1, 2 * SCALE_MS), ==,
                     PVDC_RESULT_APPLIED);
     /* Head 1's own overlay at zpos 1 too, committed through head 1. */
-    write_plane(&t, plane_of(&t, 1, OVERLAY(0)), 1, 0, 1);
-    wr_plane(&t, overlay0(&t), PVDC_PS_HEAD, 0);
-    wr_plane(&t, overlay0(&t), PVDC_PS_CTRL, 0);
-    snapshot_active(&t, &before);
+    pvdc_write_plane(&t, pvdc_plane_of(&t, 1, OVERLAY(0)), 1, 0, 1);
+    pvdc_wr_plane(&t, overlay0(&t), PVDC_PS_HEAD, 0);
+    pvdc_wr_plane(&t, overlay0(&t), PVDC_PS_CTRL, 0);
+    pvdc_snapshot_active(&t, &before);
     /*
      * Overlay 0 of head 0 now shadows HEAD 0 so it is not in head 1's
      * commit: its active state (enabled, zpos 1 on head 1) clashes.
      */
-    doorbell(&t, 1);
-    g_assert_cmphex(wait_outcome(&t, 1, 2 * SCALE_MS), ==,
-                    result_of(PVDC_ERR_ZPOS, plane_of(&t, 1, OVERLAY(0))));
-    assert_active_is(&t, &before);
+    pvdc_doorbell(&t, 1);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 1, 2 * SCALE_MS), ==,
+                    pvdc_result_of(PVDC_ERR_ZPOS,
+                                   pvdc_plane_of(&t, 1, OVERLAY(0))));
+    pvdc_assert_active_is(&t, &before);
     pvdc_test_stop(&t);
 }
 
@@ -1651,49 +1596,51 @@ static void test_zpos_clash_with_plane_outside_commit(void)
 
 static void test_heads_are_independent(void)
 {
-    const uint64_t p0 = period_ns(CLOCK_1MS), p1 = period_ns(CLOCK_2MS);
+    const uint64_t p0 = pvdc_period_ns(CLOCK_1MS);
+    const uint64_t p1 = pvdc_period_ns(CLOCK_2MS);
     int64_t t0, t1, arm, v0;
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    t0 = enable_head(&t, 0, CLOCK_1MS);
-    step_to(&t, t0 + p0 / 2);
-    t1 = enable_head(&t, 1, CLOCK_2MS);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, p0);
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, p1);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_step_to(&t, t0 + p0 / 2);
+    t1 = pvdc_enable_head(&t, 1, CLOCK_2MS);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, p0);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, p1);
 
     /* Armed together, each latches at its own next vblank. */
     arm = t1 + p1 + p1 / 8;
-    step_to(&t, arm);
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x000000ff);
-    wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_BACKGROUND, 0x0000ff00);
-    doorbell(&t, 0);
-    doorbell(&t, 1);
+    pvdc_step_to(&t, arm);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x000000ff);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_BACKGROUND, 0x0000ff00);
+    pvdc_doorbell(&t, 0);
+    pvdc_doorbell(&t, 1);
     /* head 0: vblanks at t0 + n * p0; head 1 at t1 + n * p1 */
     v0 = t0 + ((arm - t0) / p0 + 1) * p0;
     g_assert_cmpint(v0, <, t1 + 2 * p1);
-    step_to(&t, v0 - 1);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
-    step_to(&t, v0);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 0);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+    pvdc_step_to(&t, v0 - 1);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
+    pvdc_step_to(&t, v0);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
                     0xff);
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_DOORBELL), ==, 1);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(1) + PVDC_HS_BACKGROUND), ==, 0);
-    step_to(&t, t1 + 2 * p1 - 1);
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_DOORBELL), ==, 1);
-    step_to(&t, t1 + 2 * p1);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(1) + PVDC_HS_BACKGROUND), ==,
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_DOORBELL), ==, 1);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(1) + PVDC_HS_BACKGROUND), ==,
+                    0);
+    pvdc_step_to(&t, t1 + 2 * p1 - 1);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_DOORBELL), ==, 1);
+    pvdc_step_to(&t, t1 + 2 * p1);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(1) + PVDC_HS_BACKGROUND), ==,
                     0xff00);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==,
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==,
                      (t1 + 2 * p1 - t0) / p0);
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT), ==, 2);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT), ==, 2);
     /* A rejected commit on head 1 does not touch head 0. */
-    wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_PIXEL_CLOCK, CLOCK_1MS);
-    doorbell(&t, 1);
-    g_assert_cmphex(wait_outcome(&t, 1, p1), ==,
-                    head_result(PVDC_ERR_MODESET_REQUIRED));
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_PIXEL_CLOCK, CLOCK_1MS);
+    pvdc_doorbell(&t, 1);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 1, p1), ==,
+                    pvdc_head_result(PVDC_ERR_MODESET_REQUIRED));
+    g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
                     PVDC_RESULT_APPLIED);
     pvdc_test_stop(&t);
 }
@@ -1706,113 +1653,117 @@ static void test_heads_are_independent(void)
 static void test_commit_never_changes_a_head_outside_its_group(void)
 {
     unsigned int ov;
-    Snapshot before;
+    PVDCSnapshot before;
     uint32_t seq1;
     PVDCTest t;
 
     pvdc_test_start(&t, RULE_PROPS);
-    ov = overlay0(&t);
-    enable_head(&t, 0, CLOCK_1MS);
-    enable_head(&t, 1, CLOCK_1MS);
-    write_plane(&t, ov, 1, 0, 1);
-    shrink_plane(&t, ov);
-    g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
-    (void)rd(&t, PVDC_REG_INT_ACK);
-    snapshot_active(&t, &before);
-    seq1 = head_ctl(&t, 1, PVDC_HEAD_DONE_SEQ);
+    ov = pvdc_plane_of(&t, 0, OVERLAY(0));
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_enable_head(&t, 1, CLOCK_1MS);
+    pvdc_write_plane(&t, ov, 1, 0, 1);
+    pvdc_shrink_plane(&t, ov);
+    g_assert_cmphex(pvdc_commit(&t, 1), ==, PVDC_RESULT_APPLIED);
+    (void)pvdc_rd(&t, PVDC_REG_INT_ACK);
+    pvdc_snapshot_active(&t, &before);
+    seq1 = pvdc_head_ctl(&t, 1, PVDC_HEAD_DONE_SEQ);
 
     /* Disabled through head 0: refused, and head 1 hears nothing. */
-    wr_plane(&t, ov, PVDC_PS_HEAD, 0);
-    wr_plane(&t, ov, PVDC_PS_CTRL, 0);
-    g_assert_cmphex(commit(&t, 0), ==, result_of(PVDC_ERR_PLANE_BUSY, ov));
-    assert_active_is(&t, &before);
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_DONE_SEQ), ==, seq1);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK), ==,
+    pvdc_wr_plane(&t, ov, PVDC_PS_HEAD, 0);
+    pvdc_wr_plane(&t, ov, PVDC_PS_CTRL, 0);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==,
+                    pvdc_result_of(PVDC_ERR_PLANE_BUSY, ov));
+    pvdc_assert_active_is(&t, &before);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_DONE_SEQ), ==, seq1);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_ACK), ==,
                     PVDC_INT(0, PVDC_INT_COMMIT_REJECTED));
 
     /* Enabled through head 0: refused too. */
-    wr_plane(&t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
-    g_assert_cmphex(commit(&t, 0), ==, result_of(PVDC_ERR_PLANE_BUSY, ov));
-    assert_active_is(&t, &before);
+    pvdc_wr_plane(&t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==,
+                    pvdc_result_of(PVDC_ERR_PLANE_BUSY, ov));
+    pvdc_assert_active_is(&t, &before);
 
     /* Through both heads in one group: it moves. */
-    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_RESULT), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t, 1, PVDC_HEAD_RESULT), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_HEAD), ==, 0);
-    g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_CTRL), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_HEAD), ==, 0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_CTRL), ==,
                     PVDC_PS_CTRL_ENABLE);
 
     /* Back to head 1 disabled, in one group: allowed as well. */
-    wr_plane(&t, ov, PVDC_PS_HEAD, 1);
-    wr_plane(&t, ov, PVDC_PS_CTRL, 0);
-    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
-    g_assert_cmphex(wait_outcome(&t, 1, 2 * SCALE_MS), ==,
+    pvdc_wr_plane(&t, ov, PVDC_PS_HEAD, 1);
+    pvdc_wr_plane(&t, ov, PVDC_PS_CTRL, 0);
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    g_assert_cmphex(pvdc_wait_outcome(&t, 1, 2 * SCALE_MS), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_CTRL), ==, 0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_CTRL), ==, 0);
 
     /* Shown by nobody, it goes through any head's commit. */
-    wr_plane(&t, ov, PVDC_PS_HEAD, 0);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_HEAD), ==, 0);
+    pvdc_wr_plane(&t, ov, PVDC_PS_HEAD, 0);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_HEAD), ==, 0);
     pvdc_test_stop(&t);
 }
 
 static void test_multi_head_commit_is_all_or_none(void)
 {
-    const uint64_t p0 = period_ns(CLOCK_1MS), p1 = period_ns(CLOCK_2MS);
-    Snapshot before;
+    const uint64_t p0 = pvdc_period_ns(CLOCK_1MS);
+    const uint64_t p1 = pvdc_period_ns(CLOCK_2MS);
+    PVDCSnapshot before;
     int64_t t0, t1;
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    t0 = enable_head(&t, 0, CLOCK_1MS);
-    step_to(&t, t0 + p0 / 4);
-    t1 = enable_head(&t, 1, CLOCK_2MS);
-    snapshot_active(&t, &before);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_step_to(&t, t0 + p0 / 4);
+    t1 = pvdc_enable_head(&t, 1, CLOCK_2MS);
+    pvdc_snapshot_active(&t, &before);
 
     /* Nonexistent heads in the mask: the whole write is ignored. */
-    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(t.heads));
-    wr(&t, PVDC_REG_MULTI_DOORBELL, 0);
-    g_assert_cmphex(rd(&t, PVDC_REG_MULTI_DOORBELL), ==, 0);
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(t.heads));
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, 0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_MULTI_DOORBELL), ==, 0);
 
     /* Both valid: the group latches at the later of the two vblanks. */
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x000000ff);
-    wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_BACKGROUND, 0x0000ff00);
-    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
-    g_assert_cmphex(rd(&t, PVDC_REG_MULTI_DOORBELL), ==, BIT(0) | BIT(1));
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 2);
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, 2);
-    step_to(&t, t0 + ((t1 - t0) / p0 + 1) * p0);
-    assert_active_is(&t, &before);
-    step_to(&t, t1 + p1 - 1);
-    assert_active_is(&t, &before);
-    step_to(&t, t1 + p1);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x000000ff);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_BACKGROUND, 0x0000ff00);
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_MULTI_DOORBELL), ==, BIT(0) | BIT(1));
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 2);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, 2);
+    pvdc_step_to(&t, t0 + ((t1 - t0) / p0 + 1) * p0);
+    pvdc_assert_active_is(&t, &before);
+    pvdc_step_to(&t, t1 + p1 - 1);
+    pvdc_assert_active_is(&t, &before);
+    pvdc_step_to(&t, t1 + p1);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
                     0xff);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(1) + PVDC_HS_BACKGROUND), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(1) + PVDC_HS_BACKGROUND), ==,
                     0xff00);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_RESULT), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t, 1, PVDC_HEAD_RESULT), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_ACK), ==,
                     PVDC_INT(0, PVDC_INT_COMMIT_DONE) |
                     PVDC_INT(1, PVDC_INT_COMMIT_DONE));
 
     /* Head 1 breaks a rule: neither head changes. */
-    snapshot_active(&t, &before);
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x00ff0000);
-    wr_plane(&t, plane_of(&t, 1, PRIMARY), PVDC_PS_FB_PITCH, 4);
-    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
-    g_assert_cmphex(wait_outcome(&t, 1, 2 * p1), ==,
-                    result_of(PVDC_ERR_PITCH, plane_of(&t, 1, PRIMARY)));
-    g_assert_cmphex(wait_outcome(&t, 0, 0), ==,
-                    head_result(PVDC_ERR_GROUP));
-    assert_active_is(&t, &before);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK), ==,
+    pvdc_snapshot_active(&t, &before);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x00ff0000);
+    pvdc_wr_plane(&t, pvdc_plane_of(&t, 1, PRIMARY), PVDC_PS_FB_PITCH, 4);
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    g_assert_cmphex(pvdc_wait_outcome(&t, 1, 2 * p1), ==,
+                    pvdc_result_of(PVDC_ERR_PITCH,
+                                   pvdc_plane_of(&t, 1, PRIMARY)));
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 0), ==,
+                    pvdc_head_result(PVDC_ERR_GROUP));
+    pvdc_assert_active_is(&t, &before);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_ACK), ==,
                     PVDC_INT(0, PVDC_INT_COMMIT_REJECTED) |
                     PVDC_INT(1, PVDC_INT_COMMIT_REJECTED));
     pvdc_test_stop(&t);
@@ -1820,125 +1771,129 @@ static void test_multi_head_commit_is_all_or_none(void)
 
 static void test_timings_change_only_through_disable_enable(void)
 {
-    const uint64_t p0 = period_ns(CLOCK_1MS), p1 = period_ns(CLOCK_2MS);
+    const uint64_t p0 = pvdc_period_ns(CLOCK_1MS);
+    const uint64_t p1 = pvdc_period_ns(CLOCK_2MS);
     unsigned int primary;
     int64_t t0, off, on;
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    primary = plane_of(&t, 0, PRIMARY);
-    t0 = enable_head(&t, 0, CLOCK_1MS);
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
 
     /* Directly: refused. */
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_PIXEL_CLOCK, CLOCK_2MS);
-    doorbell(&t, 0);
-    g_assert_cmphex(wait_outcome(&t, 0, p0), ==,
-                    head_result(PVDC_ERR_MODESET_REQUIRED));
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, p0);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_PIXEL_CLOCK, CLOCK_2MS);
+    pvdc_doorbell(&t, 0);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, p0), ==,
+                    pvdc_head_result(PVDC_ERR_MODESET_REQUIRED));
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, p0);
 
     /* Disable at a vblank: the counter stops there. */
-    step_to(&t, t0 + 5 * p0 + p0 / 2);
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL, 0);
-    wr_plane(&t, primary, PVDC_PS_CTRL, 0);
-    doorbell(&t, 0);
+    pvdc_step_to(&t, t0 + 5 * p0 + p0 / 2);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL, 0);
+    pvdc_wr_plane(&t, primary, PVDC_PS_CTRL, 0);
+    pvdc_doorbell(&t, 0);
     off = t0 + 6 * p0;
-    g_assert_cmphex(wait_outcome(&t, 0, p0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmpint(now_ns(&t), ==, off);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, 0);
-    step_to(&t, off + 10 * p0);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 6);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_TIME_LO), ==, off);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, p0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmpint(pvdc_now_ns(&t), ==, off);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, 0);
+    pvdc_step_to(&t, off + 10 * p0);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 6);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_TIME_LO), ==, off);
 
     /*
      * Enable with the new clock: a frame of it later, a new timeline; the
      * count goes on.
      */
-    write_mode(&t, 0, CLOCK_2MS);
-    wr_plane(&t, primary, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
-    on = commit_enable(&t, 0);
+    pvdc_write_mode(&t, 0, CLOCK_2MS);
+    pvdc_wr_plane(&t, primary, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    on = pvdc_commit_enable(&t, 0);
     g_assert_cmpint(on, ==, off + 10 * p0 + p1);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, p1);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_PIXEL_CLOCK), ==,
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, p1);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_PIXEL_CLOCK), ==,
                     CLOCK_2MS);
-    step_to(&t, on + 3 * p1 - 1);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 6 + 2);
-    step_to(&t, on + 3 * p1);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 6 + 3);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_TIME_LO), ==,
+    pvdc_step_to(&t, on + 3 * p1 - 1);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 6 + 2);
+    pvdc_step_to(&t, on + 3 * p1);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 6 + 3);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_TIME_LO), ==,
                      on + 3 * p1);
     pvdc_test_stop(&t);
 }
 
 static void test_link_up_delay_is_respected(void)
 {
-    const uint64_t delay = 5 * SCALE_MS, p0 = period_ns(CLOCK_1MS);
+    const uint64_t delay = 5 * SCALE_MS, p0 = pvdc_period_ns(CLOCK_1MS);
     int64_t arm, t0;
     PVDCTest t;
 
     pvdc_test_start(&t, "x-link-up-delay-ms=5");
-    step_to(&t, 123456);
-    arm = now_ns(&t);
-    write_mode(&t, 0, CLOCK_1MS);
-    write_plane(&t, plane_of(&t, 0, PRIMARY), 0, 0, 0);
-    doorbell(&t, 0);
-    step_to(&t, arm + delay - 1);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
-    step_to(&t, arm + delay);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 0);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==,
+    pvdc_step_to(&t, 123456);
+    arm = pvdc_now_ns(&t);
+    pvdc_write_mode(&t, 0, CLOCK_1MS);
+    pvdc_write_plane(&t, pvdc_plane_of(&t, 0, PRIMARY), 0, 0, 0);
+    pvdc_doorbell(&t, 0);
+    pvdc_step_to(&t, arm + delay - 1);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
+    pvdc_step_to(&t, arm + delay);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==,
                     PVDC_HS_CTRL_ENABLE);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_TIME_LO), ==,
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_TIME_LO), ==,
                      arm + delay);
     t0 = arm + delay;
 
     /* In a group with an enabled head, the group waits for the link. */
-    step_to(&t, t0 + p0 / 2);
-    arm = now_ns(&t);
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x00abcdef);
-    write_mode(&t, 1, CLOCK_1MS);
-    write_plane(&t, plane_of(&t, 1, PRIMARY), 1, 0, 0);
-    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
-    step_to(&t, arm + delay - 1);
-    g_assert_cmphex(rd(&t, PVDC_REG_MULTI_DOORBELL), ==, BIT(0) | BIT(1));
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==, 0);
-    step_to(&t, arm + delay);
-    g_assert_cmphex(rd(&t, PVDC_REG_MULTI_DOORBELL), ==, 0);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+    pvdc_step_to(&t, t0 + p0 / 2);
+    arm = pvdc_now_ns(&t);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x00abcdef);
+    pvdc_write_mode(&t, 1, CLOCK_1MS);
+    pvdc_write_plane(&t, pvdc_plane_of(&t, 1, PRIMARY), 1, 0, 0);
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    pvdc_step_to(&t, arm + delay - 1);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_MULTI_DOORBELL), ==, BIT(0) | BIT(1));
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+                    0);
+    pvdc_step_to(&t, arm + delay);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_MULTI_DOORBELL), ==, 0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
                     0x00abcdef);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(1) + PVDC_HS_CTRL), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(1) + PVDC_HS_CTRL), ==,
                     PVDC_HS_CTRL_ENABLE);
     pvdc_test_stop(&t);
 }
 
 static void test_stalled_device_latches_nothing_until_released(void)
 {
-    const uint64_t p0 = period_ns(CLOCK_1MS);
+    const uint64_t p0 = pvdc_period_ns(CLOCK_1MS);
     uint32_t count;
     int64_t t0;
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    step_to(&t, 1000);
-    t0 = enable_head(&t, 0, CLOCK_1MS);
-    qom_set_bool(t.qts, "x-stall", true);
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x00abcdef);
-    doorbell(&t, 0);
-    count = head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT);
+    pvdc_step_to(&t, 1000);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_qom_set_bool(t.qts, "x-stall", true);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x00abcdef);
+    pvdc_doorbell(&t, 0);
+    count = pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT);
 
     /* Armed, and never latched; vblanks go on. */
-    step_to(&t, t0 + 10 * p0 + p0 / 2);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==, 0);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, count + 10);
+    pvdc_step_to(&t, t0 + 10 * p0 + p0 / 2);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+                    0);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==,
+                     count + 10);
 
     /* Released, it latches what fell due. */
-    qom_set_bool(t.qts, "x-stall", false);
-    step_next(&t);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 0);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
+    pvdc_qom_set_bool(t.qts, "x-stall", false);
+    pvdc_step_next(&t);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 0);
+    g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
                     0x00abcdef);
     pvdc_test_stop(&t);
 }
@@ -1949,13 +1904,13 @@ static void test_disabled_head_commit_latches_at_once(void)
     int64_t arm;
 
     pvdc_test_start(&t, "x-link-up-delay-ms=5");
-    step_to(&t, 1000);
-    arm = now_ns(&t);
-    wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_BACKGROUND, 0x123456);
-    doorbell(&t, 1);
-    g_assert_cmphex(wait_outcome(&t, 1, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmpint(now_ns(&t), ==, arm);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(1) + PVDC_HS_BACKGROUND), ==,
+    pvdc_step_to(&t, 1000);
+    arm = pvdc_now_ns(&t);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_BACKGROUND, 0x123456);
+    pvdc_doorbell(&t, 1);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 1, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmpint(pvdc_now_ns(&t), ==, arm);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(1) + PVDC_HS_BACKGROUND), ==,
                     0x123456);
     pvdc_test_stop(&t);
 }
@@ -1966,7 +1921,7 @@ static void test_disabled_head_commit_latches_at_once(void)
 
 static void test_vblank_counter_and_timestamp_are_exact(void)
 {
-    const uint64_t p1 = period_ns(CLOCK_2MS);
+    const uint64_t p1 = pvdc_period_ns(CLOCK_2MS);
     static const int64_t offsets[] = {
         0, 1, 1999999, 2000000, 2000001, 7 * 2000000 - 1, 7 * 2000000,
         123456789, 5 * NANOSECONDS_PER_SECOND + 17,
@@ -1976,32 +1931,32 @@ static void test_vblank_counter_and_timestamp_are_exact(void)
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    step_to(&t, 777);
-    t0 = enable_head(&t, 1, CLOCK_2MS);
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT), ==, 0);
-    g_assert_cmpuint(vblank_time(&t, 1), ==, t0);
+    pvdc_step_to(&t, 777);
+    t0 = pvdc_enable_head(&t, 1, CLOCK_2MS);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT), ==, 0);
+    g_assert_cmpuint(pvdc_vblank_time(&t, 1), ==, t0);
 
     for (int i = 0; i < ARRAY_SIZE(offsets); i++) {
         uint64_t n = offsets[i] / p1;
 
-        step_to(&t, t0 + offsets[i]);
-        g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT), ==, n);
-        g_assert_cmpuint(vblank_time(&t, 1), ==, t0 + n * p1);
+        pvdc_step_to(&t, t0 + offsets[i]);
+        g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT), ==, n);
+        g_assert_cmpuint(pvdc_vblank_time(&t, 1), ==, t0 + n * p1);
     }
     /* Head 0 never enabled: no vblanks. */
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 0);
-    g_assert_cmpuint(vblank_time(&t, 0), ==, 0);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 0);
+    g_assert_cmpuint(pvdc_vblank_time(&t, 0), ==, 0);
 
     /* Reading LO latches HI: a later HI read belongs to that LO. */
-    lo = head_ctl(&t, 1, PVDC_HEAD_VBLANK_TIME_LO);
+    lo = pvdc_head_ctl(&t, 1, PVDC_HEAD_VBLANK_TIME_LO);
     hi = extract64(t0 + (5 * NANOSECONDS_PER_SECOND + 17) / p1 * p1, 32, 32);
-    step_to(&t, now_ns(&t) + 5 * NANOSECONDS_PER_SECOND);
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_VBLANK_TIME_HI), ==, hi);
+    pvdc_step_to(&t, pvdc_now_ns(&t) + 5 * NANOSECONDS_PER_SECOND);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_VBLANK_TIME_HI), ==, hi);
     g_assert_cmpuint(lo, ==,
                      (uint32_t)(t0 + (5 * NANOSECONDS_PER_SECOND + 17) /
                                 p1 * p1));
-    g_assert_cmpuint(vblank_time(&t, 1), ==,
-                     t0 + (now_ns(&t) - t0) / p1 * p1);
+    g_assert_cmpuint(pvdc_vblank_time(&t, 1), ==,
+                     t0 + (pvdc_now_ns(&t) - t0) / p1 * p1);
     pvdc_test_stop(&t);
 }
 
@@ -2025,18 +1980,18 @@ static void vblank_reader_step(PVDCTest *t, VblankReader *r)
     g_assert_false(r->done);
     switch (r->step++) {
     case 0:
-        r->count = head_ctl(t, 0, PVDC_HEAD_VBLANK_COUNT);
+        r->count = pvdc_head_ctl(t, 0, PVDC_HEAD_VBLANK_COUNT);
         break;
     case 1:
-        r->lo = head_ctl(t, 0, PVDC_HEAD_VBLANK_TIME_LO);
+        r->lo = pvdc_head_ctl(t, 0, PVDC_HEAD_VBLANK_TIME_LO);
         break;
     case 2:
-        r->hi = head_ctl(t, 0, PVDC_HEAD_VBLANK_TIME_HI);
+        r->hi = pvdc_head_ctl(t, 0, PVDC_HEAD_VBLANK_TIME_HI);
         r->done = !r->recheck;
         break;
     default:
         again = r->count;
-        r->count = head_ctl(t, 0, PVDC_HEAD_VBLANK_COUNT);
+        r->count = pvdc_head_ctl(t, 0, PVDC_HEAD_VBLANK_COUNT);
         r->done = r->count == again;
         if (!r->done) {
             r->retries++;
@@ -2063,7 +2018,7 @@ static unsigned int vblank_readers_run(PVDCTest *t, bool recheck,
 
     for (unsigned int i = 0; i <= 2 * first; i++) {
         if (i == when) {
-            step_to(t, vblank);
+            pvdc_step_to(t, vblank);
         }
         if (i < 2 * first) {
             vblank_reader_step(t, &r[!(order & BIT(i))]);
@@ -2101,14 +2056,14 @@ static unsigned int vblank_readers_run(PVDCTest *t, bool recheck,
  */
 static void test_vblank_time_never_tears_between_two_readers(void)
 {
-    const uint64_t period = period_ns(CLOCK_2MS);
+    const uint64_t period = pvdc_period_ns(CLOCK_2MS);
     unsigned int cases = 0, retries = 0, torn = 0;
     int64_t t0, boundary = 0;
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    t0 = enable_head(&t, 0, CLOCK_2MS);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 0);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_2MS);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 0);
 
     for (int recheck = 1; recheck >= 0; recheck--) {
         unsigned int first = recheck ? 4 : 3;
@@ -2124,7 +2079,7 @@ static void test_vblank_time_never_tears_between_two_readers(void)
                 vblank = t0 + DIV_ROUND_UP(boundary - t0, period) * period;
                 g_assert_cmpuint(extract64(vblank - period, 32, 32), !=,
                                  extract64(vblank, 32, 32));
-                step_to(&t, vblank - 1);
+                pvdc_step_to(&t, vblank - 1);
 
                 torn += vblank_readers_run(&t, recheck, first, order, when,
                                            t0, period, vblank, &retries);
@@ -2148,68 +2103,71 @@ static void test_vblank_time_never_tears_between_two_readers(void)
  */
 static void test_vblank_done_frame_is_the_latch_frame(void)
 {
-    const uint64_t p0 = period_ns(CLOCK_1MS), p1 = period_ns(CLOCK_2MS);
+    const uint64_t p0 = pvdc_period_ns(CLOCK_1MS);
+    const uint64_t p1 = pvdc_period_ns(CLOCK_2MS);
     unsigned int primary;
     int64_t t0, t1, group;
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    primary = plane_of(&t, 0, PRIMARY);
-    step_to(&t, 1234);
-    t0 = enable_head(&t, 0, CLOCK_1MS);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 0);
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
+    pvdc_step_to(&t, 1234);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 0);
 
     /* A flip armed in frame 4 latches at vblank 5; read at frame 11. */
-    step_to(&t, t0 + 4 * p0 + p0 / 2);
-    wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FB_OFFSET, 64 * KiB);
-    doorbell(&t, 0);
-    step_to(&t, t0 + 11 * p0 + 1);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 2);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 11);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 5);
+    pvdc_step_to(&t, t0 + 4 * p0 + p0 / 2);
+    pvdc_wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FB_OFFSET, 64 * KiB);
+    pvdc_doorbell(&t, 0);
+    pvdc_step_to(&t, t0 + 11 * p0 + 1);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 2);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 11);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 5);
 
     /* A refused commit too: the frame it was refused at. */
-    wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FORMAT, 0);
-    doorbell(&t, 0);
-    step_to(&t, t0 + 14 * p0);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
-                    result_of(PVDC_ERR_FORMAT, primary));
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 12);
-    wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FORMAT, PVDC_FMT_XRGB8888);
+    pvdc_wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FORMAT, 0);
+    pvdc_doorbell(&t, 0);
+    pvdc_step_to(&t, t0 + 14 * p0);
+    g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
+                    pvdc_result_of(PVDC_ERR_FORMAT, primary));
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 12);
+    pvdc_wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FORMAT, PVDC_FMT_XRGB8888);
 
     /* A disable: the count it froze; an enable: the count it resumes. */
-    wr_head(&t, 0, PVDC_HS_CTRL, 0);
-    wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_CTRL, 0);
-    doorbell(&t, 0);
-    step_to(&t, t0 + 20 * p0);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
+    pvdc_wr_head(&t, 0, PVDC_HS_CTRL, 0);
+    pvdc_wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_CTRL, 0);
+    pvdc_doorbell(&t, 0);
+    pvdc_step_to(&t, t0 + 20 * p0);
+    g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 15);
-    t0 = enable_head(&t, 0, CLOCK_1MS);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 15);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 15);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 15);
 
     /*
      * A group latches at the latest of its members' vblanks: for head 1
      * (2 ms, enabled 0.5 ms after head 0) that is its vblank 2, for
      * head 0 (1 ms) the middle of its frame 4.
      */
-    step_to(&t, now_ns(&t) + p0 / 2);
-    t1 = enable_head(&t, 1, CLOCK_2MS);
-    step_to(&t, t1 + p1 + p1 / 4);
-    wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FB_OFFSET, 0);
-    wr(&t, PVDC_PLANE_SHADOW(plane_of(&t, 1, PRIMARY)) + PVDC_PS_FB_OFFSET,
-       64 * KiB);
-    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    pvdc_step_to(&t, pvdc_now_ns(&t) + p0 / 2);
+    t1 = pvdc_enable_head(&t, 1, CLOCK_2MS);
+    pvdc_step_to(&t, t1 + p1 + p1 / 4);
+    pvdc_wr(&t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FB_OFFSET, 0);
+    pvdc_wr(&t,
+            PVDC_PLANE_SHADOW(pvdc_plane_of(&t, 1,
+                                            PRIMARY)) + PVDC_PS_FB_OFFSET,
+            64 * KiB);
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
     group = t1 + 2 * p1;
-    step_to(&t, group + 8 * p1);
+    pvdc_step_to(&t, group + 8 * p1);
     for (unsigned int h = 0; h < 2; h++) {
-        g_assert_cmpuint(head_ctl(&t, h, PVDC_HEAD_DONE_SEQ), ==,
-                         head_ctl(&t, h, PVDC_HEAD_ARMED_SEQ));
-        g_assert_cmphex(head_ctl(&t, h, PVDC_HEAD_RESULT), ==,
+        g_assert_cmpuint(pvdc_head_ctl(&t, h, PVDC_HEAD_DONE_SEQ), ==,
+                         pvdc_head_ctl(&t, h, PVDC_HEAD_ARMED_SEQ));
+        g_assert_cmphex(pvdc_head_ctl(&t, h, PVDC_HEAD_RESULT), ==,
                         PVDC_RESULT_APPLIED);
     }
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_DONE_FRAME), ==, 2);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==,
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_DONE_FRAME), ==, 2);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==,
                      15 + (group - t0) / p0);
     g_assert_cmpuint((group - t0) % p0, !=, 0);
     pvdc_test_stop(&t);
@@ -2225,20 +2183,23 @@ static void test_statistics_count_writes_and_commit_outcomes(void)
     g_assert_cmpuint(pvdc_statistic(t.qts, "x-commits-applied"), ==, 0);
     g_assert_cmpuint(pvdc_statistic(t.qts, "x-commits-rejected"), ==, 0);
 
-    enable_head(&t, 0, CLOCK_1MS);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
     writes = pvdc_statistic(t.qts, "x-mmio-writes");
     g_assert_cmpuint(writes, >, 0);
     g_assert_cmpuint(pvdc_statistic(t.qts, "x-commits-applied"), ==, 1);
 
     /* Reads, the interrupt acknowledge included, are not writes. */
-    rd(&t, PVDC_REG_INT_ACK);
-    head_ctl(&t, 0, PVDC_HEAD_RESULT);
+    pvdc_rd(&t, PVDC_REG_INT_ACK);
+    pvdc_head_ctl(&t, 0, PVDC_HEAD_RESULT);
     g_assert_cmpuint(pvdc_statistic(t.qts, "x-mmio-writes"), ==, writes);
 
-    wr(&t, PVDC_PLANE_SHADOW(plane_of(&t, 0, PRIMARY)) + PVDC_PS_FORMAT, 0);
-    doorbell(&t, 0);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                    result_of(PVDC_ERR_FORMAT, plane_of(&t, 0, PRIMARY)));
+    pvdc_wr(&t,
+            PVDC_PLANE_SHADOW(pvdc_plane_of(&t, 0,
+                                            PRIMARY)) + PVDC_PS_FORMAT, 0);
+    pvdc_doorbell(&t, 0);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    pvdc_result_of(PVDC_ERR_FORMAT,
+                                   pvdc_plane_of(&t, 0, PRIMARY)));
     g_assert_cmpuint(pvdc_statistic(t.qts, "x-mmio-writes"), ==, writes + 2);
     g_assert_cmpuint(pvdc_statistic(t.qts, "x-commits-applied"), ==, 1);
     g_assert_cmpuint(pvdc_statistic(t.qts, "x-commits-rejected"), ==, 1);
@@ -2247,44 +2208,44 @@ static void test_statistics_count_writes_and_commit_outcomes(void)
 
 static void test_no_timer_callbacks_while_idle(void)
 {
-    const uint64_t p0 = period_ns(CLOCK_1MS);
+    const uint64_t p0 = pvdc_period_ns(CLOCK_1MS);
     uint64_t before;
     int64_t t0;
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    step_to(&t, 100 * p0);
-    g_assert_cmpuint(timer_callbacks(&t), ==, 0);
+    pvdc_step_to(&t, 100 * p0);
+    g_assert_cmpuint(pvdc_timer_callbacks(&t), ==, 0);
 
     /* A commit read back at once needs no callback at all. */
-    t0 = enable_head(&t, 0, CLOCK_1MS);
-    before = timer_callbacks(&t);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
+    before = pvdc_timer_callbacks(&t);
     g_assert_cmpuint(before, <=, 1);
     /* Enabled, but no vblank interrupt and nothing armed. */
-    step_to(&t, t0 + 100 * p0 + p0 / 2);
-    g_assert_cmpuint(timer_callbacks(&t), ==, before);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 100);
+    pvdc_step_to(&t, t0 + 100 * p0 + p0 / 2);
+    g_assert_cmpuint(pvdc_timer_callbacks(&t), ==, before);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 100);
 
     /* With the vblank interrupt acknowledged: one callback per frame. */
-    (void)rd(&t, PVDC_REG_INT_ACK);
-    wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_VBLANK));
+    (void)pvdc_rd(&t, PVDC_REG_INT_ACK);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_VBLANK));
     for (int i = 1; i <= 10; i++) {
-        step_to(&t, t0 + (100 + i) * p0);
-        g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK), ==,
+        pvdc_step_to(&t, t0 + (100 + i) * p0);
+        g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_ACK), ==,
                         PVDC_INT(0, PVDC_INT_VBLANK));
     }
-    g_assert_cmpuint(timer_callbacks(&t), ==, before + 10);
+    g_assert_cmpuint(pvdc_timer_callbacks(&t), ==, before + 10);
     /* Not acknowledged, the next vblank changes nothing: no callback. */
-    step_to(&t, t0 + 120 * p0 + p0 / 2);
-    g_assert_cmpuint(timer_callbacks(&t), ==, before + 11);
-    wr(&t, PVDC_REG_INT_ENABLE, 0);
-    step_to(&t, t0 + 200 * p0);
-    g_assert_cmpuint(timer_callbacks(&t), ==, before + 11);
+    pvdc_step_to(&t, t0 + 120 * p0 + p0 / 2);
+    g_assert_cmpuint(pvdc_timer_callbacks(&t), ==, before + 11);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, 0);
+    pvdc_step_to(&t, t0 + 200 * p0);
+    g_assert_cmpuint(pvdc_timer_callbacks(&t), ==, before + 11);
 
     /* An armed commit: one callback, at its latch point. */
-    doorbell(&t, 0);
-    step_to(&t, t0 + 300 * p0);
-    g_assert_cmpuint(timer_callbacks(&t), ==, before + 12);
+    pvdc_doorbell(&t, 0);
+    pvdc_step_to(&t, t0 + 300 * p0);
+    g_assert_cmpuint(pvdc_timer_callbacks(&t), ==, before + 12);
     pvdc_test_stop(&t);
 }
 
@@ -2292,28 +2253,9 @@ static void test_no_timer_callbacks_while_idle(void)
 /* Interrupts                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* The GSI on which the device's INTA# reaches the I/O APIC. */
-static int find_intx_gsi(PVDCTest *t)
-{
-    int gsi = -1;
-
-    g_assert_cmphex(rd(t, PVDC_REG_INT_STATUS), !=, 0);
-    wr(t, PVDC_REG_INT_ENABLE, MAKE_64BIT_MASK(0, 4 * t->heads));
-    for (int i = 0; i < 24; i++) {
-        if (qtest_get_irq(t->qts, i)) {
-            g_assert_cmpint(gsi, ==, -1);
-            gsi = i;
-        }
-    }
-    g_assert_cmpint(gsi, >=, 0);
-    wr(t, PVDC_REG_INT_ENABLE, 0);
-    g_assert_false(qtest_get_irq(t->qts, gsi));
-    return gsi;
-}
-
 static void test_interrupt_status_enable_and_ack(void)
 {
-    const uint64_t p0 = period_ns(CLOCK_1MS);
+    const uint64_t p0 = pvdc_period_ns(CLOCK_1MS);
     const uint32_t done0 = PVDC_INT(0, PVDC_INT_COMMIT_DONE);
     const uint32_t done1 = PVDC_INT(1, PVDC_INT_COMMIT_DONE);
     const uint32_t vblank0 = PVDC_INT(0, PVDC_INT_VBLANK);
@@ -2325,58 +2267,59 @@ static void test_interrupt_status_enable_and_ack(void)
     qtest_irq_intercept_in(t.qts, "ioapic");
 
     /* Status is set whatever the enable says; the line is not. */
-    t0 = enable_head(&t, 0, CLOCK_1MS);
-    enable_head(&t, 1, CLOCK_1MS);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, done0 | done1);
-    gsi = find_intx_gsi(&t);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_enable_head(&t, 1, CLOCK_1MS);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_STATUS), ==, done0 | done1);
+    gsi = pvdc_find_intx_gsi(&t);
 
     /* Enabling a pending bit raises the line; W1C of it lowers it. */
-    wr(&t, PVDC_REG_INT_ENABLE, done1);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, done1);
     g_assert_true(qtest_get_irq(t.qts, gsi));
-    wr(&t, PVDC_REG_INT_STATUS, done0);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, done1);
+    pvdc_wr(&t, PVDC_REG_INT_STATUS, done0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_STATUS), ==, done1);
     g_assert_true(qtest_get_irq(t.qts, gsi));
-    wr(&t, PVDC_REG_INT_STATUS, done1);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, 0);
+    pvdc_wr(&t, PVDC_REG_INT_STATUS, done1);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_STATUS), ==, 0);
     g_assert_false(qtest_get_irq(t.qts, gsi));
 
     /* Vblank interrupts: only from the vblank after enabling. */
-    step_to(&t, t0 + 3 * p0 + p0 / 2);
-    wr(&t, PVDC_REG_INT_ENABLE, vblank0);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, 0);
-    step_to(&t, t0 + 4 * p0 - 1);
+    pvdc_step_to(&t, t0 + 3 * p0 + p0 / 2);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, vblank0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_STATUS), ==, 0);
+    pvdc_step_to(&t, t0 + 4 * p0 - 1);
     g_assert_false(qtest_get_irq(t.qts, gsi));
-    step_to(&t, t0 + 4 * p0);
+    pvdc_step_to(&t, t0 + 4 * p0);
     g_assert_true(qtest_get_irq(t.qts, gsi));
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, vblank0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_STATUS), ==, vblank0);
 
     /* INT_ACK: one read acknowledges everything it returns. */
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK), ==, vblank0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_ACK), ==, vblank0);
     g_assert_false(qtest_get_irq(t.qts, gsi));
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, 0);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK), ==, 0);
-    step_to(&t, t0 + 5 * p0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_STATUS), ==, 0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_ACK), ==, 0);
+    pvdc_step_to(&t, t0 + 5 * p0);
     g_assert_true(qtest_get_irq(t.qts, gsi));
 
     /* Masking keeps the status but drops the line. */
-    wr(&t, PVDC_REG_INT_ENABLE, 0);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, 0);
     g_assert_false(qtest_get_irq(t.qts, gsi));
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, vblank0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_STATUS), ==, vblank0);
 
     /* Bits of heads that do not exist: the write is ignored. */
-    wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(t.heads, PVDC_INT_VBLANK));
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_ENABLE), ==, 0);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(t.heads, PVDC_INT_VBLANK));
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_ENABLE), ==, 0);
 
     /* A primary flip in three accesses. */
-    wr(&t, PVDC_REG_INT_ENABLE, done0);
-    (void)rd(&t, PVDC_REG_INT_ACK);
-    wr_plane(&t, plane_of(&t, 0, PRIMARY), PVDC_PS_FB_OFFSET, 4 * KiB);
-    doorbell(&t, 0);
-    step_to(&t, t0 + 6 * p0);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, done0);
+    (void)pvdc_rd(&t, PVDC_REG_INT_ACK);
+    pvdc_wr_plane(&t, pvdc_plane_of(&t, 0, PRIMARY), PVDC_PS_FB_OFFSET,
+                  4 * KiB);
+    pvdc_doorbell(&t, 0);
+    pvdc_step_to(&t, t0 + 6 * p0);
     g_assert_true(qtest_get_irq(t.qts, gsi));
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK), ==, done0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_ACK), ==, done0);
     g_assert_false(qtest_get_irq(t.qts, gsi));
-    g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(0) + PVDC_PS_FB_OFFSET), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_ACTIVE(0) + PVDC_PS_FB_OFFSET), ==,
                     4 * KiB);
     pvdc_test_stop(&t);
 }
@@ -2416,7 +2359,7 @@ static bool msi_sent(PVDCTest *t)
  */
 static void test_enable_latches_at_the_first_vblank(void)
 {
-    const uint64_t p1 = period_ns(CLOCK_2MS);
+    const uint64_t p1 = pvdc_period_ns(CLOCK_2MS);
     const uint32_t done0 = PVDC_INT(0, PVDC_INT_COMMIT_DONE);
     unsigned int primary;
     PVDCTest t;
@@ -2425,63 +2368,63 @@ static void test_enable_latches_at_the_first_vblank(void)
 
     pvdc_test_start(&t, "x-link-up-delay-ms=1");
     qtest_irq_intercept_in(t.qts, "ioapic");
-    primary = plane_of(&t, 0, PRIMARY);
-    enable_head(&t, 1, CLOCK_1MS);
-    gsi = find_intx_gsi(&t);
-    wr(&t, PVDC_REG_INT_STATUS, rd(&t, PVDC_REG_INT_STATUS));
-    wr(&t, PVDC_REG_INT_ENABLE, done0);
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
+    pvdc_enable_head(&t, 1, CLOCK_1MS);
+    gsi = pvdc_find_intx_gsi(&t);
+    pvdc_wr(&t, PVDC_REG_INT_STATUS, pvdc_rd(&t, PVDC_REG_INT_STATUS));
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, done0);
 
-    step_to(&t, 1234567);
-    arm = now_ns(&t);
-    write_mode(&t, 0, CLOCK_2MS);
-    write_plane(&t, primary, 0, 0, 0);
-    doorbell(&t, 0);
+    pvdc_step_to(&t, 1234567);
+    arm = pvdc_now_ns(&t);
+    pvdc_write_mode(&t, 0, CLOCK_2MS);
+    pvdc_write_plane(&t, primary, 0, 0, 0);
+    pvdc_doorbell(&t, 0);
     for (int64_t when = arm; when < arm + p1; when += p1 / 2 - 1) {
-        step_to(&t, when);
+        pvdc_step_to(&t, when);
         g_assert_false(qtest_get_irq(t.qts, gsi));
-        g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
-        g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 0);
-        g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, 0);
-        g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
-        g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(primary) + PVDC_PS_CTRL),
+        g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
+        g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 0);
+        g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_STATUS), ==, 0);
+        g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
+        g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_ACTIVE(primary) + PVDC_PS_CTRL),
                         ==, 0);
-        g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, 0);
-        g_assert_cmpuint(vblank_time(&t, 0), ==, 0);
+        g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, 0);
+        g_assert_cmpuint(pvdc_vblank_time(&t, 0), ==, 0);
     }
     /* An amend joins the enable and keeps its latch point. */
-    wr_head(&t, 0, PVDC_HS_BACKGROUND, 0x00abcdef);
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
-    step_to(&t, arm + p1 - 1);
+    pvdc_wr_head(&t, 0, PVDC_HS_BACKGROUND, 0x00abcdef);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
+    pvdc_step_to(&t, arm + p1 - 1);
     g_assert_false(qtest_get_irq(t.qts, gsi));
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
 
     /* The timer latches it, before any register access. */
-    step_to(&t, arm + p1);
+    pvdc_step_to(&t, arm + p1);
     g_assert_true(qtest_get_irq(t.qts, gsi));
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, done0);
-    g_assert_cmphex(wait_outcome(&t, 0, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 2);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_STATUS), ==, done0);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 2);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==,
                     PVDC_HS_CTRL_ENABLE);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
                     0x00abcdef);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, p1);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, p1);
 
     /* The timeline starts there: the enable's frame is its vblank 0. */
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 0);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 0);
-    g_assert_cmpuint(vblank_time(&t, 0), ==, arm + p1);
-    step_to(&t, arm + 2 * p1 - 1);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 0);
-    step_to(&t, arm + 2 * p1);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 1);
-    g_assert_cmpuint(vblank_time(&t, 0), ==, arm + 2 * p1);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_FRAME), ==, 0);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 0);
+    g_assert_cmpuint(pvdc_vblank_time(&t, 0), ==, arm + p1);
+    pvdc_step_to(&t, arm + 2 * p1 - 1);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 0);
+    pvdc_step_to(&t, arm + 2 * p1);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, 1);
+    g_assert_cmpuint(pvdc_vblank_time(&t, 0), ==, arm + 2 * p1);
     pvdc_test_stop(&t);
 }
 
 static void test_msi_replaces_intx(void)
 {
-    const uint64_t p0 = period_ns(CLOCK_1MS);
+    const uint64_t p0 = pvdc_period_ns(CLOCK_1MS);
     const uint32_t vblank0 = PVDC_INT(0, PVDC_INT_VBLANK);
     const uint32_t done0 = PVDC_INT(0, PVDC_INT_COMMIT_DONE);
     PVDCTest t;
@@ -2490,28 +2433,28 @@ static void test_msi_replaces_intx(void)
 
     pvdc_test_start(&t, NULL);
     qtest_irq_intercept_in(t.qts, "ioapic");
-    t0 = enable_head(&t, 0, CLOCK_1MS);
-    gsi = find_intx_gsi(&t);
-    (void)rd(&t, PVDC_REG_INT_ACK);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
+    gsi = pvdc_find_intx_gsi(&t);
+    (void)pvdc_rd(&t, PVDC_REG_INT_ACK);
 
     qtest_writel(t.qts, MSI_ADDR, 0);
     msi_enable(&t);
-    wr(&t, PVDC_REG_INT_ENABLE, vblank0 | done0);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, vblank0 | done0);
     g_assert_false(msi_sent(&t));
 
     /* One message when an enabled bit becomes set, never INTx. */
-    step_to(&t, t0 + p0);
+    pvdc_step_to(&t, t0 + p0);
     g_assert_true(msi_sent(&t));
     g_assert_false(qtest_get_irq(t.qts, gsi));
     /* Set again while still set: no new message. */
-    step_to(&t, t0 + 2 * p0);
+    pvdc_step_to(&t, t0 + 2 * p0);
     g_assert_false(msi_sent(&t));
     /* Another bit: a message. */
-    doorbell(&t, 0);
-    step_to(&t, t0 + 3 * p0);
+    pvdc_doorbell(&t, 0);
+    pvdc_step_to(&t, t0 + 3 * p0);
     g_assert_true(msi_sent(&t));
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK), ==, vblank0 | done0);
-    step_to(&t, t0 + 4 * p0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_ACK), ==, vblank0 | done0);
+    pvdc_step_to(&t, t0 + 4 * p0);
     g_assert_true(msi_sent(&t));
     g_assert_false(qtest_get_irq(t.qts, gsi));
 
@@ -2530,7 +2473,7 @@ static void test_msi_replaces_intx(void)
 
 static void test_crc_follows_the_active_frame(void)
 {
-    const uint64_t p0 = period_ns(CLOCK_1MS);
+    const uint64_t p0 = pvdc_period_ns(CLOCK_1MS);
     g_autofree uint32_t *fb = g_new(uint32_t, MODE_W * MODE_H);
     g_autofree uint32_t *le = g_new(uint32_t, MODE_W * MODE_H);
     unsigned int primary;
@@ -2539,34 +2482,35 @@ static void test_crc_follows_the_active_frame(void)
     int i;
 
     pvdc_test_start(&t, NULL);
-    primary = plane_of(&t, 0, PRIMARY);
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
     for (i = 0; i < MODE_W * MODE_H; i++) {
         fb[i] = 0xff000000 | (i * 0x010203);
         le[i] = cpu_to_le32(fb[i]);
     }
     qtest_memwrite(t.qts, t.vram.addr, le, MODE_W * MODE_H * sizeof(*le));
 
-    t0 = enable_head(&t, 0, CLOCK_1MS);
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
-    step_to(&t, t0 + 2 * p0);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==,
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
+            PVDC_CRC_CTRL_ENABLE);
+    pvdc_step_to(&t, t0 + 2 * p0);
+    g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==,
                     pvdc_frame_crc(fb, MODE_W * MODE_H));
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_CRC_FRAME), ==, 2);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_CRC_FRAME), ==, 2);
 
     /* Primary off: the frame after the commit is the background alone. */
-    wr_plane(&t, primary, PVDC_PS_CTRL, 0);
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x00123456);
-    doorbell(&t, 0);
-    step_to(&t, t0 + 3 * p0 - 1);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==,
+    pvdc_wr_plane(&t, primary, PVDC_PS_CTRL, 0);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x00123456);
+    pvdc_doorbell(&t, 0);
+    pvdc_step_to(&t, t0 + 3 * p0 - 1);
+    g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==,
                     pvdc_frame_crc(fb, MODE_W * MODE_H));
-    step_to(&t, t0 + 3 * p0);
+    pvdc_step_to(&t, t0 + 3 * p0);
     for (i = 0; i < MODE_W * MODE_H; i++) {
         fb[i] = 0x00123456;
     }
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE), ==,
                     pvdc_frame_crc(fb, MODE_W * MODE_H));
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_CRC_FRAME), ==, 3);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_CRC_FRAME), ==, 3);
     pvdc_test_stop(&t);
 }
 
@@ -2576,125 +2520,129 @@ static void test_crc_follows_the_active_frame(void)
 
 static void test_doorbell_overrun_keeps_the_armed_commit(void)
 {
-    const uint64_t p0 = period_ns(CLOCK_1MS);
+    const uint64_t p0 = pvdc_period_ns(CLOCK_1MS);
     PVDCTest t;
     int64_t t0;
 
     pvdc_test_start(&t, NULL);
-    t0 = enable_head(&t, 0, CLOCK_1MS);
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x111111);
-    doorbell(&t, 0);
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x222222);
-    doorbell(&t, 0);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 2);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_STATUS), ==,
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x111111);
+    pvdc_doorbell(&t, 0);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x222222);
+    pvdc_doorbell(&t, 0);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 2);
+    g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_STATUS), ==,
                     PVDC_HEAD_STATUS_DOORBELL_OVERRUN);
 
     /* A group with an armed member is ignored as a whole. */
-    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
-    g_assert_cmphex(rd(&t, PVDC_REG_MULTI_DOORBELL), ==, BIT(0));
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, 0);
-    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_STATUS), ==, 0);
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_MULTI_DOORBELL), ==, BIT(0));
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, 0);
+    g_assert_cmphex(pvdc_head_ctl(&t, 1, PVDC_HEAD_STATUS), ==, 0);
 
     /* Doorbell values other than 1 do nothing. */
-    wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_DOORBELL, 0);
-    wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_DOORBELL, 3);
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, 0);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_DOORBELL, 0);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_DOORBELL, 3);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, 0);
 
-    step_to(&t, t0 + p0);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+    pvdc_step_to(&t, t0 + p0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
                     0x111111);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 2);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 2);
     /* RW1C, and it stays set across the commit. */
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_STATUS), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_STATUS), ==,
                     PVDC_HEAD_STATUS_DOORBELL_OVERRUN);
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_STATUS,
-       PVDC_HEAD_STATUS_DOORBELL_OVERRUN);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_STATUS), ==, 0);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_STATUS,
+            PVDC_HEAD_STATUS_DOORBELL_OVERRUN);
+    g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_STATUS), ==, 0);
 
     /* Once latched, the doorbell works again. */
-    doorbell(&t, 0);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 3);
-    step_to(&t, t0 + 2 * p0);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+    pvdc_doorbell(&t, 0);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 3);
+    pvdc_step_to(&t, t0 + 2 * p0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
                     0x222222);
     pvdc_test_stop(&t);
 }
 
 static void amend(PVDCTest *t, unsigned int head)
 {
-    wr(t, PVDC_HEAD_CONTROL(head) + PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
+    pvdc_wr(t, PVDC_HEAD_CONTROL(head) + PVDC_HEAD_DOORBELL,
+            PVDC_DOORBELL_AMEND);
 }
 
 static void test_amend_joins_the_armed_commit(void)
 {
-    const uint64_t p0 = period_ns(CLOCK_1MS), p1 = period_ns(CLOCK_2MS);
+    const uint64_t p0 = pvdc_period_ns(CLOCK_1MS);
+    const uint64_t p1 = pvdc_period_ns(CLOCK_2MS);
     unsigned int cursor;
     PVDCTest t;
     int64_t t0, t1;
 
     pvdc_test_start(&t, NULL);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_DOORBELL_AMEND,
+    g_assert_cmphex(pvdc_rd(&t,
+                            PVDC_REG_FEATURES) & PVDC_FEATURE_DOORBELL_AMEND,
                     ==, PVDC_FEATURE_DOORBELL_AMEND);
-    t0 = enable_head(&t, 0, CLOCK_1MS);
-    cursor = cursor_of(&t, 0);
-    rd(&t, PVDC_REG_INT_ACK);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
+    cursor = pvdc_cursor_of(&t, 0);
+    pvdc_rd(&t, PVDC_REG_INT_ACK);
 
     /* With nothing armed, an amend is a doorbell. */
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x111111);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x111111);
     amend(&t, 0);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 2);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 2);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DOORBELL), ==, 1);
 
     /* Armed: the later state joins it, latched at the same vblank. */
-    step_to(&t, t0 + p0 / 2);
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x222222);
-    wr_plane(&t, cursor, PVDC_PS_FORMAT, PVDC_FMT_ARGB8888);
-    wr_plane(&t, cursor, PVDC_PS_FB_PITCH, MODE_PITCH);
-    wr_plane(&t, cursor, PVDC_PS_FB_SIZE, PVDC_XY(16, 16));
-    wr_plane(&t, cursor, PVDC_PS_SRC_W, FP16(16));
-    wr_plane(&t, cursor, PVDC_PS_SRC_H, FP16(16));
-    wr_plane(&t, cursor, PVDC_PS_DST_SIZE, PVDC_XY(16, 16));
-    wr_plane(&t, cursor, PVDC_PS_DST_POS, PVDC_XY(5, 7));
-    wr_plane(&t, cursor, PVDC_PS_ZPOS, 1);
-    wr_plane(&t, cursor, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    pvdc_step_to(&t, t0 + p0 / 2);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x222222);
+    pvdc_wr_plane(&t, cursor, PVDC_PS_FORMAT, PVDC_FMT_ARGB8888);
+    pvdc_wr_plane(&t, cursor, PVDC_PS_FB_PITCH, MODE_PITCH);
+    pvdc_wr_plane(&t, cursor, PVDC_PS_FB_SIZE, PVDC_XY(16, 16));
+    pvdc_wr_plane(&t, cursor, PVDC_PS_SRC_W, FP16(16));
+    pvdc_wr_plane(&t, cursor, PVDC_PS_SRC_H, FP16(16));
+    pvdc_wr_plane(&t, cursor, PVDC_PS_DST_SIZE, PVDC_XY(16, 16));
+    pvdc_wr_plane(&t, cursor, PVDC_PS_DST_POS, PVDC_XY(5, 7));
+    pvdc_wr_plane(&t, cursor, PVDC_PS_ZPOS, 1);
+    pvdc_wr_plane(&t, cursor, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
     amend(&t, 0);
-    wr_plane(&t, cursor, PVDC_PS_DST_POS, PVDC_XY(9, 11));
+    pvdc_wr_plane(&t, cursor, PVDC_PS_DST_POS, PVDC_XY(9, 11));
     amend(&t, 0);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 4);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_STATUS), ==, 0);
-    step_to(&t, t0 + p0 - 1);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==, 0);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, 0);
-    step_to(&t, t0 + p0);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 4);
+    g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_STATUS), ==, 0);
+    pvdc_step_to(&t, t0 + p0 - 1);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+                    0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_STATUS), ==, 0);
+    pvdc_step_to(&t, t0 + p0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
                     0x222222);
-    g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(cursor) + PVDC_PS_DST_POS), ==,
-                    PVDC_XY(9, 11));
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 4);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_ACTIVE(cursor) + PVDC_PS_DST_POS),
+                    ==, PVDC_XY(9, 11));
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==, 4);
+    g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_RESULT), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_ACK), ==,
                     PVDC_INT(0, PVDC_INT_COMMIT_DONE));
 
     /* A group member amended keeps the group's (later) latch point. */
-    t1 = enable_head(&t, 1, CLOCK_2MS);
-    rd(&t, PVDC_REG_INT_ACK);
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x333333);
-    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x444444);
+    t1 = pvdc_enable_head(&t, 1, CLOCK_2MS);
+    pvdc_rd(&t, PVDC_REG_INT_ACK);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x333333);
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x444444);
     amend(&t, 0);
-    step_to(&t, t1 + p1 - 1);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+    pvdc_step_to(&t, t1 + p1 - 1);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
                     0x222222);
-    step_to(&t, t1 + p1);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+    pvdc_step_to(&t, t1 + p1);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
                     0x444444);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_ACK), ==,
                     PVDC_INT(0, PVDC_INT_COMMIT_DONE) |
                     PVDC_INT(1, PVDC_INT_COMMIT_DONE));
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==,
-                     head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ));
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_DONE_SEQ), ==,
+                     pvdc_head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ));
     pvdc_test_stop(&t);
 }
 
@@ -2714,42 +2662,42 @@ static void test_amend_moves_a_plane_within_its_group(void)
         PVDCTest t;
 
         pvdc_test_start(&t, RULE_PROPS);
-        ov = overlay0(&t);
-        enable_head(&t, 0, CLOCK_1MS);
-        enable_head(&t, 1, CLOCK_1MS);
-        (void)rd(&t, PVDC_REG_INT_ACK);
+        ov = pvdc_plane_of(&t, 0, OVERLAY(0));
+        pvdc_enable_head(&t, 0, CLOCK_1MS);
+        pvdc_enable_head(&t, 1, CLOCK_1MS);
+        (void)pvdc_rd(&t, PVDC_REG_INT_ACK);
 
         /* The overlay on @from, in a commit of both heads... */
-        write_plane(&t, ov, from, 0, 1);
-        shrink_plane(&t, ov);
-        wr_plane(&t, ov, PVDC_PS_DST_POS, PVDC_XY(3, 5));
-        wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+        pvdc_write_plane(&t, ov, from, 0, 1);
+        pvdc_shrink_plane(&t, ov);
+        pvdc_wr_plane(&t, ov, PVDC_PS_DST_POS, PVDC_XY(3, 5));
+        pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
         /* ...rebound to @to and amended there before the latch. */
-        wr_plane(&t, ov, PVDC_PS_HEAD, to);
-        wr_plane(&t, ov, PVDC_PS_DST_POS, PVDC_XY(20, 30));
+        pvdc_wr_plane(&t, ov, PVDC_PS_HEAD, to);
+        pvdc_wr_plane(&t, ov, PVDC_PS_DST_POS, PVDC_XY(20, 30));
         amend(&t, to);
-        g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+        g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                         PVDC_RESULT_APPLIED);
-        g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_RESULT), ==,
+        g_assert_cmphex(pvdc_head_ctl(&t, 1, PVDC_HEAD_RESULT), ==,
                         PVDC_RESULT_APPLIED);
-        g_assert_cmpuint(rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_HEAD), ==,
+        g_assert_cmpuint(pvdc_rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_HEAD), ==,
                          to);
-        g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_DST_POS), ==,
-                        PVDC_XY(20, 30));
+        g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_DST_POS),
+                        ==, PVDC_XY(20, 30));
 
         /* Shown on @to now, it moves back the same way. */
-        wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
-        wr_plane(&t, ov, PVDC_PS_HEAD, from);
-        wr_plane(&t, ov, PVDC_PS_DST_POS, PVDC_XY(7, 9));
+        pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+        pvdc_wr_plane(&t, ov, PVDC_PS_HEAD, from);
+        pvdc_wr_plane(&t, ov, PVDC_PS_DST_POS, PVDC_XY(7, 9));
         amend(&t, from);
-        g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+        g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                         PVDC_RESULT_APPLIED);
-        g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_RESULT), ==,
+        g_assert_cmphex(pvdc_head_ctl(&t, 1, PVDC_HEAD_RESULT), ==,
                         PVDC_RESULT_APPLIED);
-        g_assert_cmpuint(rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_HEAD), ==,
+        g_assert_cmpuint(pvdc_rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_HEAD), ==,
                          from);
-        g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_DST_POS), ==,
-                        PVDC_XY(7, 9));
+        g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_ACTIVE(ov) + PVDC_PS_DST_POS),
+                        ==, PVDC_XY(7, 9));
         pvdc_test_stop(&t);
     }
 }
@@ -2760,51 +2708,52 @@ static void test_clock_reads_the_virtual_clock(void)
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_CLOCK, ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_CLOCK, ==,
                     PVDC_FEATURE_CLOCK);
-    g_assert_cmpuint(rd(&t, PVDC_REG_CLOCK_LO), ==, (uint32_t)now_ns(&t));
-    g_assert_cmpuint(rd(&t, PVDC_REG_CLOCK_HI), ==, 0);
-    step_to(&t, later);
-    g_assert_cmpuint(rd(&t, PVDC_REG_CLOCK_HI), ==, later >> 32);
-    g_assert_cmpuint(rd(&t, PVDC_REG_CLOCK_LO), ==, (uint32_t)later);
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_CLOCK_LO), ==,
+                     (uint32_t)pvdc_now_ns(&t));
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_CLOCK_HI), ==, 0);
+    pvdc_step_to(&t, later);
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_CLOCK_HI), ==, later >> 32);
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_CLOCK_LO), ==, (uint32_t)later);
     /* Stateless: reading HI alone, or twice, changes nothing. */
-    g_assert_cmpuint(rd(&t, PVDC_REG_CLOCK_HI), ==, later >> 32);
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_CLOCK_HI), ==, later >> 32);
     pvdc_test_stop(&t);
 }
 
 static void test_reset_during_armed_commit(void)
 {
-    const uint64_t p0 = period_ns(CLOCK_1MS);
+    const uint64_t p0 = pvdc_period_ns(CLOCK_1MS);
     uint64_t callbacks;
     PVDCTest t;
     int64_t t0;
 
     pvdc_test_start(&t, NULL);
     /* chroma registers an RGB plane ignores: still active, and reset */
-    wr_plane(&t, 0, PVDC_PS_CHROMA_OFFSET, 0x40);
-    wr_plane(&t, 0, PVDC_PS_CHROMA_PITCH, 0xffffffc0);
-    t0 = enable_head(&t, 0, CLOCK_1MS);
-    g_assert_cmphex(rd(&t, PVDC_PLANE_ACTIVE(0) + PVDC_PS_CHROMA_PITCH), ==,
-                    0xffffffc0);
-    wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_VBLANK));
-    wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x333333);
-    doorbell(&t, 0);
-    wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_CTRL, 0);
-    step_to(&t, t0 + p0 / 2);
+    pvdc_wr_plane(&t, 0, PVDC_PS_CHROMA_OFFSET, 0x40);
+    pvdc_wr_plane(&t, 0, PVDC_PS_CHROMA_PITCH, 0xffffffc0);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_PLANE_ACTIVE(0) + PVDC_PS_CHROMA_PITCH),
+                    ==, 0xffffffc0);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_VBLANK));
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x333333);
+    pvdc_doorbell(&t, 0);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_CTRL, 0);
+    pvdc_step_to(&t, t0 + p0 / 2);
 
     qtest_system_reset(t.qts);
     pvdc_test_detach(&t);
     pvdc_test_attach(&t, t.qts);
-    assert_reset_state(&t);
+    pvdc_assert_reset_state(&t);
 
-    callbacks = timer_callbacks(&t);
-    step_to(&t, t0 + 20 * p0);
-    assert_reset_state(&t);
-    g_assert_cmpuint(timer_callbacks(&t), ==, callbacks);
+    callbacks = pvdc_timer_callbacks(&t);
+    pvdc_step_to(&t, t0 + 20 * p0);
+    pvdc_assert_reset_state(&t);
+    g_assert_cmpuint(pvdc_timer_callbacks(&t), ==, callbacks);
 
     /* And the device works after it. */
-    t0 = enable_head(&t, 0, CLOCK_1MS);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 1);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_1MS);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, 1);
     pvdc_test_stop(&t);
 }
 
@@ -2845,44 +2794,46 @@ static void test_hostile_values_are_refused(void)
         { PVDC_HS_VSYNC, PVDC_XY(MODE_VTOTAL, MODE_H) },
     };
     unsigned int primary;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
     int i;
 
     /* No PIT: the slowest mode's first vblank is 49.7 days away. */
     pvdc_test_start_with(&t, NULL, "-machine pit=off");
-    primary = plane_of(&t, 0, PRIMARY);
-    enable_head(&t, 0, CLOCK_1MS);
-    snapshot_active(&t, &before);
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_snapshot_active(&t, &before);
 
     for (i = 0; i < ARRAY_SIZE(plane_cases); i++) {
-        uint32_t good = rd(&t, PVDC_PLANE_SHADOW(primary) + plane_cases[i].reg);
+        uint32_t good =
+            pvdc_rd(&t, PVDC_PLANE_SHADOW(primary) + plane_cases[i].reg);
 
-        wr_plane(&t, primary, plane_cases[i].reg, plane_cases[i].val);
-        doorbell(&t, 0);
-        g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                        result_of(plane_cases[i].code, primary));
-        assert_active_is(&t, &before);
-        wr_plane(&t, primary, plane_cases[i].reg, good);
+        pvdc_wr_plane(&t, primary, plane_cases[i].reg, plane_cases[i].val);
+        pvdc_doorbell(&t, 0);
+        g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                        pvdc_result_of(plane_cases[i].code, primary));
+        pvdc_assert_active_is(&t, &before);
+        pvdc_wr_plane(&t, primary, plane_cases[i].reg, good);
     }
 
     for (i = 0; i < ARRAY_SIZE(mode_cases); i++) {
-        write_mode(&t, 1, CLOCK_1MS);
-        wr(&t, PVDC_HEAD_SHADOW(1) + mode_cases[i].reg, mode_cases[i].val);
-        doorbell(&t, 1);
-        g_assert_cmphex(wait_outcome(&t, 1, 0), ==,
-                        head_result(PVDC_ERR_MODE));
-        assert_active_is(&t, &before);
-        g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, 0);
+        pvdc_write_mode(&t, 1, CLOCK_1MS);
+        pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + mode_cases[i].reg, mode_cases[i].val);
+        pvdc_doorbell(&t, 1);
+        g_assert_cmphex(pvdc_wait_outcome(&t, 1, 0), ==,
+                        pvdc_head_result(PVDC_ERR_MODE));
+        pvdc_assert_active_is(&t, &before);
+        g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, 0);
     }
 
     /* The slowest mode there is still has a frame period and vblanks. */
-    write_mode(&t, 1, CLOCK_1MS);
-    wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_HTIMING, PVDC_XY(MODE_W, 0xffff));
-    wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_VTIMING, PVDC_XY(MODE_H, 0xffff));
-    wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_PIXEL_CLOCK, 1);
-    commit_enable(&t, 1);
-    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, UINT32_MAX);
+    pvdc_write_mode(&t, 1, CLOCK_1MS);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_HTIMING, PVDC_XY(MODE_W, 0xffff));
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_VTIMING, PVDC_XY(MODE_H, 0xffff));
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_PIXEL_CLOCK, 1);
+    pvdc_commit_enable(&t, 1);
+    g_assert_cmphex(pvdc_head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==,
+                    UINT32_MAX);
 
     /* Garbage everywhere in BAR0: still the same device. */
     for (uint32_t addr = 0; addr < PVDC_MMIO_SIZE; addr += 4) {
@@ -2893,11 +2844,11 @@ static void test_hostile_values_are_refused(void)
             continue;
         }
         if (addr % 64 == 0 || addr >= PVDC_EDID_BASE) {
-            wr(&t, addr, 0xffffffff);
+            pvdc_wr(&t, addr, 0xffffffff);
         }
     }
-    g_assert_cmphex(rd(&t, PVDC_REG_ID), ==, PVDC_ID);
-    g_assert_cmpuint(rd(&t, PVDC_REG_NUM_HEADS), ==, t.heads);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_ID), ==, PVDC_ID);
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_NUM_HEADS), ==, t.heads);
     pvdc_test_stop(&t);
 }
 
@@ -2909,39 +2860,39 @@ static void test_hostile_values_are_refused(void)
 static void write_routed_head(PVDCTest *t, unsigned int head,
                               uint32_t connector)
 {
-    write_mode(t, head, CLOCK_1MS);
-    write_plane(t, plane_of(t, head, PRIMARY), head, 0, 0);
-    wr_head(t, head, PVDC_HS_CONNECTOR, connector);
+    pvdc_write_mode(t, head, CLOCK_1MS);
+    pvdc_write_plane(t, pvdc_plane_of(t, head, PRIMARY), head, 0, 0);
+    pvdc_wr_head(t, head, PVDC_HS_CONNECTOR, connector);
 }
 
 /* The shadow state of @head disabled, its primary plane too. */
 static void write_disabled_head(PVDCTest *t, unsigned int head)
 {
-    wr_plane(t, plane_of(t, head, PRIMARY), PVDC_PS_CTRL, 0);
-    wr_head(t, head, PVDC_HS_CTRL, 0);
+    pvdc_wr_plane(t, pvdc_plane_of(t, head, PRIMARY), PVDC_PS_CTRL, 0);
+    pvdc_wr_head(t, head, PVDC_HS_CTRL, 0);
 }
 
 static uint32_t active_connector(PVDCTest *t, unsigned int head)
 {
-    return rd(t, PVDC_HEAD_ACTIVE(head) + PVDC_HS_CONNECTOR);
+    return pvdc_rd(t, PVDC_HEAD_ACTIVE(head) + PVDC_HS_CONNECTOR);
 }
 
 /* Two members of one group claim a connector: the lower head reports it. */
 static void test_connector_claimed_twice_in_a_group(void)
 {
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     pvdc_test_start(&t, RULE_PROPS);
-    snapshot_active(&t, &before);
+    pvdc_snapshot_active(&t, &before);
     write_routed_head(&t, 0, 1);
     write_routed_head(&t, 1, 1);
-    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                    head_result(PVDC_ERR_CONNECTOR));
-    g_assert_cmphex(wait_outcome(&t, 1, 0), ==,
-                    head_result(PVDC_ERR_GROUP));
-    assert_active_is(&t, &before);
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    pvdc_head_result(PVDC_ERR_CONNECTOR));
+    g_assert_cmphex(pvdc_wait_outcome(&t, 1, 0), ==,
+                    pvdc_head_result(PVDC_ERR_GROUP));
+    pvdc_assert_active_is(&t, &before);
     pvdc_test_stop(&t);
 }
 
@@ -2952,13 +2903,13 @@ static void test_disabled_head_ignores_its_connector(void)
     PVDCTest t;
 
     pvdc_test_start(&t, RULE_PROPS);
-    enable_head(&t, 0, CLOCK_1MS);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
     for (int i = 0; i < ARRAY_SIZE(values); i++) {
         /* 0: driven by head 0, but head 1 drives nothing */
-        wr_head(&t, 1, PVDC_HS_CONNECTOR, values[i]);
-        g_assert_cmphex(rd(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_CONNECTOR), ==,
-                        values[i]);
-        g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
+        pvdc_wr_head(&t, 1, PVDC_HS_CONNECTOR, values[i]);
+        g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_CONNECTOR),
+                        ==, values[i]);
+        g_assert_cmphex(pvdc_commit(&t, 1), ==, PVDC_RESULT_APPLIED);
         g_assert_cmphex(active_connector(&t, 1), ==, values[i]);
         g_assert_cmphex(active_connector(&t, 0), ==, 0);
     }
@@ -2971,15 +2922,15 @@ static void test_connector_moves_in_one_group(void)
     PVDCTest t;
 
     pvdc_test_start(&t, RULE_PROPS);
-    enable_head(&t, 0, CLOCK_1MS);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
     write_disabled_head(&t, 0);
     write_routed_head(&t, 1, 0);
-    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmphex(wait_outcome(&t, 1, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
-    g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(1) + PVDC_HS_CTRL), ==,
+    g_assert_cmphex(pvdc_wait_outcome(&t, 1, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(1) + PVDC_HS_CTRL), ==,
                     PVDC_HS_CTRL_ENABLE);
     g_assert_cmphex(active_connector(&t, 1), ==, 0);
     pvdc_test_stop(&t);
@@ -2992,22 +2943,23 @@ static void test_connector_moves_in_one_group(void)
  */
 static void test_connector_taken_before_it_is_released(void)
 {
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
     int64_t t0;
 
     pvdc_test_start(&t, RULE_PROPS);
-    t0 = enable_head(&t, 0, CLOCK_2MS);
+    t0 = pvdc_enable_head(&t, 0, CLOCK_2MS);
     write_disabled_head(&t, 0);
-    doorbell(&t, 0);
+    pvdc_doorbell(&t, 0);
     write_routed_head(&t, 1, 0);
-    snapshot_active(&t, &before);
-    g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_CONNECTOR));
-    g_assert_cmpint(now_ns(&t), <, t0 + period_ns(CLOCK_2MS));
-    assert_active_is(&t, &before);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+    pvdc_snapshot_active(&t, &before);
+    g_assert_cmphex(pvdc_commit(&t, 1), ==,
+                    pvdc_head_result(PVDC_ERR_CONNECTOR));
+    g_assert_cmpint(pvdc_now_ns(&t), <, t0 + pvdc_period_ns(CLOCK_2MS));
+    pvdc_assert_active_is(&t, &before);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_commit(&t, 1), ==, PVDC_RESULT_APPLIED);
     g_assert_cmphex(active_connector(&t, 1), ==, 0);
     pvdc_test_stop(&t);
 }
@@ -3018,32 +2970,33 @@ static void test_connector_taken_before_it_is_released(void)
  */
 static void test_heads_swap_connectors_through_disable(void)
 {
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     pvdc_test_start(&t, RULE_PROPS);
-    enable_head(&t, 0, CLOCK_1MS);
-    enable_head(&t, 1, CLOCK_1MS);
-    snapshot_active(&t, &before);
-    wr_head(&t, 0, PVDC_HS_CONNECTOR, 1);
-    wr_head(&t, 1, PVDC_HS_CONNECTOR, 0);
-    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                    head_result(PVDC_ERR_MODESET_REQUIRED));
-    g_assert_cmphex(wait_outcome(&t, 1, 0), ==, head_result(PVDC_ERR_GROUP));
-    assert_active_is(&t, &before);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_enable_head(&t, 1, CLOCK_1MS);
+    pvdc_snapshot_active(&t, &before);
+    pvdc_wr_head(&t, 0, PVDC_HS_CONNECTOR, 1);
+    pvdc_wr_head(&t, 1, PVDC_HS_CONNECTOR, 0);
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                    pvdc_head_result(PVDC_ERR_MODESET_REQUIRED));
+    g_assert_cmphex(pvdc_wait_outcome(&t, 1, 0), ==,
+                    pvdc_head_result(PVDC_ERR_GROUP));
+    pvdc_assert_active_is(&t, &before);
 
     write_disabled_head(&t, 0);
     write_disabled_head(&t, 1);
-    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     PVDC_RESULT_APPLIED);
     write_routed_head(&t, 0, 1);
     write_routed_head(&t, 1, 0);
-    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmphex(wait_outcome(&t, 1, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 1, 0), ==, PVDC_RESULT_APPLIED);
     g_assert_cmphex(active_connector(&t, 0), ==, 1);
     g_assert_cmphex(active_connector(&t, 1), ==, 0);
     pvdc_test_stop(&t);
@@ -3056,17 +3009,17 @@ static void test_reset_restores_identity_routing(void)
 
     pvdc_test_start(&t, "heads=3");
     write_routed_head(&t, 1, 0);
-    g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
-    wr_head(&t, 0, PVDC_HS_CONNECTOR, 2);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    wr_head(&t, 2, PVDC_HS_CONNECTOR, 0xffffffff);
+    g_assert_cmphex(pvdc_commit(&t, 1), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_head(&t, 0, PVDC_HS_CONNECTOR, 2);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_head(&t, 2, PVDC_HS_CONNECTOR, 0xffffffff);
     g_assert_cmphex(active_connector(&t, 1), ==, 0);
     g_assert_cmphex(active_connector(&t, 0), ==, 2);
 
     qtest_system_reset(t.qts);
     pvdc_test_detach(&t);
     pvdc_test_attach(&t, t.qts);
-    assert_reset_state(&t);
+    pvdc_assert_reset_state(&t);
     pvdc_test_stop(&t);
 }
 
