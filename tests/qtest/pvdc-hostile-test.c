@@ -22,6 +22,8 @@
  *   memory handed to the UI a surface that would run past VRAM
  *   connectors              HS_CONNECTOR as an index: past the
  *                           connectors, near 2^32, claimed twice
+ *   values                  32-bit wraps, zeros and all-ones in the plane
+ *                           and mode registers, one at a time
  *
  * Each case checks three things: the device refuses what it must (with the
  * documented error code), stays responsive (registers read back, a later
@@ -2024,6 +2026,102 @@ static void test_connector_values_are_refused(void)
     pvdc_test_stop(&t);
 }
 
+/*
+ * Values that wrap 32-bit arithmetic, zero sizes and divisors, and
+ * all-ones registers, written one at a time into a working shadow state:
+ * each is refused with its error code and the device keeps working.
+ */
+static void test_hostile_values_are_refused(void)
+{
+    static const struct {
+        uint32_t reg, val;
+        uint32_t code;
+    } plane_cases[] = {
+        /* 32-bit wrap of offset + pitch * (height - 1) */
+        { PVDC_PS_FB_OFFSET, 0xffffffc0, PVDC_ERR_FB_BOUNDS },
+        /* and of pitch * height: past PVDC_FB_SPAN_MAX first */
+        { PVDC_PS_FB_PITCH, 0x40000000, PVDC_ERR_PITCH },
+        { PVDC_PS_FB_PITCH, 0xffffffc0, PVDC_ERR_PITCH },
+        /* 32-bit wrap of src_x + src_w */
+        { PVDC_PS_SRC_X, 0xffff0000, PVDC_ERR_SRC_RECT },
+        { PVDC_PS_SRC_W, 0xffffffff, PVDC_ERR_SRC_RECT },
+        { PVDC_PS_FB_SIZE, 0xffffffff, PVDC_ERR_FB_SIZE },
+        { PVDC_PS_DST_SIZE, 0xffffffff, PVDC_ERR_DST_RECT },
+        { PVDC_PS_DST_SIZE, 0, PVDC_ERR_DST_RECT },
+        { PVDC_PS_SRC_H, 0, PVDC_ERR_SRC_RECT },
+        { PVDC_PS_ZPOS, 0xffffffff, PVDC_ERR_ZPOS },
+        { PVDC_PS_FORMAT, 0, PVDC_ERR_FORMAT },
+        { PVDC_PS_CTRL, 0xffffffff, PVDC_ERR_PLANE_CTRL },
+    };
+    static const struct {
+        uint32_t reg, val;
+    } mode_cases[] = {
+        { PVDC_HS_PIXEL_CLOCK, 0 },
+        { PVDC_HS_PIXEL_CLOCK, PVDC_MAX_PIXEL_CLOCK_KHZ + 1 },
+        { PVDC_HS_HTIMING, 0 },
+        { PVDC_HS_HTIMING, 0xffffffff },
+        { PVDC_HS_VTIMING, PVDC_XY(MODE_H, MODE_H - 1) },
+        { PVDC_HS_VSYNC, PVDC_XY(MODE_VTOTAL, MODE_H) },
+    };
+    unsigned int primary;
+    PVDCSnapshot before;
+    PVDCTest t;
+    int i;
+
+    /* No PIT: the slowest mode's first vblank is 49.7 days away. */
+    pvdc_test_start_with(&t, NULL, "-machine pit=off");
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_snapshot_active(&t, &before);
+
+    for (i = 0; i < ARRAY_SIZE(plane_cases); i++) {
+        uint32_t good =
+            pvdc_rd(&t, PVDC_PLANE_SHADOW(primary) + plane_cases[i].reg);
+
+        pvdc_wr_plane(&t, primary, plane_cases[i].reg, plane_cases[i].val);
+        pvdc_doorbell(&t, 0);
+        g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                        pvdc_result_of(plane_cases[i].code, primary));
+        pvdc_assert_active_is(&t, &before);
+        pvdc_wr_plane(&t, primary, plane_cases[i].reg, good);
+    }
+
+    for (i = 0; i < ARRAY_SIZE(mode_cases); i++) {
+        pvdc_write_mode(&t, 1, CLOCK_1MS);
+        pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + mode_cases[i].reg, mode_cases[i].val);
+        pvdc_doorbell(&t, 1);
+        g_assert_cmphex(pvdc_wait_outcome(&t, 1, 0), ==,
+                        pvdc_head_result(PVDC_ERR_MODE));
+        pvdc_assert_active_is(&t, &before);
+        g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, 0);
+    }
+
+    /* The slowest mode there is still has a frame period and vblanks. */
+    pvdc_write_mode(&t, 1, CLOCK_1MS);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_HTIMING, PVDC_XY(MODE_W, 0xffff));
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_VTIMING, PVDC_XY(MODE_H, 0xffff));
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_PIXEL_CLOCK, 1);
+    pvdc_commit_enable(&t, 1);
+    g_assert_cmphex(pvdc_head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==,
+                    UINT32_MAX);
+
+    /* Garbage everywhere in BAR0: still the same device. */
+    for (uint32_t addr = 0; addr < PVDC_MMIO_SIZE; addr += 4) {
+        if (addr == PVDC_REG_MULTI_DOORBELL ||
+            (addr >= PVDC_HEAD_CONTROL_BASE &&
+             addr < PVDC_HEAD_SHADOW_BASE &&
+             (addr % PVDC_HEAD_STRIDE) == PVDC_HEAD_DOORBELL)) {
+            continue;
+        }
+        if (addr % 64 == 0 || addr >= PVDC_EDID_BASE) {
+            pvdc_wr(&t, addr, 0xffffffff);
+        }
+    }
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_ID), ==, PVDC_ID);
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_NUM_HEADS), ==, t.heads);
+    pvdc_test_stop(&t);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -2076,6 +2174,8 @@ int main(int argc, char **argv)
                    test_connector_values_are_refused);
     qtest_add_func("/pvdc/hostile/damage-scan-follows-the-lines-shown",
                    test_damage_scan_follows_the_lines_shown);
+    qtest_add_func("/pvdc/hostile/values-are-refused-device-stays-responsive",
+                   test_hostile_values_are_refused);
 
     return g_test_run();
 }
