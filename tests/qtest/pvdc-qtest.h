@@ -106,8 +106,13 @@ static inline uint32_t pvdc_head_ctl(PVDCTest *t, unsigned int head,
 }
 
 
+/*
+ * Enable @t's device, map its BARs and read its dimensions (heads,
+ * planes, VRAM size, largest mode) into @t.
+ */
 void pvdc_test_map(PVDCTest *t);
 
+/* @t for the pvdc at 04.0 of the machine @qts, mapped. */
 void pvdc_test_attach(PVDCTest *t, QTestState *qts);
 
 /*
@@ -116,12 +121,19 @@ void pvdc_test_attach(PVDCTest *t, QTestState *qts);
  */
 QTestState *pvdc_test_spawn(const char *props, const char *extra);
 
+/*
+ * Start a machine as pvdc_test_spawn() does and attach @t to it; the
+ * qtest clock stands at 1 ns.
+ */
 void pvdc_test_start_with(PVDCTest *t, const char *props, const char *extra);
 
+/* pvdc_test_start_with() and nothing more on the command line. */
 void pvdc_test_start(PVDCTest *t, const char *props);
 
+/* Free what pvdc_test_attach() allocated; the machine keeps running. */
 void pvdc_test_detach(PVDCTest *t);
 
+/* Detach @t and quit its machine. */
 void pvdc_test_stop(PVDCTest *t);
 
 static inline int64_t pvdc_now_ns(PVDCTest *t)
@@ -129,6 +141,7 @@ static inline int64_t pvdc_now_ns(PVDCTest *t)
     return t->now;
 }
 
+/* Move the qtest clock to @when, never backwards. */
 void pvdc_step_to(PVDCTest *t, int64_t when);
 
 /* Up to the next timer deadline of the machine. */
@@ -155,10 +168,13 @@ void pvdc_rd_block(PVDCTest *t, uint64_t reg, uint32_t *val,
                    unsigned int count);
 
 
+/* The active windows of every head and plane, into @snap. */
 void pvdc_snapshot_active(PVDCTest *t, PVDCSnapshot *snap);
 
+/* The shadow windows of every head and plane, into @snap. */
 void pvdc_snapshot_shadow(PVDCTest *t, PVDCSnapshot *snap);
 
+/* The active windows are exactly @expected. */
 void pvdc_assert_active_is(PVDCTest *t, const PVDCSnapshot *expected);
 
 static inline void pvdc_doorbell(PVDCTest *t, unsigned int head)
@@ -166,6 +182,7 @@ static inline void pvdc_doorbell(PVDCTest *t, unsigned int head)
     pvdc_wr(t, PVDC_HEAD_CONTROL(head) + PVDC_HEAD_DOORBELL, 1);
 }
 
+/* The time of @head's last vblank (VBLANK_TIME), in ns. */
 uint64_t pvdc_vblank_time(PVDCTest *t, unsigned int head);
 
 /* To the next vblank of @head, an enabled head. */
@@ -256,10 +273,11 @@ uint64_t pvdc_statistic_of(QTestState *qts, const char *id, const char *name);
 /* A read-only statistic of the device under test (pvdc0). */
 uint64_t pvdc_statistic(QTestState *qts, const char *name);
 
+/* How often the device's timers have fired (x-timer-callbacks). */
 uint64_t pvdc_timer_callbacks(PVDCTest *t);
 
+/* Set property @prop of the device under test (qom-set). */
 void pvdc_qom_set_uint(QTestState *qts, const char *prop, uint64_t value);
-
 void pvdc_qom_set_bool(QTestState *qts, const char *prop, bool value);
 
 /*
@@ -297,10 +315,14 @@ void pvdc_test_migrate(PVDCTest *src, PVDCTest *dst, const char *props,
 void pvdc_write_bind_table(PVDCTest *t, uint64_t table, const uint64_t *entries,
                            size_t n);
 
-
+/*
+ * BIND [@addr, @addr + @size) of the device address space to the @n
+ * entries of the table at @table; returns BIND_STATUS.
+ */
 uint32_t pvdc_bind_range(PVDCTest *t, uint32_t addr, uint32_t size,
                          uint64_t table, uint32_t n);
 
+/* UNBIND [@addr, @addr + @size); returns BIND_STATUS. */
 uint32_t pvdc_unbind_range(PVDCTest *t, uint32_t addr, uint32_t size);
 
 /*
