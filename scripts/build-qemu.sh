@@ -21,10 +21,10 @@ help_and_exit_if_asked "$@"
 variant=qemu
 extra_cfg=()
 cc=(--cc=/usr/lib/ccache/gcc --cxx=/usr/lib/ccache/g++)
-targets=(qemu-system-x86_64 tests/qtest/pvdc-test tests/qtest/pvdc-model-test
-         tests/qtest/pvdc-compose-test tests/qtest/pvdc-hostile-test
-         tests/qtest/pvdc-migration-test tests/qtest/pvdc-lifetime-test
-         tests/qtest/pvdc-memory-test tests/qtest/pvdc-boot-test)
+# QEMU and the pvdc qtests, as tests/qtest/meson.build lists them.
+targets=(qemu-system-x86_64 $(grep -o "'pvdc[a-z-]*-test'" \
+         "$PVDC_ROOT/tests/qtest/meson.build" | tr -d "'" | sort -u |
+         sed 's|^|tests/qtest/|'))
 stamp=
 while [ $# -gt 0 ]; do
     case $1 in

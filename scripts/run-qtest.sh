@@ -3,7 +3,7 @@
 #
 #   run-qtest.sh QEMU_BUILD_DIR [TEST] [gtester args]
 #
-# TEST is the name of a binary in tests/qtest, pvdc-test by default.
+# TEST is the name of a binary in tests/qtest, pvdc-regs-test by default.
 set -euo pipefail
 case ${1:-} in
 -h | --help)
@@ -13,7 +13,7 @@ case ${1:-} in
 esac
 qemu_build=${1:?usage: run-qtest.sh QEMU_BUILD_DIR [TEST] [gtester args]}
 shift
-test=pvdc-test
+test=pvdc-regs-test
 if [ $# -gt 0 ] && [[ $1 != -* ]]; then
     test=$1
     shift

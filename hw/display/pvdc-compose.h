@@ -8,7 +8,7 @@
  * validated into a PVDCComposeScene and calls pvdc_compose() after a
  * commit is applied or VRAM is written.  docs/specs/pvdc.rst
  * ("Composition") says what the picture is, pixel for pixel;
- * bench/compose-check.c holds the engine to it.
+ * tests/unit/test-pvdc-compose.c holds the engine to it.
  *
  * Zero is today's behaviour for every field added since the first
  * device: no chroma plane, BT.601 limited range, no colour pipeline.

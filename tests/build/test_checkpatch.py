@@ -2,8 +2,8 @@
 """checkpatch finds nothing in the device, the qtests and the driver (TAP).
 
 QEMU's scripts/checkpatch.pl (from the QEMU source the project builds) on
-every device, header and qtest file and on every patch of the upstream
-series (scripts/graft-qemu.py --diff), and the kernel's checkpatch.pl
+every device, header, qtest and unit test file and on every patch of the
+upstream series (scripts/graft-qemu.py --diff), and the kernel's checkpatch.pl
 --strict (Debian's linux-source-6.12, scripts/fetch-checkpatch.sh) on
 every file of the driver.  One case per file or patch; any error,
 warning or (kernel) check fails it, unless checkpatch-exceptions in this
@@ -26,7 +26,7 @@ from pvdc_paths import ROOT  # noqa: E402
 EXCEPTIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                           "checkpatch-exceptions")
 QEMU_FILES = ["hw/display/pvdc*.[ch]", "include/hw/display/pvdc*.h",
-              "tests/qtest/pvdc*.[ch]"]
+              "tests/qtest/pvdc*.[ch]", "tests/unit/*.c"]
 # The driver: what would go to drivers/gpu/drm/pvdc/.  The in-guest test
 # programs under guest-driver/tests are user space.
 KERNEL_FILES = ["guest-driver/*.[ch]"]

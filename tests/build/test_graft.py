@@ -101,8 +101,9 @@ def main():
         case("the qtests are added for x86_64 only, after the lists, the "
              "extra sources and the slow tests are defined",
              text.index("qtests_x86_64 = qtests_i386") <
-             text.index("qtests = {}") < text.index("qtests_x86_64 += ") <
-             text.index("pvdc-test") < text.index("qtest_executables = {}"),
+             text.index("qtests = {}") < text.index("pvdc-regs-test") <
+             text.index("qtests_x86_64 += ") <
+             text.index("qtest_executables = {}"),
              text)
 
         with open(os.path.join(tree, "docs/specs/index.rst")) as f:

@@ -127,7 +127,7 @@ static void boot_setup(QTestState *qts)
 static void assert_boot_shown(QTestState *qts, uint32_t seed)
 {
     int w, h;
-    g_autofree uint32_t *pixels = screendump(qts, 0, &w, &h);
+    g_autofree uint32_t *pixels = pvdc_screendump(qts, 0, &w, &h);
 
     g_assert_cmpint(w, ==, BOOT_W);
     g_assert_cmpint(h, ==, BOOT_H);
@@ -142,7 +142,7 @@ static void assert_boot_shown(QTestState *qts, uint32_t seed)
 static void assert_head_blank(QTestState *qts, unsigned int head)
 {
     int w, h;
-    g_autofree uint32_t *pixels = screendump(qts, head, &w, &h);
+    g_autofree uint32_t *pixels = pvdc_screendump(qts, head, &w, &h);
 
     g_assert_cmpint(w, ==, BLANK_W);
     g_assert_cmpint(h, ==, BLANK_H);
@@ -160,7 +160,7 @@ static void assert_blank(QTestState *qts)
 static void assert_head_shown(QTestState *qts)
 {
     int w, h;
-    g_autofree uint32_t *pixels = screendump(qts, 0, &w, &h);
+    g_autofree uint32_t *pixels = pvdc_screendump(qts, 0, &w, &h);
 
     g_assert_cmpint(w, ==, MODE_W);
     g_assert_cmpint(h, ==, MODE_H);
@@ -171,9 +171,9 @@ static void assert_head_shown(QTestState *qts)
 
 static void disable_head0(PVDCTest *t)
 {
-    wr_head(t, 0, PVDC_HS_CTRL, 0);
-    wr_plane(t, plane_of(t, 0, PRIMARY), PVDC_PS_CTRL, 0);
-    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_head(t, 0, PVDC_HS_CTRL, 0);
+    pvdc_wr_plane(t, pvdc_plane_of(t, 0, PRIMARY), PVDC_PS_CTRL, 0);
+    g_assert_cmphex(pvdc_commit(t, 0), ==, PVDC_RESULT_APPLIED);
 }
 
 static void test_firmware_picture_on_head0(void)
@@ -203,13 +203,13 @@ static void test_first_enabled_head_ends_it(void)
     boot_setup(t.qts);
     assert_boot_shown(t.qts, 1);
     /* Head 1 drives connector 1: connector 0's boot display ends too. */
-    enable_head(&t, 1, CLOCK_1MS);
+    pvdc_enable_head(&t, 1, CLOCK_1MS);
     assert_blank(t.qts);
-    wr_head(&t, 1, PVDC_HS_CTRL, 0);
-    wr_plane(&t, plane_of(&t, 1, PRIMARY), PVDC_PS_CTRL, 0);
-    g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_head(&t, 1, PVDC_HS_CTRL, 0);
+    pvdc_wr_plane(&t, pvdc_plane_of(&t, 1, PRIMARY), PVDC_PS_CTRL, 0);
+    g_assert_cmphex(pvdc_commit(&t, 1), ==, PVDC_RESULT_APPLIED);
 
-    enable_head(&t, 0, CLOCK_1MS);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
     assert_head_shown(t.qts);
     /* Disabled again, or set up again: the device never reads it again. */
     disable_head0(&t);
@@ -227,7 +227,7 @@ static void test_reset_brings_it_back(void)
     pvdc_test_start(&t, NULL);
     boot_draw(t.qts, 1);
     boot_setup(t.qts);
-    enable_head(&t, 0, CLOCK_1MS);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
     assert_head_shown(t.qts);
 
     qtest_system_reset(t.qts);
@@ -247,7 +247,7 @@ static void test_ramfb_off_has_none(void)
 
     pvdc_test_start(&t, "ramfb=off");
     g_assert_cmpuint(fw_cfg_file_select(t.qts, RAMFB_FILE), ==, 0);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_BOOT_DISPLAY,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_BOOT_DISPLAY,
                     ==, 0);
     assert_blank(t.qts);
     pvdc_test_stop(&t);
@@ -272,16 +272,16 @@ static void test_features_name_the_device_with_it(void)
 
     /* The first pvdc has it, the second goes without. */
     pvdc_test_start_with(&t, NULL, "-device pvdc,id=pvdc1,addr=05.0");
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_BOOT_DISPLAY,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_BOOT_DISPLAY,
                     ==, PVDC_FEATURE_BOOT_DISPLAY);
     g_assert_cmphex(features_in_slot(&t, 5) & PVDC_FEATURE_BOOT_DISPLAY,
                     ==, 0);
     /* Whether it shows or not: a driver reloaded later takes it over. */
     boot_draw(t.qts, 1);
     boot_setup(t.qts);
-    enable_head(&t, 0, CLOCK_1MS);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
     assert_head_shown(t.qts);
-    g_assert_cmphex(rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_BOOT_DISPLAY,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_FEATURES) & PVDC_FEATURE_BOOT_DISPLAY,
                     ==, PVDC_FEATURE_BOOT_DISPLAY);
     pvdc_test_stop(&t);
 }
@@ -347,7 +347,7 @@ static void test_migration_keeps_the_picture(void)
     /* The destination's companion goes on as the source's did. */
     boot_draw(dst.qts, 2);
     assert_boot_shown(dst.qts, 2);
-    enable_head(&dst, 0, CLOCK_1MS);
+    pvdc_enable_head(&dst, 0, CLOCK_1MS);
     assert_head_shown(dst.qts);
 
     /* Over on the source: over on the destination. */

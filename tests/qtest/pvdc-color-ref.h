@@ -1,9 +1,9 @@
 /*
  * Reference model of a head's colour pipeline, written from
  * docs/specs/pvdc.rst ("Colour pipeline") in floating point and 128-bit
- * integers, sharing no code with the device.  bench/compose-check.c holds
- * the engine to it; the compose qtest holds the device, through its
- * registers, to it.
+ * integers, sharing no code with the device.  The unit test
+ * tests/unit/test-pvdc-compose.c holds the engine to it; the compose qtest
+ * holds the device, through its registers, to it.
  *
  * Copyright (c) 2026 The pvdc authors
  *

@@ -123,8 +123,8 @@ static void start_with(T *t, const char *props, const char *extra, bool crc)
     pvdc_test_start_with(&t->p, all, extra);
     t->shadow = g_malloc0(SHADOW_VRAM);
     for (unsigned int head = 0; crc && head < 2; head++) {
-        wr(&t->p, PVDC_HEAD_CONTROL(head) + PVDC_HEAD_CRC_CTRL,
-           PVDC_CRC_CTRL_ENABLE);
+        pvdc_wr(&t->p, PVDC_HEAD_CONTROL(head) + PVDC_HEAD_CRC_CTRL,
+                PVDC_CRC_CTRL_ENABLE);
     }
 }
 
@@ -161,23 +161,23 @@ static void write_tplane(T *t, unsigned int head, const TPlane *p)
 {
     uint64_t base = PVDC_PLANE_SHADOW(plane_index(head, p->slot));
 
-    wr(&t->p, base + PVDC_PS_HEAD, head);
-    wr(&t->p, base + PVDC_PS_FORMAT, p->format);
-    wr(&t->p, base + PVDC_PS_FB_OFFSET, FB_BASE(p->fb));
-    wr(&t->p, base + PVDC_PS_FB_PITCH, p->pitch);
-    wr(&t->p, base + PVDC_PS_FB_SIZE, PVDC_XY(p->fb_w, p->fb_h));
-    wr(&t->p, base + PVDC_PS_SRC_X, p->src_x);
-    wr(&t->p, base + PVDC_PS_SRC_Y, p->src_y);
-    wr(&t->p, base + PVDC_PS_SRC_W, p->src_w);
-    wr(&t->p, base + PVDC_PS_SRC_H, p->src_h);
-    wr(&t->p, base + PVDC_PS_DST_POS, PVDC_XY(p->dst_x, p->dst_y));
-    wr(&t->p, base + PVDC_PS_DST_SIZE, PVDC_XY(p->dst_w, p->dst_h));
-    wr(&t->p, base + PVDC_PS_ZPOS, p->zpos);
-    wr(&t->p, base + PVDC_PS_ALPHA, p->alpha);
-    wr(&t->p, base + PVDC_PS_HOTSPOT, p->hotspot);
-    wr(&t->p, base + PVDC_PS_CHROMA_OFFSET, CHROMA_BASE(p->fb));
-    wr(&t->p, base + PVDC_PS_CHROMA_PITCH, p->chroma_pitch);
-    wr(&t->p, base + PVDC_PS_CTRL, p->ctrl | PVDC_PS_CTRL_ENABLE);
+    pvdc_wr(&t->p, base + PVDC_PS_HEAD, head);
+    pvdc_wr(&t->p, base + PVDC_PS_FORMAT, p->format);
+    pvdc_wr(&t->p, base + PVDC_PS_FB_OFFSET, FB_BASE(p->fb));
+    pvdc_wr(&t->p, base + PVDC_PS_FB_PITCH, p->pitch);
+    pvdc_wr(&t->p, base + PVDC_PS_FB_SIZE, PVDC_XY(p->fb_w, p->fb_h));
+    pvdc_wr(&t->p, base + PVDC_PS_SRC_X, p->src_x);
+    pvdc_wr(&t->p, base + PVDC_PS_SRC_Y, p->src_y);
+    pvdc_wr(&t->p, base + PVDC_PS_SRC_W, p->src_w);
+    pvdc_wr(&t->p, base + PVDC_PS_SRC_H, p->src_h);
+    pvdc_wr(&t->p, base + PVDC_PS_DST_POS, PVDC_XY(p->dst_x, p->dst_y));
+    pvdc_wr(&t->p, base + PVDC_PS_DST_SIZE, PVDC_XY(p->dst_w, p->dst_h));
+    pvdc_wr(&t->p, base + PVDC_PS_ZPOS, p->zpos);
+    pvdc_wr(&t->p, base + PVDC_PS_ALPHA, p->alpha);
+    pvdc_wr(&t->p, base + PVDC_PS_HOTSPOT, p->hotspot);
+    pvdc_wr(&t->p, base + PVDC_PS_CHROMA_OFFSET, CHROMA_BASE(p->fb));
+    pvdc_wr(&t->p, base + PVDC_PS_CHROMA_PITCH, p->chroma_pitch);
+    pvdc_wr(&t->p, base + PVDC_PS_CTRL, p->ctrl | PVDC_PS_CTRL_ENABLE);
 }
 
 /* A LUT of @size entries into VRAM at @offset, little-endian. */
@@ -204,11 +204,11 @@ static void write_color(T *t, unsigned int head, const TColor *c)
         ctm[i] = cpu_to_le64(c->ctm[i]);
     }
     qpci_memwrite(t->p.dev, t->p.vram, COLOR_CTM, ctm, sizeof(ctm));
-    wr(&t->p, hs + PVDC_HS_DEGAMMA_LUT, COLOR_DEGAMMA);
-    wr(&t->p, hs + PVDC_HS_CTM, COLOR_CTM);
-    wr(&t->p, hs + PVDC_HS_GAMMA_LUT, COLOR_GAMMA);
-    wr(&t->p, hs + PVDC_HS_LUT_SIZES,
-       PVDC_XY(c->degamma_size, c->gamma_size));
+    pvdc_wr(&t->p, hs + PVDC_HS_DEGAMMA_LUT, COLOR_DEGAMMA);
+    pvdc_wr(&t->p, hs + PVDC_HS_CTM, COLOR_CTM);
+    pvdc_wr(&t->p, hs + PVDC_HS_GAMMA_LUT, COLOR_GAMMA);
+    pvdc_wr(&t->p, hs + PVDC_HS_LUT_SIZES,
+            PVDC_XY(c->degamma_size, c->gamma_size));
 }
 
 /*
@@ -223,31 +223,32 @@ static uint32_t try_commit_scene(T *t, unsigned int head,
     unsigned int i;
     uint32_t result;
 
-    wr(&t->p, hs + PVDC_HS_HTIMING, PVDC_XY(MODE_W, MODE_HTOTAL));
-    wr(&t->p, hs + PVDC_HS_HSYNC, PVDC_XY(MODE_W + 2, MODE_W + 6));
-    wr(&t->p, hs + PVDC_HS_VTIMING, PVDC_XY(MODE_H, MODE_VTOTAL));
-    wr(&t->p, hs + PVDC_HS_VSYNC, PVDC_XY(MODE_H + 1, MODE_H + 2));
-    wr(&t->p, hs + PVDC_HS_PIXEL_CLOCK, CLOCK_1MS);
-    wr(&t->p, hs + PVDC_HS_BACKGROUND, scene->background);
+    pvdc_wr(&t->p, hs + PVDC_HS_HTIMING, PVDC_XY(MODE_W, MODE_HTOTAL));
+    pvdc_wr(&t->p, hs + PVDC_HS_HSYNC, PVDC_XY(MODE_W + 2, MODE_W + 6));
+    pvdc_wr(&t->p, hs + PVDC_HS_VTIMING, PVDC_XY(MODE_H, MODE_VTOTAL));
+    pvdc_wr(&t->p, hs + PVDC_HS_VSYNC, PVDC_XY(MODE_H + 1, MODE_H + 2));
+    pvdc_wr(&t->p, hs + PVDC_HS_PIXEL_CLOCK, CLOCK_1MS);
+    pvdc_wr(&t->p, hs + PVDC_HS_BACKGROUND, scene->background);
     if (scene->color) {
         write_color(t, head, scene->color);
     }
     if (scene->wb) {
-        wr(&t->p, hs + PVDC_HS_WB_FORMAT, scene->wb->format);
-        wr(&t->p, hs + PVDC_HS_WB_OFFSET, WB_BASE);
-        wr(&t->p, hs + PVDC_HS_WB_PITCH, scene->wb->pitch);
+        pvdc_wr(&t->p, hs + PVDC_HS_WB_FORMAT, scene->wb->format);
+        pvdc_wr(&t->p, hs + PVDC_HS_WB_OFFSET, WB_BASE);
+        pvdc_wr(&t->p, hs + PVDC_HS_WB_PITCH, scene->wb->pitch);
     }
-    wr(&t->p, hs + PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE |
-       (scene->color ? scene->color->stages : 0) |
-       (scene->wb ? PVDC_HS_CTRL_WRITEBACK : 0));
+    pvdc_wr(&t->p, hs + PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE |
+            (scene->color ? scene->color->stages : 0) |
+            (scene->wb ? PVDC_HS_CTRL_WRITEBACK : 0));
     for (i = 0; i < SLOTS; i++) {
-        wr(&t->p, PVDC_PLANE_SHADOW(plane_index(head, i)) + PVDC_PS_CTRL, 0);
+        pvdc_wr(&t->p, PVDC_PLANE_SHADOW(plane_index(head, i)) + PVDC_PS_CTRL,
+                0);
     }
     for (i = 0; i < scene->num_planes; i++) {
         write_tplane(t, head, &scene->planes[i]);
     }
 
-    result = commit(&t->p, head);
+    result = pvdc_commit(&t->p, head);
     t->head_on[head] |= result == PVDC_RESULT_APPLIED;
     return result;
 }
@@ -262,13 +263,13 @@ static void commit_scene(T *t, unsigned int head, const TScene *scene)
 /* The CRC of the frame that starts at the next vblank of @head. */
 static uint32_t next_frame_crc(T *t, unsigned int head)
 {
-    uint32_t count = head_ctl(&t->p, head, PVDC_HEAD_VBLANK_COUNT);
+    uint32_t count = pvdc_head_ctl(&t->p, head, PVDC_HEAD_VBLANK_COUNT);
     uint32_t crc, frame;
 
-    step_to_next_vblank(&t->p, head);
-    g_assert_cmpuint(head_ctl(&t->p, head, PVDC_HEAD_VBLANK_COUNT), ==,
+    pvdc_step_to_next_vblank(&t->p, head);
+    g_assert_cmpuint(pvdc_head_ctl(&t->p, head, PVDC_HEAD_VBLANK_COUNT), ==,
                      count + 1);
-    crc = frame_crc(&t->p, head, &frame);
+    crc = pvdc_read_crc(&t->p, head, &frame);
     g_assert_cmpuint(frame, ==, count + 1);
     return crc;
 }
@@ -746,7 +747,7 @@ static void check_scene(T *t, const TScene *scene)
         g_autofree uint32_t *got = NULL;
         int w, h;
 
-        got = screendump(t->p.qts, 0, &w, &h);
+        got = pvdc_screendump(t->p.qts, 0, &w, &h);
         g_assert_cmpint(w, ==, MODE_W);
         g_assert_cmpint(h, ==, MODE_H);
         assert_pictures_equal(got, want, 0);
@@ -1118,7 +1119,7 @@ static void test_bilinear_upscale_is_within_tolerance(void)
             want[y * MODE_W + x] = px;
         }
     }
-    got = screendump(t.p.qts, 0, &w, &h);
+    got = pvdc_screendump(t.p.qts, 0, &w, &h);
     g_assert_cmpint(w, ==, MODE_W);
     g_assert_cmpint(h, ==, MODE_H);
     assert_pictures_equal(got, want, 2);
@@ -1158,7 +1159,7 @@ static void test_two_heads_match_pixel_by_pixel(void)
         g_autofree uint32_t *got = NULL;
         int w, hh;
 
-        got = screendump(t.p.qts, h, &w, &hh);
+        got = pvdc_screendump(t.p.qts, h, &w, &hh);
         g_assert_cmpint(w, ==, MODE_W);
         g_assert_cmpint(hh, ==, MODE_H);
         reference(&t, &scene[h], want);
@@ -1177,7 +1178,7 @@ static void assert_screen_is(T *t, unsigned int head, const TScene *scene)
     g_autofree uint32_t *got = NULL;
     int w, h;
 
-    got = screendump(t->p.qts, head, &w, &h);
+    got = pvdc_screendump(t->p.qts, head, &w, &h);
     g_assert_cmpint(w, ==, MODE_W);
     g_assert_cmpint(h, ==, MODE_H);
     reference(t, scene, want);
@@ -1198,7 +1199,7 @@ static void assert_screen_blank(T *t, unsigned int connector)
     g_autofree uint32_t *got = NULL;
     int w, h;
 
-    got = screendump(t->p.qts, connector, &w, &h);
+    got = pvdc_screendump(t->p.qts, connector, &w, &h);
     g_assert_cmpint(w * h, >, 0);
     g_assert_cmpint(w, !=, MODE_W);
     for (int i = 0; i < w * h; i++) {
@@ -1234,7 +1235,7 @@ static void test_idle_guest_costs_no_composition(void)
     g_assert_cmpuint(n, ==, 1);
 
     for (int i = 0; i < 5; i++) {
-        step_to(&t.p, t.p.now + 10 * SCALE_MS);
+        pvdc_step_to(&t.p, t.p.now + 10 * SCALE_MS);
         assert_screen_is(&t, 0, &scene);
     }
     g_assert_cmpuint(compositions(&t, 0), ==, n);
@@ -1385,12 +1386,12 @@ static void test_ycbcr_is_composed_and_its_chroma_tracked(void)
 /* The mode of @w x @h on head 0, a frame of 16 ms, shown by @p alone. */
 static uint32_t commit_large(T *t, uint32_t w, uint32_t h, const TPlane *p)
 {
-    write_mode_sized(&t->p, 0, w, h, w, h, w * h / 16);
+    pvdc_write_mode_sized(&t->p, 0, w, h, w, h, w * h / 16);
     for (unsigned int i = 0; i < SLOTS; i++) {
-        wr(&t->p, PVDC_PLANE_SHADOW(plane_index(0, i)) + PVDC_PS_CTRL, 0);
+        pvdc_wr(&t->p, PVDC_PLANE_SHADOW(plane_index(0, i)) + PVDC_PS_CTRL, 0);
     }
     write_tplane(t, 0, p);
-    return commit(&t->p, 0);
+    return pvdc_commit(&t->p, 0);
 }
 
 /*
@@ -1416,8 +1417,8 @@ static void test_tiny_source_fills_the_largest_mode(void)
     T t;
 
     start(&t, "max-width=1920,max-height=1080", false);
-    g_assert_cmphex(rd(&t.p, PVDC_REG_MAX_SIZE), ==, PVDC_XY(w, h));
-    g_assert_cmphex(rd(&t.p, PVDC_REG_SCALE_LIMITS) >>
+    g_assert_cmphex(pvdc_rd(&t.p, PVDC_REG_MAX_SIZE), ==, PVDC_XY(w, h));
+    g_assert_cmphex(pvdc_rd(&t.p, PVDC_REG_SCALE_LIMITS) >>
                     PVDC_SCALE_MAX_UPSCALE_SHIFT & PVDC_SCALE_FACTOR_MASK,
                     ==, 0);
 
@@ -1442,7 +1443,7 @@ static void test_tiny_source_fills_the_largest_mode(void)
                 p.ctrl = ctrls[c];
                 g_assert_cmphex(commit_large(&t, w, h, &p), ==,
                                 PVDC_RESULT_APPLIED);
-                got = screendump(t.p.qts, 0, &gw, &gh);
+                got = pvdc_screendump(t.p.qts, 0, &gw, &gh);
                 g_assert_cmpint(gw, ==, w);
                 g_assert_cmpint(gh, ==, h);
                 if (ctrls[c] & PVDC_PS_CTRL_FILTER_BILINEAR) {
@@ -1469,8 +1470,8 @@ static void test_tiny_source_fills_the_largest_mode(void)
     p = plane(&t, OVERLAY(0), PVDC_FMT_XRGB8888, 0, 100, 20, 0, 0, 0);
     p.dst_w = 20;
     g_assert_cmphex(commit_large(&t, w, h, &p), ==,
-                    result_of(PVDC_ERR_SCALE_RATIO,
-                              plane_index(0, OVERLAY(0))));
+                    pvdc_result_of(PVDC_ERR_SCALE_RATIO,
+                                   plane_index(0, OVERLAY(0))));
     p.dst_w = 25;
     g_assert_cmphex(commit_large(&t, w, h, &p), ==, PVDC_RESULT_APPLIED);
     g_rand_free(rng);
@@ -1493,18 +1494,18 @@ static void test_crc_frame_follows_vblank_count(void)
     reference(&t, &scene, want);
     crc = pvdc_frame_crc(want, MODE_W * MODE_H);
     commit_scene(&t, 0, &scene);
-    g_assert_cmphex(head_ctl(&t.p, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
-    g_assert_cmpuint(head_ctl(&t.p, 0, PVDC_HEAD_CRC_FRAME), ==,
-                     head_ctl(&t.p, 0, PVDC_HEAD_VBLANK_COUNT));
+    g_assert_cmphex(pvdc_head_ctl(&t.p, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
+    g_assert_cmpuint(pvdc_head_ctl(&t.p, 0, PVDC_HEAD_CRC_FRAME), ==,
+                     pvdc_head_ctl(&t.p, 0, PVDC_HEAD_VBLANK_COUNT));
     g_assert_cmphex(next_frame_crc(&t, 0), ==, crc);
     g_assert_cmphex(next_frame_crc(&t, 0), ==, crc);
 
     /* off: the last value stays, nothing more is captured */
-    wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
-    step_to(&t.p, t.p.now + 10 * SCALE_MS);
-    g_assert_cmphex(head_ctl(&t.p, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
-    g_assert_cmpuint(head_ctl(&t.p, 0, PVDC_HEAD_CRC_FRAME), <,
-                     head_ctl(&t.p, 0, PVDC_HEAD_VBLANK_COUNT));
+    pvdc_wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
+    pvdc_step_to(&t.p, t.p.now + 10 * SCALE_MS);
+    g_assert_cmphex(pvdc_head_ctl(&t.p, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
+    g_assert_cmpuint(pvdc_head_ctl(&t.p, 0, PVDC_HEAD_CRC_FRAME), <,
+                     pvdc_head_ctl(&t.p, 0, PVDC_HEAD_VBLANK_COUNT));
     stop(&t);
 }
 
@@ -1526,7 +1527,7 @@ static void test_host_cursor_is_not_composed(void)
     g_assert_cmphex(next_frame_crc(&t, 0), ==,
                     pvdc_frame_crc(want, MODE_W * MODE_H));
 
-    wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
+    pvdc_wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
     without = scene;
     without.num_planes--;
     g_assert_cmpuint(scene.planes[without.num_planes].slot, ==, CURSOR);
@@ -1549,10 +1550,11 @@ static void test_host_cursor_is_not_composed(void)
 static void disable_head(T *t, unsigned int head)
 {
     for (unsigned int i = 0; i < SLOTS; i++) {
-        wr(&t->p, PVDC_PLANE_SHADOW(plane_index(head, i)) + PVDC_PS_CTRL, 0);
+        pvdc_wr(&t->p, PVDC_PLANE_SHADOW(plane_index(head, i)) + PVDC_PS_CTRL,
+                0);
     }
-    wr(&t->p, PVDC_HEAD_SHADOW(head) + PVDC_HS_CTRL, 0);
-    g_assert_cmphex(commit(&t->p, head), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr(&t->p, PVDC_HEAD_SHADOW(head) + PVDC_HS_CTRL, 0);
+    g_assert_cmphex(pvdc_commit(&t->p, head), ==, PVDC_RESULT_APPLIED);
     t->head_on[head] = false;
 }
 
@@ -1560,7 +1562,7 @@ static void disable_head(T *t, unsigned int head)
 static void commit_routed(T *t, unsigned int head, uint32_t connector,
                           const TScene *scene)
 {
-    wr(&t->p, PVDC_HEAD_SHADOW(head) + PVDC_HS_CONNECTOR, connector);
+    pvdc_wr(&t->p, PVDC_HEAD_SHADOW(head) + PVDC_HS_CONNECTOR, connector);
     commit_scene(t, head, scene);
 }
 
@@ -1620,12 +1622,12 @@ static void test_console_takes_the_size_of_its_head(void)
     T t;
 
     start(&t, NULL, false);
-    write_mode_sized(&t.p, 1, MODE_W / 2, MODE_H / 2, MODE_HTOTAL,
-                     MODE_VTOTAL, CLOCK_1MS);
-    wr(&t.p, PVDC_HEAD_SHADOW(1) + PVDC_HS_BACKGROUND, 0x123456);
-    wr(&t.p, PVDC_HEAD_SHADOW(1) + PVDC_HS_CONNECTOR, 0);
-    g_assert_cmphex(commit(&t.p, 1), ==, PVDC_RESULT_APPLIED);
-    got = screendump(t.p.qts, 0, &w, &h);
+    pvdc_write_mode_sized(&t.p, 1, MODE_W / 2, MODE_H / 2, MODE_HTOTAL,
+                          MODE_VTOTAL, CLOCK_1MS);
+    pvdc_wr(&t.p, PVDC_HEAD_SHADOW(1) + PVDC_HS_BACKGROUND, 0x123456);
+    pvdc_wr(&t.p, PVDC_HEAD_SHADOW(1) + PVDC_HS_CONNECTOR, 0);
+    g_assert_cmphex(pvdc_commit(&t.p, 1), ==, PVDC_RESULT_APPLIED);
+    got = pvdc_screendump(t.p.qts, 0, &w, &h);
     g_assert_cmpint(w, ==, MODE_W / 2);
     g_assert_cmpint(h, ==, MODE_H / 2);
     for (int i = 0; i < w * h; i++) {
@@ -1710,7 +1712,7 @@ static void edid_preferred(T *t, unsigned int head, uint32_t *w, uint32_t *h)
     uint8_t edid[PVDC_EDID_SIZE];
 
     for (int i = 0; i < PVDC_EDID_SIZE; i += 4) {
-        stl_le_p(edid + i, rd(&t->p, PVDC_EDID(head) + i));
+        stl_le_p(edid + i, pvdc_rd(&t->p, PVDC_EDID(head) + i));
     }
     *w = edid[56] | (edid[58] >> 4) << 8;
     *h = edid[59] | (edid[61] >> 4) << 8;
@@ -1729,14 +1731,14 @@ static void test_hotplug_belongs_to_the_connector(void)
     start(&t, NULL, false);
     build_other_two_planes(&t, &scene);
     commit_routed(&t, 1, 0, &scene);
-    (void)rd(&t.p, PVDC_REG_INT_ACK);
+    (void)pvdc_rd(&t.p, PVDC_REG_INT_ACK);
 
-    qom_set_uint(t.p.qts, "head0-yres", 720);
-    g_assert_cmphex(rd(&t.p, PVDC_REG_INT_STATUS), ==,
+    pvdc_qom_set_uint(t.p.qts, "head0-yres", 720);
+    g_assert_cmphex(pvdc_rd(&t.p, PVDC_REG_INT_STATUS), ==,
                     PVDC_INT(0, PVDC_INT_HOTPLUG));
-    g_assert_cmphex(head_ctl(&t.p, 0, PVDC_HEAD_PREFERRED), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t.p, 0, PVDC_HEAD_PREFERRED), ==,
                     PVDC_XY(1024, 720));
-    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_PREFERRED), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t.p, 1, PVDC_HEAD_PREFERRED), ==,
                     PVDC_XY(1024, 768));
     edid_preferred(&t, 0, &w, &h);
     g_assert_cmpuint(h, ==, 720);
@@ -1755,44 +1757,44 @@ static void test_hotplug_on_property_change(void)
     edid_preferred(&t, 1, &w, &h);
     g_assert_cmpuint(w, ==, 800);
     g_assert_cmpuint(h, ==, 600);
-    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_SUGGESTED_POS), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t.p, 1, PVDC_HEAD_SUGGESTED_POS), ==,
                     PVDC_XY(800, 0));
 
-    qom_set_uint(t.p.qts, "head1-xres", 1280);
-    qom_set_uint(t.p.qts, "head1-yres", 720);
-    g_assert_cmphex(rd(&t.p, PVDC_REG_INT_STATUS), ==,
+    pvdc_qom_set_uint(t.p.qts, "head1-xres", 1280);
+    pvdc_qom_set_uint(t.p.qts, "head1-yres", 720);
+    g_assert_cmphex(pvdc_rd(&t.p, PVDC_REG_INT_STATUS), ==,
                     PVDC_INT(1, PVDC_INT_HOTPLUG));
-    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_PREFERRED), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t.p, 1, PVDC_HEAD_PREFERRED), ==,
                     PVDC_XY(1280, 720));
     edid_preferred(&t, 1, &w, &h);
     g_assert_cmpuint(w, ==, 1280);
     g_assert_cmpuint(h, ==, 720);
     /* head 0 did not change */
-    g_assert_cmphex(head_ctl(&t.p, 0, PVDC_HEAD_PREFERRED), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t.p, 0, PVDC_HEAD_PREFERRED), ==,
                     PVDC_XY(800, 600));
     edid_preferred(&t, 0, &w, &h);
     g_assert_cmpuint(w, ==, 800);
 
     /* head 0 narrower: head 1, placed right of it, moves too */
-    wr(&t.p, PVDC_REG_INT_STATUS, rd(&t.p, PVDC_REG_INT_STATUS));
-    qom_set_uint(t.p.qts, "head0-xres", 640);
-    g_assert_cmphex(rd(&t.p, PVDC_REG_INT_STATUS), ==,
+    pvdc_wr(&t.p, PVDC_REG_INT_STATUS, pvdc_rd(&t.p, PVDC_REG_INT_STATUS));
+    pvdc_qom_set_uint(t.p.qts, "head0-xres", 640);
+    g_assert_cmphex(pvdc_rd(&t.p, PVDC_REG_INT_STATUS), ==,
                     PVDC_INT(0, PVDC_INT_HOTPLUG) |
                     PVDC_INT(1, PVDC_INT_HOTPLUG));
-    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_SUGGESTED_POS), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t.p, 1, PVDC_HEAD_SUGGESTED_POS), ==,
                     PVDC_XY(640, 0));
 
     /* an explicit position */
-    wr(&t.p, PVDC_REG_INT_STATUS, rd(&t.p, PVDC_REG_INT_STATUS));
-    qom_set_uint(t.p.qts, "head1-y", 600);
-    g_assert_cmphex(rd(&t.p, PVDC_REG_INT_STATUS), ==,
+    pvdc_wr(&t.p, PVDC_REG_INT_STATUS, pvdc_rd(&t.p, PVDC_REG_INT_STATUS));
+    pvdc_qom_set_uint(t.p.qts, "head1-y", 600);
+    g_assert_cmphex(pvdc_rd(&t.p, PVDC_REG_INT_STATUS), ==,
                     PVDC_INT(1, PVDC_INT_HOTPLUG));
-    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_SUGGESTED_POS), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t.p, 1, PVDC_HEAD_SUGGESTED_POS), ==,
                     PVDC_XY(640, 600));
 
     /* the same value again is no event; out of range is refused */
-    wr(&t.p, PVDC_REG_INT_STATUS, rd(&t.p, PVDC_REG_INT_STATUS));
-    qom_set_uint(t.p.qts, "head1-xres", 1280);
+    pvdc_wr(&t.p, PVDC_REG_INT_STATUS, pvdc_rd(&t.p, PVDC_REG_INT_STATUS));
+    pvdc_qom_set_uint(t.p.qts, "head1-xres", 1280);
     rsp = qtest_qmp(t.p.qts, "{ 'execute': 'qom-set', 'arguments': "
                     "{ 'path': %s, 'property': 'head1-xres', "
                     "'value': 100000 } }", PVDC_QOM_PATH);
@@ -1803,8 +1805,8 @@ static void test_hotplug_on_property_change(void)
                     "'value': 640 } }", PVDC_QOM_PATH);
     g_assert(qdict_haskey(rsp, "error"));
     qobject_unref(rsp);
-    g_assert_cmphex(rd(&t.p, PVDC_REG_INT_STATUS), ==, 0);
-    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_PREFERRED), ==,
+    g_assert_cmphex(pvdc_rd(&t.p, PVDC_REG_INT_STATUS), ==, 0);
+    g_assert_cmphex(pvdc_head_ctl(&t.p, 1, PVDC_HEAD_PREFERRED), ==,
                     PVDC_XY(1280, 720));
     stop(&t);
 }
@@ -1821,18 +1823,18 @@ static void test_migration_keeps_connectors_and_crc(void)
     build_two_planes(&src, &scene);
     commit_scene(&src, 0, &scene);
     crc = next_frame_crc(&src, 0);
-    frame = head_ctl(&src.p, 0, PVDC_HEAD_CRC_FRAME);
-    qom_set_uint(src.p.qts, "head1-xres", 1280);
-    qom_set_uint(src.p.qts, "head1-y", 100);
-    step_to(&src.p, src.p.now + 1);
+    frame = pvdc_head_ctl(&src.p, 0, PVDC_HEAD_CRC_FRAME);
+    pvdc_qom_set_uint(src.p.qts, "head1-xres", 1280);
+    pvdc_qom_set_uint(src.p.qts, "head1-y", 100);
+    pvdc_step_to(&src.p, src.p.now + 1);
     pvdc_test_migrate(&src.p, &dst.p, props, NULL);
     dst.shadow = g_malloc0(SHADOW_VRAM);
 
-    g_assert_cmphex(head_ctl(&dst.p, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
-    g_assert_cmpuint(head_ctl(&dst.p, 0, PVDC_HEAD_CRC_FRAME), ==, frame);
-    g_assert_cmphex(head_ctl(&dst.p, 1, PVDC_HEAD_PREFERRED), ==,
+    g_assert_cmphex(pvdc_head_ctl(&dst.p, 0, PVDC_HEAD_CRC_VALUE), ==, crc);
+    g_assert_cmpuint(pvdc_head_ctl(&dst.p, 0, PVDC_HEAD_CRC_FRAME), ==, frame);
+    g_assert_cmphex(pvdc_head_ctl(&dst.p, 1, PVDC_HEAD_PREFERRED), ==,
                     PVDC_XY(1280, 768));
-    g_assert_cmphex(head_ctl(&dst.p, 1, PVDC_HEAD_SUGGESTED_POS), ==,
+    g_assert_cmphex(pvdc_head_ctl(&dst.p, 1, PVDC_HEAD_SUGGESTED_POS), ==,
                     PVDC_XY(1024, 100));
     edid_preferred(&dst, 1, &w, &h);
     g_assert_cmpuint(w, ==, 1280);
@@ -1850,16 +1852,16 @@ static void test_per_head_properties_at_start(void)
     T t;
 
     start(&t, "head0-xres=640,head0-yres=480,head1-x=0,head1-y=480", false);
-    g_assert_cmphex(head_ctl(&t.p, 0, PVDC_HEAD_PREFERRED), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t.p, 0, PVDC_HEAD_PREFERRED), ==,
                     PVDC_XY(640, 480));
-    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_PREFERRED), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t.p, 1, PVDC_HEAD_PREFERRED), ==,
                     PVDC_XY(1024, 768));
-    g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_SUGGESTED_POS), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t.p, 1, PVDC_HEAD_SUGGESTED_POS), ==,
                     PVDC_XY(0, 480));
     edid_preferred(&t, 0, &w, &h);
     g_assert_cmpuint(w, ==, 640);
     g_assert_cmpuint(h, ==, 480);
-    g_assert_cmphex(rd(&t.p, PVDC_REG_INT_STATUS), ==, 0);
+    g_assert_cmphex(pvdc_rd(&t.p, PVDC_REG_INT_STATUS), ==, 0);
     stop(&t);
 }
 
@@ -2051,7 +2053,7 @@ static void test_color_known_lut(void)
     commit_scene(&t, 0, &scene);
     g_assert_cmphex(next_frame_crc(&t, 0), ==,
                     pvdc_frame_crc(want, MODE_W * MODE_H));
-    got = screendump(t.p.qts, 0, &w, &h);
+    got = pvdc_screendump(t.p.qts, 0, &w, &h);
     g_assert_cmpint(w * h, ==, MODE_W * MODE_H);
     assert_pictures_equal(got, want, 0);
     /* the background, 0x405060, where no plane covers it */
@@ -2084,23 +2086,24 @@ static void test_color_copied_at_the_doorbell(void)
     start(&t, NULL, true);
     build_two_planes(&t, &scene);
     commit_scene(&t, 0, &scene);
-    count = head_ctl(&t.p, 0, PVDC_HEAD_VBLANK_COUNT);
+    count = pvdc_head_ctl(&t.p, 0, PVDC_HEAD_VBLANK_COUNT);
 
     /* the inverting LUT at the doorbell, black before the latch point */
     c->stages = PVDC_HS_CTRL_GAMMA;
     c->gamma_size = 2;
     lut_invert(c->gamma);
     write_color(&t, 0, c);
-    wr(&t.p, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL,
-       PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_GAMMA);
-    doorbell(&t.p, 0);
+    pvdc_wr(&t.p, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL,
+            PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_GAMMA);
+    pvdc_doorbell(&t.p, 0);
     /* an amend with the same tables takes over what the doorbell made */
-    wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
+    pvdc_wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL,
+            PVDC_DOORBELL_AMEND);
     write_lut(&t, COLOR_GAMMA, black, 2);
-    g_assert_cmphex(wait_outcome(&t.p, 0, 2 * PERIOD_1MS), ==,
+    g_assert_cmphex(pvdc_wait_outcome(&t.p, 0, 2 * PERIOD_1MS), ==,
                     PVDC_RESULT_APPLIED);
     /* not a modeset: the timeline went on */
-    g_assert_cmpuint(head_ctl(&t.p, 0, PVDC_HEAD_VBLANK_COUNT), ==,
+    g_assert_cmpuint(pvdc_head_ctl(&t.p, 0, PVDC_HEAD_VBLANK_COUNT), ==,
                      count + 1);
     scene.color = c;
     assert_screen_is(&t, 0, &scene);
@@ -2113,11 +2116,12 @@ static void test_color_copied_at_the_doorbell(void)
     /* an amend copies again: black now, the curve after it */
     lut_curve(c->gamma, 2, 5);
     write_lut(&t, COLOR_GAMMA, black, 2);
-    doorbell(&t.p, 0);
+    pvdc_doorbell(&t.p, 0);
     write_lut(&t, COLOR_GAMMA, c->gamma, 2);
-    wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
+    pvdc_wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL,
+            PVDC_DOORBELL_AMEND);
     write_lut(&t, COLOR_GAMMA, black, 2);
-    g_assert_cmphex(wait_outcome(&t.p, 0, 2 * PERIOD_1MS), ==,
+    g_assert_cmphex(pvdc_wait_outcome(&t.p, 0, 2 * PERIOD_1MS), ==,
                     PVDC_RESULT_APPLIED);
     assert_screen_is(&t, 0, &scene);
 
@@ -2126,28 +2130,30 @@ static void test_color_copied_at_the_doorbell(void)
      * refused commit and an amend
      */
     write_lut(&t, COLOR_GAMMA, c->gamma, 2);
-    g_assert_cmphex(commit(&t.p, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_commit(&t.p, 0), ==, PVDC_RESULT_APPLIED);
     assert_screen_is(&t, 0, &scene);
-    wr(&t.p, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH, 1);
-    g_assert_cmphex(commit(&t.p, 0), ==,
-                    head_result(PVDC_ERR_BANDWIDTH_CHANGE));
+    pvdc_wr(&t.p, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH, 1);
+    g_assert_cmphex(pvdc_commit(&t.p, 0), ==,
+                    pvdc_head_result(PVDC_ERR_BANDWIDTH_CHANGE));
     assert_screen_is(&t, 0, &scene);
-    doorbell(&t.p, 0);
-    wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
-    g_assert_cmphex(wait_outcome(&t.p, 0, 2 * PERIOD_1MS), ==,
-                    head_result(PVDC_ERR_BANDWIDTH_CHANGE));
-    wr(&t.p, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH,
-       rd(&t.p, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BANDWIDTH));
-    doorbell(&t.p, 0);
-    wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
-    g_assert_cmphex(wait_outcome(&t.p, 0, 2 * PERIOD_1MS), ==,
+    pvdc_doorbell(&t.p, 0);
+    pvdc_wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL,
+            PVDC_DOORBELL_AMEND);
+    g_assert_cmphex(pvdc_wait_outcome(&t.p, 0, 2 * PERIOD_1MS), ==,
+                    pvdc_head_result(PVDC_ERR_BANDWIDTH_CHANGE));
+    pvdc_wr(&t.p, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH,
+            pvdc_rd(&t.p, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BANDWIDTH));
+    pvdc_doorbell(&t.p, 0);
+    pvdc_wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_DOORBELL,
+            PVDC_DOORBELL_AMEND);
+    g_assert_cmphex(pvdc_wait_outcome(&t.p, 0, 2 * PERIOD_1MS), ==,
                     PVDC_RESULT_APPLIED);
     assert_screen_is(&t, 0, &scene);
     g_assert_cmphex(next_frame_crc(&t, 0), ==, reference_crc(&t, &scene));
 
     /* and the pipeline goes when its bit does */
-    wr(&t.p, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
-    g_assert_cmphex(commit(&t.p, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr(&t.p, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    g_assert_cmphex(pvdc_commit(&t.p, 0), ==, PVDC_RESULT_APPLIED);
     scene.color = NULL;
     assert_screen_is(&t, 0, &scene);
     stop(&t);
@@ -2325,10 +2331,10 @@ static void assert_wb_is_the_frame(T *t, const TScene *scene)
     uint32_t frame;
     int w, h;
 
-    g_assert_cmphex(frame_crc(&t->p, 0, &frame), ==,
+    g_assert_cmphex(pvdc_read_crc(&t->p, 0, &frame), ==,
                     pvdc_frame_crc(got, MODE_W * MODE_H));
-    g_assert_cmpuint(frame, ==, head_ctl(&t->p, 0, PVDC_HEAD_DONE_FRAME));
-    shown = screendump(t->p.qts, 0, &w, &h);
+    g_assert_cmpuint(frame, ==, pvdc_head_ctl(&t->p, 0, PVDC_HEAD_DONE_FRAME));
+    shown = pvdc_screendump(t->p.qts, 0, &w, &h);
     g_assert_cmpint(w * h, ==, MODE_W * MODE_H);
     assert_pictures_equal(got, shown, 0);
     reference(t, scene, want);
@@ -2352,7 +2358,7 @@ static void test_wb_format(const void *opaque)
     scene.wb = &wb;
     wb_clear(&t);
     commit_scene(&t, 0, &scene);
-    g_assert_cmphex(rd(&t.p, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL) &
+    g_assert_cmphex(pvdc_rd(&t.p, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL) &
                     PVDC_HS_CTRL_WRITEBACK, ==, PVDC_HS_CTRL_WRITEBACK);
     assert_wb_is_the_frame(&t, &scene);
 
@@ -2390,8 +2396,8 @@ static void test_wb_written_once_at_the_latch(void)
     scene.planes[0] = plane(&t, PRIMARY, PVDC_FMT_XRGB8888, 0, MODE_W,
                             MODE_H, 0, 0, 0);
     fill_lines(&t, FB_BASE(0), MODE_PITCH, 4, MODE_W, MODE_H, 77);
-    step_to_next_vblank(&t.p, 0);
-    step_to_next_vblank(&t.p, 0);
+    pvdc_step_to_next_vblank(&t.p, 0);
+    pvdc_step_to_next_vblank(&t.p, 0);
     again = wb_read(&t, &wb);
     assert_pictures_equal(again, first, 0);
     g_free(again);
@@ -2400,9 +2406,9 @@ static void test_wb_written_once_at_the_latch(void)
     wb_clear(&t);
     scene.wb = NULL;
     commit_scene(&t, 0, &scene);
-    g_assert_cmphex(rd(&t.p, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==,
+    g_assert_cmphex(pvdc_rd(&t.p, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==,
                     PVDC_HS_CTRL_ENABLE);
-    step_to_next_vblank(&t.p, 0);
+    pvdc_step_to_next_vblank(&t.p, 0);
     assert_wb_untouched(&t);
 
     /* with it again: the frame as VRAM now has it */
@@ -2413,11 +2419,12 @@ static void test_wb_written_once_at_the_latch(void)
 
     /* refused (a plane rule): nothing written */
     wb_clear(&t);
-    wr(&t.p, primary + PVDC_PS_FB_OFFSET, 2);
-    doorbell(&t.p, 0);
-    g_assert_cmphex(wait_outcome(&t.p, 0, NANOSECONDS_PER_SECOND), ==,
-                    result_of(PVDC_ERR_OFFSET_ALIGN, plane_index(0, PRIMARY)));
-    step_to_next_vblank(&t.p, 0);
+    pvdc_wr(&t.p, primary + PVDC_PS_FB_OFFSET, 2);
+    pvdc_doorbell(&t.p, 0);
+    g_assert_cmphex(pvdc_wait_outcome(&t.p, 0, NANOSECONDS_PER_SECOND), ==,
+                    pvdc_result_of(PVDC_ERR_OFFSET_ALIGN,
+                                   plane_index(0, PRIMARY)));
+    pvdc_step_to_next_vblank(&t.p, 0);
     assert_wb_untouched(&t);
     stop(&t);
 }
@@ -2454,14 +2461,14 @@ static void test_wb_target_is_marked_dirty(void)
     wb_clear(&t);
     add(&shows_target, viewer);
     commit_scene(&t, 1, &shows_target);
-    before = screendump(t.p.qts, 1, &w, &h);
+    before = pvdc_screendump(t.p.qts, 1, &w, &h);
     g_assert_cmphex(before[MODE_W + 1], ==, 0xa5a5a5);
 
     build_wb_scene(&t, &scene, 0);
     scene.wb = &wb;
     commit_scene(&t, 0, &scene);
     written = wb_read(&t, &wb);
-    after = screendump(t.p.qts, 1, &w, &h);
+    after = pvdc_screendump(t.p.qts, 1, &w, &h);
     for (int y = 1; y < MODE_H; y++) {
         for (int x = 1; x < MODE_W; x++) {
             g_assert_cmphex(after[y * MODE_W + x], ==,
@@ -2499,7 +2506,7 @@ static void test_wb_budget_defers_the_latch(void)
     commit_scene(&t, 1, &small);
 
     /* 10 ms frames: each refills a tenth of what one writeback costs */
-    write_mode_sized(&t.p, 0, w, h, w, h, w * h / 10);
+    pvdc_write_mode_sized(&t.p, 0, w, h, w, h, w * h / 10);
     for (unsigned int slot = PRIMARY; slot < CURSOR; slot++) {
         TPlane p = plane(&t, slot, PVDC_FMT_XRGB8888, slot, 16, 16, 0, 0,
                          slot);
@@ -2508,56 +2515,57 @@ static void test_wb_budget_defers_the_latch(void)
         p.dst_h = h;
         write_tplane(&t, 0, &p);
     }
-    wr(&t.p, hs + PVDC_HS_WB_FORMAT, PVDC_FMT_XRGB8888);
-    wr(&t.p, hs + PVDC_HS_WB_OFFSET, WB_BASE);
-    wr(&t.p, hs + PVDC_HS_WB_PITCH, w * 4);
-    wr(&t.p, hs + PVDC_HS_CTRL,
-       PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
+    pvdc_wr(&t.p, hs + PVDC_HS_WB_FORMAT, PVDC_FMT_XRGB8888);
+    pvdc_wr(&t.p, hs + PVDC_HS_WB_OFFSET, WB_BASE);
+    pvdc_wr(&t.p, hs + PVDC_HS_WB_PITCH, w * 4);
+    pvdc_wr(&t.p, hs + PVDC_HS_CTRL,
+            PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
 
     for (unsigned int k = 0; k < commits; k++) {
         uint64_t written = compositions(&t, 0);
-        uint32_t seq = head_ctl(&t.p, 0, PVDC_HEAD_ARMED_SEQ) + 1;
-        uint32_t natural = head_ctl(&t.p, 0, PVDC_HEAD_VBLANK_COUNT) + 1;
+        uint32_t seq = pvdc_head_ctl(&t.p, 0, PVDC_HEAD_ARMED_SEQ) + 1;
+        uint32_t natural = pvdc_head_ctl(&t.p, 0, PVDC_HEAD_VBLANK_COUNT) + 1;
 
         qtest_writel(t.p.qts, t.p.vram.addr + WB_BASE, 0);
-        doorbell(&t.p, 0);
+        pvdc_doorbell(&t.p, 0);
         if (k) {
-            int64_t latch = vblank_time(&t.p, 0) +
-                            head_ctl(&t.p, 0, PVDC_HEAD_FRAME_PERIOD);
+            int64_t latch = pvdc_vblank_time(&t.p, 0) +
+                            pvdc_head_ctl(&t.p, 0, PVDC_HEAD_FRAME_PERIOD);
 
             /* a flip of head 1 armed across head 0's latch point */
-            step_to(&t.p, latch - 1);
-            doorbell(&t.p, 1);
-            step_to(&t.p, latch);
+            pvdc_step_to(&t.p, latch - 1);
+            pvdc_doorbell(&t.p, 1);
+            pvdc_step_to(&t.p, latch);
         }
-        if (head_ctl(&t.p, 0, PVDC_HEAD_DOORBELL)) {
+        if (pvdc_head_ctl(&t.p, 0, PVDC_HEAD_DOORBELL)) {
             /* in debt at its latch point: still armed, nothing written */
             deferred++;
-            g_assert_cmpuint(head_ctl(&t.p, 0, PVDC_HEAD_DONE_SEQ), ==,
+            g_assert_cmpuint(pvdc_head_ctl(&t.p, 0, PVDC_HEAD_DONE_SEQ), ==,
                              seq - 1);
             g_assert_cmphex(qtest_readl(t.p.qts, t.p.vram.addr + WB_BASE),
                             ==, 0);
             g_assert_cmpuint(compositions(&t, 0), ==, written);
         }
-        while (head_ctl(&t.p, 0, PVDC_HEAD_DOORBELL)) {
-            uint32_t flip = head_ctl(&t.p, 1, PVDC_HEAD_ARMED_SEQ);
+        while (pvdc_head_ctl(&t.p, 0, PVDC_HEAD_DOORBELL)) {
+            uint32_t flip = pvdc_head_ctl(&t.p, 1, PVDC_HEAD_ARMED_SEQ);
 
             /* head 1 latches its flips at its own vblanks meanwhile */
-            step_to(&t.p, now_ns(&t.p) + PERIOD_1MS);
-            g_assert_cmpuint(head_ctl(&t.p, 1, PVDC_HEAD_DONE_SEQ), ==, flip);
-            g_assert_cmphex(head_ctl(&t.p, 1, PVDC_HEAD_RESULT), ==,
+            pvdc_step_to(&t.p, pvdc_now_ns(&t.p) + PERIOD_1MS);
+            g_assert_cmpuint(pvdc_head_ctl(&t.p, 1, PVDC_HEAD_DONE_SEQ), ==,
+                             flip);
+            g_assert_cmphex(pvdc_head_ctl(&t.p, 1, PVDC_HEAD_RESULT), ==,
                             PVDC_RESULT_APPLIED);
-            doorbell(&t.p, 1);
+            pvdc_doorbell(&t.p, 1);
         }
-        g_assert_cmpuint(head_ctl(&t.p, 0, PVDC_HEAD_DONE_SEQ), ==, seq);
-        g_assert_cmphex(head_ctl(&t.p, 0, PVDC_HEAD_RESULT), ==,
+        g_assert_cmpuint(pvdc_head_ctl(&t.p, 0, PVDC_HEAD_DONE_SEQ), ==, seq);
+        g_assert_cmphex(pvdc_head_ctl(&t.p, 0, PVDC_HEAD_RESULT), ==,
                         PVDC_RESULT_APPLIED);
         /* written once, at a vblank of its own */
         g_assert_cmpuint(compositions(&t, 0), ==, written + 1);
         g_assert_cmphex(qtest_readl(t.p.qts, t.p.vram.addr + WB_BASE) >> 24,
                         ==, 0xff);
         if (k) {
-            g_assert_cmpuint(head_ctl(&t.p, 0, PVDC_HEAD_DONE_FRAME), >=,
+            g_assert_cmpuint(pvdc_head_ctl(&t.p, 0, PVDC_HEAD_DONE_FRAME), >=,
                              natural);
         }
     }
@@ -2569,29 +2577,30 @@ static void test_wb_budget_defers_the_latch(void)
      * due at once, it latches a whole number of frames of its new mode
      * later.
      */
-    g_assert_cmphex(wait_outcome(&t.p, 1, NANOSECONDS_PER_SECOND), ==,
+    g_assert_cmphex(pvdc_wait_outcome(&t.p, 1, NANOSECONDS_PER_SECOND), ==,
                     PVDC_RESULT_APPLIED);
     for (unsigned int slot = 0; slot < SLOTS; slot++) {
-        wr(&t.p, PVDC_PLANE_SHADOW(plane_index(1, slot)) + PVDC_PS_CTRL, 0);
+        pvdc_wr(&t.p, PVDC_PLANE_SHADOW(plane_index(1, slot)) + PVDC_PS_CTRL,
+                0);
     }
-    wr(&t.p, PVDC_HEAD_SHADOW(1) + PVDC_HS_CTRL, 0);
-    g_assert_cmphex(commit(&t.p, 1), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr(&t.p, PVDC_HEAD_SHADOW(1) + PVDC_HS_CTRL, 0);
+    g_assert_cmphex(pvdc_commit(&t.p, 1), ==, PVDC_RESULT_APPLIED);
     hs = PVDC_HEAD_SHADOW(1);
-    wr(&t.p, hs + PVDC_HS_WB_FORMAT, PVDC_FMT_ABGR8888);
-    wr(&t.p, hs + PVDC_HS_WB_OFFSET, WB_BASE + 32 * MiB);
-    wr(&t.p, hs + PVDC_HS_WB_PITCH, MODE_PITCH);
-    wr(&t.p, hs + PVDC_HS_CTRL,
-       PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
-    enabled_at = now_ns(&t.p);
-    doorbell(&t.p, 1);
-    g_assert_cmpuint(head_ctl(&t.p, 1, PVDC_HEAD_DOORBELL), ==, 1);
-    g_assert_cmphex(wait_outcome(&t.p, 1, NANOSECONDS_PER_SECOND), ==,
+    pvdc_wr(&t.p, hs + PVDC_HS_WB_FORMAT, PVDC_FMT_ABGR8888);
+    pvdc_wr(&t.p, hs + PVDC_HS_WB_OFFSET, WB_BASE + 32 * MiB);
+    pvdc_wr(&t.p, hs + PVDC_HS_WB_PITCH, MODE_PITCH);
+    pvdc_wr(&t.p, hs + PVDC_HS_CTRL,
+            PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
+    enabled_at = pvdc_now_ns(&t.p);
+    pvdc_doorbell(&t.p, 1);
+    g_assert_cmpuint(pvdc_head_ctl(&t.p, 1, PVDC_HEAD_DOORBELL), ==, 1);
+    g_assert_cmphex(pvdc_wait_outcome(&t.p, 1, NANOSECONDS_PER_SECOND), ==,
                     PVDC_RESULT_APPLIED);
     g_test_message("head 1 enabled %" PRId64 " ns after its doorbell",
-                   now_ns(&t.p) - enabled_at);
-    g_assert_cmpint(vblank_time(&t.p, 1), ==, now_ns(&t.p));
-    g_assert_cmpint(now_ns(&t.p), >, enabled_at);
-    g_assert_cmpint((now_ns(&t.p) - enabled_at) % PERIOD_1MS, ==, 0);
+                   pvdc_now_ns(&t.p) - enabled_at);
+    g_assert_cmpint(pvdc_vblank_time(&t.p, 1), ==, pvdc_now_ns(&t.p));
+    g_assert_cmpint(pvdc_now_ns(&t.p), >, enabled_at);
+    g_assert_cmpint((pvdc_now_ns(&t.p) - enabled_at) % PERIOD_1MS, ==, 0);
     g_assert_cmphex(qtest_readl(t.p.qts, t.p.vram.addr + WB_BASE + 32 * MiB),
                     ==, 0xff000000 | bgr(small.background));
     stop(&t);
@@ -2937,7 +2946,7 @@ static void test_no_listener_no_push(void)
 
     start(&t, NULL, false);
     /* a push scheduled would stay pending: none is */
-    qom_set_bool(t.p.qts, "x-push-stall", true);
+    pvdc_qom_set_bool(t.p.qts, "x-push-stall", true);
     for (unsigned int i = 0; i < PUSH_FRAMES; i++) {
         build_moving_overlay(&t, &scene, i);
         commit_scene(&t, 0, &scene);
@@ -2946,9 +2955,9 @@ static void test_no_listener_no_push(void)
     g_assert_cmpuint(pvdc_statistic(t.p.qts, "x-compositions"), ==, 0);
     g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, 0);
     /* and once the guest stops, the device does nothing more */
-    callbacks = timer_callbacks(&t.p);
-    step_to(&t.p, t.p.now + 50 * PERIOD_1MS);
-    g_assert_cmpuint(timer_callbacks(&t.p), ==, callbacks);
+    callbacks = pvdc_timer_callbacks(&t.p);
+    pvdc_step_to(&t.p, t.p.now + 50 * PERIOD_1MS);
+    g_assert_cmpuint(pvdc_timer_callbacks(&t.p), ==, callbacks);
     g_assert_cmpuint(pvdc_statistic(t.p.qts, "x-compositions"), ==, 0);
     stop(&t);
 }
@@ -2968,7 +2977,7 @@ static void test_slow_listener_coalesces(void)
     wait_pushed(&t, 0);
     g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, 1);
 
-    qom_set_bool(t.p.qts, "x-push-stall", true);
+    pvdc_qom_set_bool(t.p.qts, "x-push-stall", true);
     for (unsigned int i = 1; i <= PUSH_FRAMES; i++) {
         build_moving_overlay(&t, &scene, i);
         commit_scene(&t, 0, &scene);
@@ -2980,7 +2989,7 @@ static void test_slow_listener_coalesces(void)
     g_assert_cmpuint(pvdc_statistic(t.p.qts, "x-commits-applied"), ==,
                      PUSH_FRAMES + 1);
 
-    qom_set_bool(t.p.qts, "x-push-stall", false);
+    pvdc_qom_set_bool(t.p.qts, "x-push-stall", false);
     wait_pushed(&t, 0);
     g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, 2);
     g_assert_cmpuint(compositions(&t, 0), ==, 2);

@@ -22,6 +22,8 @@
  *   memory handed to the UI a surface that would run past VRAM
  *   connectors              HS_CONNECTOR as an index: past the
  *                           connectors, near 2^32, claimed twice
+ *   values                  32-bit wraps, zeros and all-ones in the plane
+ *                           and mode registers, one at a time
  *
  * Each case checks three things: the device refuses what it must (with the
  * documented error code), stays responsive (registers read back, a later
@@ -58,9 +60,9 @@
 /* Head 0 on with the test mode and its primary plane at GOOD_OFFSET. */
 static void enable_head0(PVDCTest *t)
 {
-    write_mode(t, 0, CLOCK_1MS);
-    write_plane(t, plane_of(t, 0, PRIMARY), 0, GOOD_OFFSET, 0);
-    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_mode(t, 0, CLOCK_1MS);
+    pvdc_write_plane(t, pvdc_plane_of(t, 0, PRIMARY), 0, GOOD_OFFSET, 0);
+    g_assert_cmphex(pvdc_commit(t, 0), ==, PVDC_RESULT_APPLIED);
 }
 
 /*
@@ -68,15 +70,15 @@ static void enable_head0(PVDCTest *t)
  * "good" state every hostile case starts from, kept in @before.
  */
 static void start_good_with(PVDCTest *t, const char *props,
-                            const char *extra, Snapshot *before)
+                            const char *extra, PVDCSnapshot *before)
 {
     pvdc_test_start_with(t, props, extra);
     enable_head0(t);
-    wr(t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
-    snapshot_active(t, before);
+    pvdc_wr(t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+    pvdc_snapshot_active(t, before);
 }
 
-static void start_good(PVDCTest *t, const char *props, Snapshot *before)
+static void start_good(PVDCTest *t, const char *props, PVDCSnapshot *before)
 {
     start_good_with(t, props, NULL, before);
 }
@@ -86,17 +88,17 @@ static uint32_t current_crc(PVDCTest *t)
 {
     uint32_t crc, frame;
 
-    g_assert_cmphex(head_ctl(t, 0, PVDC_HEAD_CRC_CTRL), ==,
+    g_assert_cmphex(pvdc_head_ctl(t, 0, PVDC_HEAD_CRC_CTRL), ==,
                     PVDC_CRC_CTRL_ENABLE);
-    crc = frame_crc(t, 0, &frame);
-    g_assert_cmpuint(frame, ==, head_ctl(t, 0, PVDC_HEAD_VBLANK_COUNT));
+    crc = pvdc_read_crc(t, 0, &frame);
+    g_assert_cmpuint(frame, ==, pvdc_head_ctl(t, 0, PVDC_HEAD_VBLANK_COUNT));
     return crc;
 }
 
 /* Compose @head once more through the console, as a screendump. */
 static void compose_again(PVDCTest *t, unsigned int head)
 {
-    screendump(t->qts, head, NULL, NULL);
+    pvdc_screendump(t->qts, head, NULL, NULL);
 }
 
 /* Fill @len bytes of VRAM at @offset with a pattern; keep a copy. */
@@ -117,25 +119,26 @@ static uint8_t *fill_vram(PVDCTest *t, uint64_t offset, size_t len,
  * @before, and a primary flip on head 0 applies at the next vblank (and
  * is flipped back, so that @before still holds afterwards).
  */
-static void assert_still_works(PVDCTest *t, const Snapshot *before)
+static void assert_still_works(PVDCTest *t, const PVDCSnapshot *before)
 {
-    unsigned int primary = plane_of(t, 0, PRIMARY);
-    uint32_t shadow = rd(t, PVDC_PLANE_SHADOW(primary) + PVDC_PS_FB_OFFSET);
+    unsigned int primary = pvdc_plane_of(t, 0, PRIMARY);
+    uint32_t shadow = pvdc_rd(t,
+                              PVDC_PLANE_SHADOW(primary) + PVDC_PS_FB_OFFSET);
 
-    g_assert_cmphex(rd(t, PVDC_REG_ID), ==, PVDC_ID);
-    g_assert_cmpuint(rd(t, PVDC_REG_NUM_HEADS), ==, t->heads);
-    assert_active_is(t, before);
-    g_assert_cmphex(head_ctl(t, 0, PVDC_HEAD_DOORBELL), ==, 0);
+    g_assert_cmphex(pvdc_rd(t, PVDC_REG_ID), ==, PVDC_ID);
+    g_assert_cmpuint(pvdc_rd(t, PVDC_REG_NUM_HEADS), ==, t->heads);
+    pvdc_assert_active_is(t, before);
+    g_assert_cmphex(pvdc_head_ctl(t, 0, PVDC_HEAD_DOORBELL), ==, 0);
 
-    wr_plane(t, primary, PVDC_PS_FB_OFFSET, FLIP_OFFSET);
-    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmphex(rd(t, PVDC_PLANE_ACTIVE(primary) + PVDC_PS_FB_OFFSET), ==,
-                    FLIP_OFFSET);
-    wr_plane(t, primary, PVDC_PS_FB_OFFSET,
-             before->plane[primary][PVDC_PS_FB_OFFSET / 4]);
-    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
-    assert_active_is(t, before);
-    wr_plane(t, primary, PVDC_PS_FB_OFFSET, shadow);
+    pvdc_wr_plane(t, primary, PVDC_PS_FB_OFFSET, FLIP_OFFSET);
+    g_assert_cmphex(pvdc_commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_rd(t, PVDC_PLANE_ACTIVE(primary) + PVDC_PS_FB_OFFSET),
+                    ==, FLIP_OFFSET);
+    pvdc_wr_plane(t, primary, PVDC_PS_FB_OFFSET,
+                  before->plane[primary][PVDC_PS_FB_OFFSET / 4]);
+    g_assert_cmphex(pvdc_commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_assert_active_is(t, before);
+    pvdc_wr_plane(t, primary, PVDC_PS_FB_OFFSET, shadow);
 }
 
 /*
@@ -144,14 +147,14 @@ static void assert_still_works(PVDCTest *t, const Snapshot *before)
  */
 static void refuse_plane_value(PVDCTest *t, unsigned int head,
                                unsigned int plane, uint32_t reg, uint32_t val,
-                               uint32_t expected, const Snapshot *before)
+                               uint32_t expected, const PVDCSnapshot *before)
 {
-    uint32_t good = rd(t, PVDC_PLANE_SHADOW(plane) + reg);
+    uint32_t good = pvdc_rd(t, PVDC_PLANE_SHADOW(plane) + reg);
 
-    wr_plane(t, plane, reg, val);
-    g_assert_cmphex(commit(t, head), ==, expected);
-    assert_active_is(t, before);
-    wr_plane(t, plane, reg, good);
+    pvdc_wr_plane(t, plane, reg, val);
+    g_assert_cmphex(pvdc_commit(t, head), ==, expected);
+    pvdc_assert_active_is(t, before);
+    pvdc_wr_plane(t, plane, reg, good);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -172,9 +175,9 @@ static void show_fb_at_vram_end(PVDCTest *t, unsigned int plane,
     g_autofree uint32_t *px = g_new(uint32_t, MODE_W * MODE_H);
 
     g_assert_cmpuint(offset % 64, ==, 0);
-    write_fb(t, plane, PVDC_FMT_XRGB8888, offset, pitch, MODE_W, MODE_H);
-    wr_plane(t, plane, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE | ctrl);
-    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_fb(t, plane, PVDC_FMT_XRGB8888, offset, pitch, MODE_W, MODE_H);
+    pvdc_wr_plane(t, plane, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE | ctrl);
+    g_assert_cmphex(pvdc_commit(t, 0), ==, PVDC_RESULT_APPLIED);
     compose_again(t, 0);
     if (exact) {
         for (int y = 0; y < MODE_H; y++) {
@@ -192,59 +195,60 @@ static void show_fb_at_vram_end(PVDCTest *t, unsigned int plane,
 static void test_fb_outside_vram_is_refused(void)
 {
     unsigned int primary;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
     uint64_t v;
     uint32_t long_pitch;
 
     start_good(&t, "vram-size=16M", &before);
     v = t.vram_size;
-    primary = plane_of(&t, 0, PRIMARY);
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
 
     /* Offsets at and past the end, and 32-bit wrap of offset + size. */
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_OFFSET, v,
-                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+                       pvdc_result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_OFFSET, v - 64,
-                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+                       pvdc_result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_OFFSET,
                        v - MODE_PITCH * MODE_H + 64,
-                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+                       pvdc_result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_OFFSET, 0xffffffc0,
-                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+                       pvdc_result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
     /*
      * Negative pitches, read as signed: huge unsigned strides, refused
      * before any bound as pitch * height passes PVDC_FB_SPAN_MAX.
      */
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_PITCH, 0x80000000,
-                       result_of(PVDC_ERR_PITCH, primary), &before);
+                       pvdc_result_of(PVDC_ERR_PITCH, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_PITCH, (uint32_t)-64,
-                       result_of(PVDC_ERR_PITCH, primary), &before);
+                       pvdc_result_of(PVDC_ERR_PITCH, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_PITCH,
                        (uint32_t)-MODE_PITCH,
-                       result_of(PVDC_ERR_PITCH, primary), &before);
+                       pvdc_result_of(PVDC_ERR_PITCH, primary), &before);
     /* A pitch that puts only the last line outside VRAM. */
     long_pitch = ROUND_UP((v - MODE_PITCH) / (MODE_H - 1) + 1, 64);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_PITCH, long_pitch,
-                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+                       pvdc_result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
     /* A framebuffer taller than VRAM, showing only its top. */
-    wr_plane(&t, primary, PVDC_PS_FB_PITCH, 16 * KiB);
+    pvdc_wr_plane(&t, primary, PVDC_PS_FB_PITCH, 16 * KiB);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_SIZE,
                        PVDC_XY(MODE_W, t.max_h),
-                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+                       pvdc_result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_SIZE,
                        PVDC_XY(MODE_W, 1025),
-                       result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
-    wr_plane(&t, primary, PVDC_PS_FB_PITCH, MODE_PITCH);
+                       pvdc_result_of(PVDC_ERR_FB_BOUNDS, primary), &before);
+    pvdc_wr_plane(&t, primary, PVDC_PS_FB_PITCH, MODE_PITCH);
     /* An overlay on head 1's commit, aimed past VRAM: refused too. */
-    write_mode(&t, 1, CLOCK_1MS);
-    write_plane(&t, plane_of(&t, 1, PRIMARY), 1, 0, 0);
-    write_plane(&t, plane_of(&t, 1, OVERLAY(0)), 1, v, 1);
-    g_assert_cmphex(commit(&t, 1), ==,
-                    result_of(PVDC_ERR_FB_BOUNDS, plane_of(&t, 1, OVERLAY(0))));
-    assert_active_is(&t, &before);
-    wr_head(&t, 1, PVDC_HS_CTRL, 0);
-    wr_plane(&t, plane_of(&t, 1, PRIMARY), PVDC_PS_CTRL, 0);
-    wr_plane(&t, plane_of(&t, 1, OVERLAY(0)), PVDC_PS_CTRL, 0);
+    pvdc_write_mode(&t, 1, CLOCK_1MS);
+    pvdc_write_plane(&t, pvdc_plane_of(&t, 1, PRIMARY), 1, 0, 0);
+    pvdc_write_plane(&t, pvdc_plane_of(&t, 1, OVERLAY(0)), 1, v, 1);
+    g_assert_cmphex(pvdc_commit(&t, 1), ==,
+                    pvdc_result_of(PVDC_ERR_FB_BOUNDS,
+                                   pvdc_plane_of(&t, 1, OVERLAY(0))));
+    pvdc_assert_active_is(&t, &before);
+    pvdc_wr_head(&t, 1, PVDC_HS_CTRL, 0);
+    pvdc_wr_plane(&t, pvdc_plane_of(&t, 1, PRIMARY), PVDC_PS_CTRL, 0);
+    pvdc_wr_plane(&t, pvdc_plane_of(&t, 1, OVERLAY(0)), PVDC_PS_CTRL, 0);
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
 }
@@ -252,33 +256,33 @@ static void test_fb_outside_vram_is_refused(void)
 /* Two-byte formats whose last pixel is the last byte of VRAM, shown. */
 static void show_overlay_at_vram_end(PVDCTest *t)
 {
-    unsigned int ov = plane_of(t, 0, OVERLAY(0));
+    unsigned int ov = pvdc_plane_of(t, 0, OVERLAY(0));
     uint32_t pitch = 128;
     uint64_t off = t->vram_size - pitch * MODE_H;
 
     g_free(fill_vram(t, off, pitch * MODE_H, 3));
-    wr_plane(t, ov, PVDC_PS_HEAD, 0);
-    wr_plane(t, ov, PVDC_PS_ZPOS, 1);
-    wr_plane(t, ov, PVDC_PS_ALPHA, 0xffff);
-    write_fb(t, ov, PVDC_FMT_YUYV, off, pitch, MODE_W, MODE_H);
-    wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
-    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_plane(t, ov, PVDC_PS_HEAD, 0);
+    pvdc_wr_plane(t, ov, PVDC_PS_ZPOS, 1);
+    pvdc_wr_plane(t, ov, PVDC_PS_ALPHA, 0xffff);
+    pvdc_write_fb(t, ov, PVDC_FMT_YUYV, off, pitch, MODE_W, MODE_H);
+    pvdc_wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    g_assert_cmphex(pvdc_commit(t, 0), ==, PVDC_RESULT_APPLIED);
     (void)current_crc(t);
-    write_fb(t, ov, PVDC_FMT_RGB565, off, pitch, MODE_W, MODE_H);
-    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_fb(t, ov, PVDC_FMT_RGB565, off, pitch, MODE_W, MODE_H);
+    g_assert_cmphex(pvdc_commit(t, 0), ==, PVDC_RESULT_APPLIED);
     (void)current_crc(t);
     /* Scaled up from its bottom-right pixels, filtered. */
-    wr_plane(t, ov, PVDC_PS_SRC_X, FP16(MODE_W - 8));
-    wr_plane(t, ov, PVDC_PS_SRC_Y, FP16(MODE_H - 6));
-    wr_plane(t, ov, PVDC_PS_SRC_W, FP16(8));
-    wr_plane(t, ov, PVDC_PS_SRC_H, FP16(6));
-    wr_plane(t, ov, PVDC_PS_CTRL,
-             PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR);
-    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_plane(t, ov, PVDC_PS_SRC_X, FP16(MODE_W - 8));
+    pvdc_wr_plane(t, ov, PVDC_PS_SRC_Y, FP16(MODE_H - 6));
+    pvdc_wr_plane(t, ov, PVDC_PS_SRC_W, FP16(8));
+    pvdc_wr_plane(t, ov, PVDC_PS_SRC_H, FP16(6));
+    pvdc_wr_plane(t, ov, PVDC_PS_CTRL,
+                  PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR);
+    g_assert_cmphex(pvdc_commit(t, 0), ==, PVDC_RESULT_APPLIED);
     (void)current_crc(t);
     compose_again(t, 0);
-    wr_plane(t, ov, PVDC_PS_CTRL, 0);
-    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_plane(t, ov, PVDC_PS_CTRL, 0);
+    g_assert_cmphex(pvdc_commit(t, 0), ==, PVDC_RESULT_APPLIED);
 }
 
 /*
@@ -288,11 +292,11 @@ static void show_overlay_at_vram_end(PVDCTest *t)
 static void test_fb_at_the_end_of_vram_shows(void)
 {
     unsigned int primary;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     start_good(&t, "vram-size=16M", &before);
-    primary = plane_of(&t, 0, PRIMARY);
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
 
     show_fb_at_vram_end(&t, primary, MODE_PITCH, 0, true);
     /* A pitch longer than a line: the last line is short. */
@@ -308,12 +312,12 @@ static void test_fb_at_the_end_of_vram_shows(void)
     /* Two-byte formats at the end of VRAM, through an overlay. */
     show_overlay_at_vram_end(&t);
 
-    write_fb(&t, primary, PVDC_FMT_XRGB8888, GOOD_OFFSET, MODE_PITCH, MODE_W,
-             MODE_H);
-    wr_plane(&t, primary, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_fb(&t, primary, PVDC_FMT_XRGB8888, GOOD_OFFSET, MODE_PITCH,
+                  MODE_W, MODE_H);
+    pvdc_wr_plane(&t, primary, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     /* The overlay, disabled, still shows its last registers. */
-    snapshot_active(&t, &before);
+    pvdc_snapshot_active(&t, &before);
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
 }
@@ -327,78 +331,82 @@ static void test_fb_at_the_end_of_vram_shows(void)
 static void test_layout_arithmetic_does_not_overflow(void)
 {
     unsigned int primary, ov;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     start_good(&t, LARGE_PROPS, &before);
-    primary = plane_of(&t, 0, PRIMARY);
-    ov = plane_of(&t, 0, OVERLAY(0));
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
+    ov = pvdc_plane_of(&t, 0, OVERLAY(0));
 
     /*
      * pitch * (height - 1) + offset is exactly 2^32: zero in 32 bits.
      * The source stays at the top of the framebuffer.  pitch * height
      * past PVDC_FB_SPAN_MAX is refused before the bounds are computed.
      */
-    write_fb(&t, primary, PVDC_FMT_XRGB8888, 256 * KiB, 256 * KiB, MODE_W,
-             16384);
-    wr_plane(&t, primary, PVDC_PS_SRC_H, FP16(MODE_H));
-    wr_plane(&t, primary, PVDC_PS_DST_SIZE, PVDC_XY(MODE_W, MODE_H));
-    g_assert_cmphex(commit(&t, 0), ==, result_of(PVDC_ERR_PITCH, primary));
-    assert_active_is(&t, &before);
+    pvdc_write_fb(&t, primary, PVDC_FMT_XRGB8888, 256 * KiB, 256 * KiB, MODE_W,
+                  16384);
+    pvdc_wr_plane(&t, primary, PVDC_PS_SRC_H, FP16(MODE_H));
+    pvdc_wr_plane(&t, primary, PVDC_PS_DST_SIZE, PVDC_XY(MODE_W, MODE_H));
+    g_assert_cmphex(pvdc_commit(&t, 0), ==,
+                    pvdc_result_of(PVDC_ERR_PITCH, primary));
+    pvdc_assert_active_is(&t, &before);
     /* pitch * height is 2^32 (the form of the VGA bug). */
-    wr_plane(&t, primary, PVDC_PS_FB_OFFSET, 0);
-    g_assert_cmphex(commit(&t, 0), ==, result_of(PVDC_ERR_PITCH, primary));
+    pvdc_wr_plane(&t, primary, PVDC_PS_FB_OFFSET, 0);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==,
+                    pvdc_result_of(PVDC_ERR_PITCH, primary));
     /* The widest framebuffer with the largest pitch that fits 32 bits. */
-    wr_plane(&t, primary, PVDC_PS_FB_PITCH, 0xffffffc0);
-    g_assert_cmphex(commit(&t, 0), ==, result_of(PVDC_ERR_PITCH, primary));
+    pvdc_wr_plane(&t, primary, PVDC_PS_FB_PITCH, 0xffffffc0);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==,
+                    pvdc_result_of(PVDC_ERR_PITCH, primary));
     /*
      * Within the span, offset + pitch * (height - 1) + line just past
      * 2^32: 64-bit bounds, no wrap.
      */
-    wr_plane(&t, primary, PVDC_PS_FB_PITCH, 64 * KiB);
-    wr_plane(&t, primary, PVDC_PS_FB_OFFSET,
-             (uint32_t)(0x100000000ull - 64 * KiB * (16384 - 1)));
-    g_assert_cmphex(commit(&t, 0), ==,
-                    result_of(PVDC_ERR_FB_BOUNDS, primary));
-    assert_active_is(&t, &before);
-    write_fb(&t, primary, PVDC_FMT_XRGB8888, GOOD_OFFSET, MODE_PITCH, MODE_W,
-             MODE_H);
+    pvdc_wr_plane(&t, primary, PVDC_PS_FB_PITCH, 64 * KiB);
+    pvdc_wr_plane(&t, primary, PVDC_PS_FB_OFFSET,
+                  (uint32_t)(0x100000000ull - 64 * KiB * (16384 - 1)));
+    g_assert_cmphex(pvdc_commit(&t, 0), ==,
+                    pvdc_result_of(PVDC_ERR_FB_BOUNDS, primary));
+    pvdc_assert_active_is(&t, &before);
+    pvdc_write_fb(&t, primary, PVDC_FMT_XRGB8888, GOOD_OFFSET, MODE_PITCH,
+                  MODE_W, MODE_H);
 
     /* The source rectangle wrapping in 32 bits. */
     refuse_plane_value(&t, 0, primary, PVDC_PS_SRC_X, 0xffff0000 | 0x8000,
-                       result_of(PVDC_ERR_SRC_RECT, primary), &before);
-    wr_plane(&t, primary, PVDC_PS_SRC_W, FP16(2));
-    wr_plane(&t, primary, PVDC_PS_DST_SIZE, PVDC_XY(2, MODE_H));
+                       pvdc_result_of(PVDC_ERR_SRC_RECT, primary), &before);
+    pvdc_wr_plane(&t, primary, PVDC_PS_SRC_W, FP16(2));
+    pvdc_wr_plane(&t, primary, PVDC_PS_DST_SIZE, PVDC_XY(2, MODE_H));
     refuse_plane_value(&t, 0, primary, PVDC_PS_SRC_X, 0xffff0000,
-                       result_of(PVDC_ERR_SRC_RECT, primary), &before);
-    wr_plane(&t, primary, PVDC_PS_SRC_W, FP16(MODE_W));
-    wr_plane(&t, primary, PVDC_PS_DST_SIZE, PVDC_XY(MODE_W, MODE_H));
+                       pvdc_result_of(PVDC_ERR_SRC_RECT, primary), &before);
+    pvdc_wr_plane(&t, primary, PVDC_PS_SRC_W, FP16(MODE_W));
+    pvdc_wr_plane(&t, primary, PVDC_PS_DST_SIZE, PVDC_XY(MODE_W, MODE_H));
 
     /*
      * Valid scalings whose limits overflow 32 bits: 4 * (16384 << 16) and
      * 8 * (8192 << 16) are both 2^32.  A 1-line framebuffer keeps the
      * bandwidth small; the destination is clipped to the head.
      */
-    write_fb(&t, ov, PVDC_FMT_XRGB8888, 1 * MiB, 16 * KiB, 4096, 1);
-    wr_plane(&t, ov, PVDC_PS_HEAD, 0);
-    wr_plane(&t, ov, PVDC_PS_ZPOS, 1);
-    wr_plane(&t, ov, PVDC_PS_ALPHA, 0xffff);
-    wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(16384, 1));
-    wr_plane(&t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_fb(&t, ov, PVDC_FMT_XRGB8888, 1 * MiB, 16 * KiB, 4096, 1);
+    pvdc_wr_plane(&t, ov, PVDC_PS_HEAD, 0);
+    pvdc_wr_plane(&t, ov, PVDC_PS_ZPOS, 1);
+    pvdc_wr_plane(&t, ov, PVDC_PS_ALPHA, 0xffff);
+    pvdc_wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(16384, 1));
+    pvdc_wr_plane(&t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     (void)current_crc(&t);
     compose_again(&t, 0);
-    write_fb(&t, ov, PVDC_FMT_XRGB8888, 1 * MiB, 32 * KiB, 8192, 1);
-    wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(4096, 1));
-    wr_plane(&t, ov, PVDC_PS_DST_POS, PVDC_XY(S16(-4000), 20));
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_fb(&t, ov, PVDC_FMT_XRGB8888, 1 * MiB, 32 * KiB, 8192, 1);
+    pvdc_wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(4096, 1));
+    pvdc_wr_plane(&t, ov, PVDC_PS_DST_POS, PVDC_XY(S16(-4000), 20));
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     (void)current_crc(&t);
     /* Just past the downscale limit. */
-    wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(2047, 1));
-    g_assert_cmphex(commit(&t, 0), ==, result_of(PVDC_ERR_SCALE_RATIO, ov));
-    wr_plane(&t, ov, PVDC_PS_CTRL, 0);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    snapshot_active(&t, &before);
+    pvdc_wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(2047, 1));
+    g_assert_cmphex(pvdc_commit(&t, 0), ==,
+                    pvdc_result_of(PVDC_ERR_SCALE_RATIO, ov));
+    pvdc_wr_plane(&t, ov, PVDC_PS_CTRL, 0);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_snapshot_active(&t, &before);
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
 }
@@ -406,55 +414,59 @@ static void test_layout_arithmetic_does_not_overflow(void)
 static void test_mode_arithmetic_does_not_overflow(void)
 {
     uint32_t bw_total;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     /* No PIT: the slowest mode's first vblank is 49.7 days away. */
     start_good_with(&t, LARGE_PROPS, "-machine pit=off", &before);
 
     /* Allocations summing to 2^32: zero in 32 bits. */
-    bw_total = rd(&t, PVDC_REG_BANDWIDTH_TOTAL);
-    write_mode(&t, 1, CLOCK_1MS);
-    wr_head(&t, 1, PVDC_HS_BANDWIDTH,
+    bw_total = pvdc_rd(&t, PVDC_REG_BANDWIDTH_TOTAL);
+    pvdc_write_mode(&t, 1, CLOCK_1MS);
+    pvdc_wr_head(&t, 1, PVDC_HS_BANDWIDTH,
             (uint32_t)(0x100000000ull - before.head[0][PVDC_HS_BANDWIDTH / 4]));
-    g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_BANDWIDTH_ALLOC));
-    wr_head(&t, 1, PVDC_HS_BANDWIDTH, UINT32_MAX);
-    g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_BANDWIDTH_ALLOC));
-    assert_active_is(&t, &before);
-    wr_head(&t, 1, PVDC_HS_BANDWIDTH, bw_total / t.heads);
+    g_assert_cmphex(pvdc_commit(&t, 1), ==,
+                    pvdc_head_result(PVDC_ERR_BANDWIDTH_ALLOC));
+    pvdc_wr_head(&t, 1, PVDC_HS_BANDWIDTH, UINT32_MAX);
+    g_assert_cmphex(pvdc_commit(&t, 1), ==,
+                    pvdc_head_result(PVDC_ERR_BANDWIDTH_ALLOC));
+    pvdc_assert_active_is(&t, &before);
+    pvdc_wr_head(&t, 1, PVDC_HS_BANDWIDTH, bw_total / t.heads);
 
     /* Timings at the top of their fields. */
-    wr_head(&t, 1, PVDC_HS_HTIMING, PVDC_XY(0xffff, 0xffff));
-    g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_MODE));
-    write_mode_sized(&t, 1, 0x4000, 0x4000, 0xffff, 0xffff,
-                     PVDC_MAX_PIXEL_CLOCK_KHZ);
-    wr_head(&t, 1, PVDC_HS_CTRL, 0xffffffff);
-    doorbell(&t, 1);
+    pvdc_wr_head(&t, 1, PVDC_HS_HTIMING, PVDC_XY(0xffff, 0xffff));
+    g_assert_cmphex(pvdc_commit(&t, 1), ==, pvdc_head_result(PVDC_ERR_MODE));
+    pvdc_write_mode_sized(&t, 1, 0x4000, 0x4000, 0xffff, 0xffff,
+                          PVDC_MAX_PIXEL_CLOCK_KHZ);
+    pvdc_wr_head(&t, 1, PVDC_HS_CTRL, 0xffffffff);
+    pvdc_doorbell(&t, 1);
     /* Refused where the enable would latch: after a frame of 2.1 s. */
-    g_assert_cmphex(wait_outcome(&t, 1, 3 * NANOSECONDS_PER_SECOND), ==,
-                    head_result(PVDC_ERR_HEAD_RESERVED));
-    wr_head(&t, 1, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
-    wr_head(&t, 1, PVDC_HS_PIXEL_CLOCK, UINT32_MAX);
-    g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_MODE));
-    assert_active_is(&t, &before);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 1, 3 * NANOSECONDS_PER_SECOND), ==,
+                    pvdc_head_result(PVDC_ERR_HEAD_RESERVED));
+    pvdc_wr_head(&t, 1, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    pvdc_wr_head(&t, 1, PVDC_HS_PIXEL_CLOCK, UINT32_MAX);
+    g_assert_cmphex(pvdc_commit(&t, 1), ==, pvdc_head_result(PVDC_ERR_MODE));
+    pvdc_assert_active_is(&t, &before);
 
     /*
      * The slowest mode: 65535 x 65535 at 1 kHz is 49.7 days a frame.  It
      * applies, saturates FRAME_PERIOD, and its timeline (with a vblank
      * interrupt and CRC capture, which need the timer) does not overflow.
      */
-    write_mode_sized(&t, 1, 16, 16, 0xffff, 0xffff, 1);
-    commit_enable(&t, 1);
-    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, UINT32_MAX);
-    wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
-    wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(1, PVDC_INT_VBLANK));
-    step_to(&t, t.now + 10 * PERIOD_1MS);
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT), ==, 0);
-    wr(&t, PVDC_REG_INT_ENABLE, 0);
-    wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_CRC_CTRL, 0);
+    pvdc_write_mode_sized(&t, 1, 16, 16, 0xffff, 0xffff, 1);
+    pvdc_commit_enable(&t, 1);
+    g_assert_cmphex(pvdc_head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==,
+                    UINT32_MAX);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_CRC_CTRL,
+            PVDC_CRC_CTRL_ENABLE);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(1, PVDC_INT_VBLANK));
+    pvdc_step_to(&t, t.now + 10 * PERIOD_1MS);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT), ==, 0);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, 0);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_CRC_CTRL, 0);
     /* (Disabling it would latch at its first vblank, in 49 days.) */
 
-    snapshot_active(&t, &before);
+    pvdc_snapshot_active(&t, &before);
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
 }
@@ -478,72 +490,73 @@ static void test_zero_divisors_are_refused(void)
         { 1, 1, 1, 1, PVDC_MAX_PIXEL_CLOCK_KHZ },
     };
     unsigned int primary, h;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    primary = plane_of(&t, 0, PRIMARY);
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
 
     /* Vblank interrupts and CRCs asked of disabled heads (period 0). */
-    wr(&t, PVDC_REG_INT_ENABLE,
-       MAKE_64BIT_MASK(0, PVDC_INT_BITS_PER_HEAD * t.heads));
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE,
+            MAKE_64BIT_MASK(0, PVDC_INT_BITS_PER_HEAD * t.heads));
     for (h = 0; h < t.heads; h++) {
-        wr(&t, PVDC_HEAD_CONTROL(h) + PVDC_HEAD_CRC_CTRL,
-           PVDC_CRC_CTRL_ENABLE);
-        g_assert_cmpuint(head_ctl(&t, h, PVDC_HEAD_FRAME_PERIOD), ==, 0);
+        pvdc_wr(&t, PVDC_HEAD_CONTROL(h) + PVDC_HEAD_CRC_CTRL,
+                PVDC_CRC_CTRL_ENABLE);
+        g_assert_cmpuint(pvdc_head_ctl(&t, h, PVDC_HEAD_FRAME_PERIOD), ==, 0);
     }
-    step_to(&t, t.now + 50 * PERIOD_1MS);
-    g_assert_cmpuint(timer_callbacks(&t), ==, 0);
+    pvdc_step_to(&t, t.now + 50 * PERIOD_1MS);
+    g_assert_cmpuint(pvdc_timer_callbacks(&t), ==, 0);
     for (h = 0; h < t.heads; h++) {
-        g_assert_cmpuint(head_ctl(&t, h, PVDC_HEAD_VBLANK_COUNT), ==, 0);
+        g_assert_cmpuint(pvdc_head_ctl(&t, h, PVDC_HEAD_VBLANK_COUNT), ==, 0);
     }
-    wr(&t, PVDC_REG_INT_ENABLE, 0);
-    wr(&t, PVDC_REG_INT_STATUS, UINT32_MAX);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, 0);
+    pvdc_wr(&t, PVDC_REG_INT_STATUS, UINT32_MAX);
 
     enable_head0(&t);
-    snapshot_active(&t, &before);
+    pvdc_snapshot_active(&t, &before);
 
     for (int i = 0; i < ARRAY_SIZE(zero_modes); i++) {
-        write_mode_sized(&t, 1, zero_modes[i].w, zero_modes[i].h,
-                         zero_modes[i].htotal, zero_modes[i].vtotal,
-                         zero_modes[i].clock);
-        g_assert_cmphex(commit(&t, 1), ==, head_result(PVDC_ERR_MODE));
-        assert_active_is(&t, &before);
-        g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, 0);
-        g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT), ==, 0);
+        pvdc_write_mode_sized(&t, 1, zero_modes[i].w, zero_modes[i].h,
+                              zero_modes[i].htotal, zero_modes[i].vtotal,
+                              zero_modes[i].clock);
+        g_assert_cmphex(pvdc_commit(&t, 1), ==,
+                        pvdc_head_result(PVDC_ERR_MODE));
+        pvdc_assert_active_is(&t, &before);
+        g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, 0);
+        g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT), ==, 0);
     }
-    wr_head(&t, 1, PVDC_HS_CTRL, 0);
+    pvdc_wr_head(&t, 1, PVDC_HS_CTRL, 0);
 
     /* Zero sizes in the plane: framebuffer, pitch, source, destination. */
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_SIZE, 0,
-                       result_of(PVDC_ERR_FB_SIZE, primary), &before);
+                       pvdc_result_of(PVDC_ERR_FB_SIZE, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_SIZE, PVDC_XY(MODE_W, 0),
-                       result_of(PVDC_ERR_FB_SIZE, primary), &before);
+                       pvdc_result_of(PVDC_ERR_FB_SIZE, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_SIZE, PVDC_XY(0, MODE_H),
-                       result_of(PVDC_ERR_FB_SIZE, primary), &before);
+                       pvdc_result_of(PVDC_ERR_FB_SIZE, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FB_PITCH, 0,
-                       result_of(PVDC_ERR_PITCH, primary), &before);
+                       pvdc_result_of(PVDC_ERR_PITCH, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_SRC_W, 0,
-                       result_of(PVDC_ERR_SRC_RECT, primary), &before);
+                       pvdc_result_of(PVDC_ERR_SRC_RECT, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_SRC_H, 0,
-                       result_of(PVDC_ERR_SRC_RECT, primary), &before);
+                       pvdc_result_of(PVDC_ERR_SRC_RECT, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_DST_SIZE, 0,
-                       result_of(PVDC_ERR_DST_RECT, primary), &before);
+                       pvdc_result_of(PVDC_ERR_DST_RECT, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_DST_SIZE, PVDC_XY(MODE_W, 0),
-                       result_of(PVDC_ERR_DST_RECT, primary), &before);
+                       pvdc_result_of(PVDC_ERR_DST_RECT, primary), &before);
     /* A scale factor of infinity: refused. */
     refuse_plane_value(&t, 0, primary, PVDC_PS_DST_SIZE, PVDC_XY(1, 1),
-                       result_of(PVDC_ERR_SCALE_RATIO, primary), &before);
+                       pvdc_result_of(PVDC_ERR_SCALE_RATIO, primary), &before);
     /*
      * One of zero (1/65536 pixel across the head): upscaling has no
      * limit, so it applies, and composes.
      */
-    wr_plane(&t, primary, PVDC_PS_SRC_W, 1);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_plane(&t, primary, PVDC_PS_SRC_W, 1);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     (void)current_crc(&t);
     compose_again(&t, 0);
-    wr_plane(&t, primary, PVDC_PS_SRC_W, FP16(MODE_W));
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_plane(&t, primary, PVDC_PS_SRC_W, FP16(MODE_W));
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
 }
@@ -559,17 +572,17 @@ static void test_zero_divisors_are_refused(void)
 static void write_two_plane(PVDCTest *t, uint32_t format, uint32_t w,
                             uint32_t h, uint64_t offset, uint64_t chroma)
 {
-    unsigned int ov = plane_of(t, 0, OVERLAY(0));
+    unsigned int ov = pvdc_plane_of(t, 0, OVERLAY(0));
     uint32_t bps = format == PVDC_FMT_NV12 ? 2 : 4;
 
-    wr_plane(t, ov, PVDC_PS_HEAD, 0);
-    wr_plane(t, ov, PVDC_PS_ZPOS, 1);
-    wr_plane(t, ov, PVDC_PS_ALPHA, 0xffff);
-    write_fb(t, ov, format, offset, ROUND_UP(w * bps / 2, 64), w, h);
-    wr_plane(t, ov, PVDC_PS_CHROMA_OFFSET, chroma);
-    wr_plane(t, ov, PVDC_PS_CHROMA_PITCH,
-             ROUND_UP(DIV_ROUND_UP(w, 2) * bps, 64));
-    wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    pvdc_wr_plane(t, ov, PVDC_PS_HEAD, 0);
+    pvdc_wr_plane(t, ov, PVDC_PS_ZPOS, 1);
+    pvdc_wr_plane(t, ov, PVDC_PS_ALPHA, 0xffff);
+    pvdc_write_fb(t, ov, format, offset, ROUND_UP(w * bps / 2, 64), w, h);
+    pvdc_wr_plane(t, ov, PVDC_PS_CHROMA_OFFSET, chroma);
+    pvdc_wr_plane(t, ov, PVDC_PS_CHROMA_PITCH,
+                  ROUND_UP(DIV_ROUND_UP(w, 2) * bps, 64));
+    pvdc_wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
 }
 
 static void test_chroma_layout_is_refused(void)
@@ -596,21 +609,21 @@ static void test_chroma_layout_is_refused(void)
         { PVDC_PS_CHROMA_PITCH, 0x0b216400 },
     };
     unsigned int ov, primary, cursor;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
     uint64_t v;
 
     start_good(&t, "vram-size=16M", &before);
     v = t.vram_size;
-    ov = plane_of(&t, 0, OVERLAY(0));
-    primary = plane_of(&t, 0, PRIMARY);
-    cursor = cursor_of(&t, 0);
+    ov = pvdc_plane_of(&t, 0, OVERLAY(0));
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
+    cursor = pvdc_cursor_of(&t, 0);
 
     /* 64x48 NV12: 24 Cb:Cr lines of 64 bytes */
     write_two_plane(&t, PVDC_FMT_NV12, MODE_W, MODE_H, 1 * MiB, 2 * MiB);
     for (int i = 0; i < ARRAY_SIZE(nv12_cases); i++) {
         refuse_plane_value(&t, 0, ov, nv12_cases[i].reg, nv12_cases[i].val,
-                           result_of(PVDC_ERR_CHROMA, ov), &before);
+                           pvdc_result_of(PVDC_ERR_CHROMA, ov), &before);
     }
     /*
      * 33 lines, 17 of Cb:Cr: offset + pitch * 16 is exactly 2^32, and
@@ -618,39 +631,39 @@ static void test_chroma_layout_is_refused(void)
      */
     write_two_plane(&t, PVDC_FMT_NV12, MODE_W, 33, 1 * MiB, 0);
     refuse_plane_value(&t, 0, ov, PVDC_PS_CHROMA_PITCH, 0x10000000,
-                       result_of(PVDC_ERR_CHROMA, ov), &before);
-    wr_plane(&t, ov, PVDC_PS_CHROMA_OFFSET, 0x80000000);
+                       pvdc_result_of(PVDC_ERR_CHROMA, ov), &before);
+    pvdc_wr_plane(&t, ov, PVDC_PS_CHROMA_OFFSET, 0x80000000);
     refuse_plane_value(&t, 0, ov, PVDC_PS_CHROMA_PITCH, 0x08000000,
-                       result_of(PVDC_ERR_CHROMA, ov), &before);
+                       pvdc_result_of(PVDC_ERR_CHROMA, ov), &before);
     /* P010 samples are 4 bytes: 64 pixels need 128 bytes a line */
     write_two_plane(&t, PVDC_FMT_P010, MODE_W, MODE_H, 1 * MiB, 2 * MiB);
     refuse_plane_value(&t, 0, ov, PVDC_PS_CHROMA_PITCH, 64,
-                       result_of(PVDC_ERR_CHROMA, ov), &before);
+                       pvdc_result_of(PVDC_ERR_CHROMA, ov), &before);
     refuse_plane_value(&t, 0, ov, PVDC_PS_CHROMA_OFFSET, v - 128 * 24 + 64,
-                       result_of(PVDC_ERR_CHROMA, ov), &before);
+                       pvdc_result_of(PVDC_ERR_CHROMA, ov), &before);
     /* COLOR_ENCODING 3 */
     refuse_plane_value(&t, 0, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
                        PVDC_PS_CTRL_COLOR_ENCODING_MASK <<
                        PVDC_PS_CTRL_COLOR_ENCODING_SHIFT |
                        PVDC_PS_CTRL_COLOR_RANGE_FULL,
-                       result_of(PVDC_ERR_PLANE_CTRL, ov), &before);
-    wr_plane(&t, ov, PVDC_PS_CTRL, 0);
+                       pvdc_result_of(PVDC_ERR_PLANE_CTRL, ov), &before);
+    pvdc_wr_plane(&t, ov, PVDC_PS_CTRL, 0);
 
     /* The two-plane formats on a primary and a cursor plane. */
     refuse_plane_value(&t, 0, primary, PVDC_PS_FORMAT, PVDC_FMT_NV12,
-                       result_of(PVDC_ERR_FORMAT, primary), &before);
+                       pvdc_result_of(PVDC_ERR_FORMAT, primary), &before);
     refuse_plane_value(&t, 0, primary, PVDC_PS_FORMAT, PVDC_FMT_P010,
-                       result_of(PVDC_ERR_FORMAT, primary), &before);
-    wr_plane(&t, cursor, PVDC_PS_HEAD, 0);
-    wr_plane(&t, cursor, PVDC_PS_ZPOS, t.overlays + 1);
-    write_fb(&t, cursor, PVDC_FMT_NV12, 0, 64, 32, 32);
-    wr_plane(&t, cursor, PVDC_PS_CHROMA_OFFSET, 2 * MiB);
-    wr_plane(&t, cursor, PVDC_PS_CHROMA_PITCH, 64);
+                       pvdc_result_of(PVDC_ERR_FORMAT, primary), &before);
+    pvdc_wr_plane(&t, cursor, PVDC_PS_HEAD, 0);
+    pvdc_wr_plane(&t, cursor, PVDC_PS_ZPOS, t.overlays + 1);
+    pvdc_write_fb(&t, cursor, PVDC_FMT_NV12, 0, 64, 32, 32);
+    pvdc_wr_plane(&t, cursor, PVDC_PS_CHROMA_OFFSET, 2 * MiB);
+    pvdc_wr_plane(&t, cursor, PVDC_PS_CHROMA_PITCH, 64);
     refuse_plane_value(&t, 0, cursor, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE,
-                       result_of(PVDC_ERR_FORMAT, cursor), &before);
-    wr_plane(&t, cursor, PVDC_PS_FORMAT, PVDC_FMT_P010);
+                       pvdc_result_of(PVDC_ERR_FORMAT, cursor), &before);
+    pvdc_wr_plane(&t, cursor, PVDC_PS_FORMAT, PVDC_FMT_P010);
     refuse_plane_value(&t, 0, cursor, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE,
-                       result_of(PVDC_ERR_FORMAT, cursor), &before);
+                       pvdc_result_of(PVDC_ERR_FORMAT, cursor), &before);
 
     /*
      * Odd sizes are fine, and the Cb:Cr plane may end on the last byte of
@@ -660,29 +673,29 @@ static void test_chroma_layout_is_refused(void)
     g_free(fill_vram(&t, v - 64 * 23 - 64, 64 * 23 + 64, 5));
     g_free(fill_vram(&t, 1 * MiB, 64 * 47, 6));
     write_two_plane(&t, PVDC_FMT_NV12, 63, 47, 1 * MiB, v - 64 * 23 - 64);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     (void)current_crc(&t);
     compose_again(&t, 0);
     g_free(fill_vram(&t, v - 128 * 23 - 128, 128 * 23 + 128, 7));
     write_two_plane(&t, PVDC_FMT_P010, 63, 47, 1 * MiB, v - 128 * 23 - 128);
-    wr_plane(&t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
-             PVDC_PS_CTRL_REFLECT_Y | PVDC_PS_CTRL_FILTER_BILINEAR |
-             PVDC_COLOR_BT2020 << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT);
-    wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(60, 40));
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_plane(&t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                  PVDC_PS_CTRL_REFLECT_Y | PVDC_PS_CTRL_FILTER_BILINEAR |
+                  PVDC_COLOR_BT2020 << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT);
+    pvdc_wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(60, 40));
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     (void)current_crc(&t);
     compose_again(&t, 0);
-    wr_plane(&t, ov, PVDC_PS_CTRL, 0);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_plane(&t, ov, PVDC_PS_CTRL, 0);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
 
     /* RGB formats ignore the chroma registers, whatever they hold. */
-    wr_plane(&t, primary, PVDC_PS_CHROMA_OFFSET, 0xffffffff);
-    wr_plane(&t, primary, PVDC_PS_CHROMA_PITCH, 0xffffffff);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    wr_plane(&t, primary, PVDC_PS_CHROMA_OFFSET, 0);
-    wr_plane(&t, primary, PVDC_PS_CHROMA_PITCH, 0);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    snapshot_active(&t, &before);
+    pvdc_wr_plane(&t, primary, PVDC_PS_CHROMA_OFFSET, 0xffffffff);
+    pvdc_wr_plane(&t, primary, PVDC_PS_CHROMA_PITCH, 0xffffffff);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_plane(&t, primary, PVDC_PS_CHROMA_OFFSET, 0);
+    pvdc_wr_plane(&t, primary, PVDC_PS_CHROMA_PITCH, 0);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_snapshot_active(&t, &before);
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
 }
@@ -693,16 +706,16 @@ static void test_chroma_layout_is_refused(void)
  */
 static void refuse_color_value(PVDCTest *t, uint32_t stages, uint32_t reg,
                                uint32_t val, uint32_t expected,
-                               const Snapshot *before)
+                               const PVDCSnapshot *before)
 {
-    uint32_t good = rd(t, PVDC_HEAD_SHADOW(0) + reg);
+    uint32_t good = pvdc_rd(t, PVDC_HEAD_SHADOW(0) + reg);
 
-    wr_head(t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | stages);
-    wr_head(t, 0, reg, val);
-    g_assert_cmphex(commit(t, 0), ==, expected);
-    assert_active_is(t, before);
-    wr_head(t, 0, reg, good);
-    wr_head(t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    pvdc_wr_head(t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | stages);
+    pvdc_wr_head(t, 0, reg, val);
+    g_assert_cmphex(pvdc_commit(t, 0), ==, expected);
+    pvdc_assert_active_is(t, before);
+    pvdc_wr_head(t, 0, reg, good);
+    pvdc_wr_head(t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
 }
 
 /* Where the writeback cases look for bytes written that should not be. */
@@ -751,14 +764,15 @@ static void wb_watch_free(WbWatch *w)
  */
 static void refuse_wb(PVDCTest *t, unsigned int head, uint32_t ctrl,
                       uint32_t format, uint32_t offset, uint32_t pitch,
-                      const Snapshot *before, WbWatch *watch)
+                      const PVDCSnapshot *before, WbWatch *watch)
 {
-    wr_head(t, head, PVDC_HS_WB_FORMAT, format);
-    wr_head(t, head, PVDC_HS_WB_OFFSET, offset);
-    wr_head(t, head, PVDC_HS_WB_PITCH, pitch);
-    wr_head(t, head, PVDC_HS_CTRL, ctrl | PVDC_HS_CTRL_WRITEBACK);
-    g_assert_cmphex(commit(t, head), ==, head_result(PVDC_ERR_WRITEBACK));
-    assert_active_is(t, before);
+    pvdc_wr_head(t, head, PVDC_HS_WB_FORMAT, format);
+    pvdc_wr_head(t, head, PVDC_HS_WB_OFFSET, offset);
+    pvdc_wr_head(t, head, PVDC_HS_WB_PITCH, pitch);
+    pvdc_wr_head(t, head, PVDC_HS_CTRL, ctrl | PVDC_HS_CTRL_WRITEBACK);
+    g_assert_cmphex(pvdc_commit(t, head), ==,
+                    pvdc_head_result(PVDC_ERR_WRITEBACK));
+    pvdc_assert_active_is(t, before);
     wb_watch_unchanged(t, watch, 0);
 }
 
@@ -784,7 +798,7 @@ static void test_writeback_targets_are_refused(void)
     uint32_t on = PVDC_HS_CTRL_ENABLE, last, v;
     uint64_t frame = (uint64_t)MODE_PITCH * (MODE_H - 1) + MODE_PITCH;
     uint32_t line65 = 65 * 4, pitch65 = ROUND_UP(line65, 64);
-    Snapshot before;
+    PVDCSnapshot before;
     WbWatch watch;
     PVDCTest t;
 
@@ -822,31 +836,31 @@ static void test_writeback_targets_are_refused(void)
     /* a disabled head, and one this commit disables: no frame to write */
     refuse_wb(&t, 1, 0, PVDC_FMT_XRGB8888, 1 * MiB, MODE_PITCH, &before,
               &watch);
-    wr_plane(&t, plane_of(&t, 0, PRIMARY), PVDC_PS_CTRL, 0);
+    pvdc_wr_plane(&t, pvdc_plane_of(&t, 0, PRIMARY), PVDC_PS_CTRL, 0);
     refuse_wb(&t, 0, 0, PVDC_FMT_XRGB8888, 1 * MiB, MODE_PITCH, &before,
               &watch);
-    wr_plane(&t, plane_of(&t, 0, PRIMARY), PVDC_PS_CTRL,
-             PVDC_PS_CTRL_ENABLE);
+    pvdc_wr_plane(&t, pvdc_plane_of(&t, 0, PRIMARY), PVDC_PS_CTRL,
+                  PVDC_PS_CTRL_ENABLE);
     /* head 1 being enabled with 65 pixels a line, one pixel too far */
-    write_mode_sized(&t, 1, 65, MODE_H, MODE_HTOTAL, MODE_VTOTAL,
-                     CLOCK_1MS);
+    pvdc_write_mode_sized(&t, 1, 65, MODE_H, MODE_HTOTAL, MODE_VTOTAL,
+                          CLOCK_1MS);
     refuse_wb(&t, 1, on, PVDC_FMT_XRGB8888,
               v - pitch65 * (MODE_H - 1) - pitch65 + 64, pitch65, &before,
               &watch);
-    wr_head(&t, 1, PVDC_HS_CTRL, 0);
-    wr_head(&t, 0, PVDC_HS_CTRL, on);
+    pvdc_wr_head(&t, 1, PVDC_HS_CTRL, 0);
+    pvdc_wr_head(&t, 0, PVDC_HS_CTRL, on);
     /* latched as written, used only with WRITEBACK: as they were */
-    wr_head(&t, 0, PVDC_HS_WB_FORMAT, 0);
-    wr_head(&t, 0, PVDC_HS_WB_OFFSET, 0);
-    wr_head(&t, 0, PVDC_HS_WB_PITCH, 0);
+    pvdc_wr_head(&t, 0, PVDC_HS_WB_FORMAT, 0);
+    pvdc_wr_head(&t, 0, PVDC_HS_WB_OFFSET, 0);
+    pvdc_wr_head(&t, 0, PVDC_HS_WB_PITCH, 0);
     assert_still_works(&t, &before);
 
     /* ending on the last byte of VRAM: written up to it, nothing else */
-    wr_head(&t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_ABGR8888);
-    wr_head(&t, 0, PVDC_HS_WB_OFFSET, v - frame);
-    wr_head(&t, 0, PVDC_HS_WB_PITCH, MODE_PITCH);
-    wr_head(&t, 0, PVDC_HS_CTRL, on | PVDC_HS_CTRL_WRITEBACK);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_head(&t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_ABGR8888);
+    pvdc_wr_head(&t, 0, PVDC_HS_WB_OFFSET, v - frame);
+    pvdc_wr_head(&t, 0, PVDC_HS_WB_PITCH, MODE_PITCH);
+    pvdc_wr_head(&t, 0, PVDC_HS_CTRL, on | PVDC_HS_CTRL_WRITEBACK);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     last = qtest_readl(t.qts, t.vram.addr + v - 4);
     g_assert_cmphex(last >> 24, ==, 0xff);
     wb_watch_unchanged(&t, &watch, frame);
@@ -867,21 +881,21 @@ static void test_color_tables_are_refused(void)
     static const uint32_t bad_sizes[] = {
         0, 1, PVDC_LUT_MAX_SIZE + 1, 0x8000, 0xffff,
     };
-    uint32_t color_err = head_result(PVDC_ERR_COLOR);
+    uint32_t color_err = pvdc_head_result(PVDC_ERR_COLOR);
     uint32_t lut_size, v, bad_lut[16];
-    Snapshot before;
+    PVDCSnapshot before;
     unsigned int n = 0;
     PVDCTest t;
 
     start_good(&t, "vram-size=16M", &before);
     v = t.vram_size;
-    lut_size = rd(&t, PVDC_REG_LUT_SIZE);
+    lut_size = pvdc_rd(&t, PVDC_REG_LUT_SIZE);
     g_assert_cmphex(lut_size, ==,
                     PVDC_XY(PVDC_LUT_MAX_SIZE, PVDC_LUT_MAX_SIZE));
-    wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(256, 256));
-    wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 1 * MiB);
-    wr_head(&t, 0, PVDC_HS_CTM, 2 * MiB);
-    wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 3 * MiB);
+    pvdc_wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(256, 256));
+    pvdc_wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 1 * MiB);
+    pvdc_wr_head(&t, 0, PVDC_HS_CTM, 2 * MiB);
+    pvdc_wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 3 * MiB);
 
     /* 256 entries are 2 KiB: offsets that cannot hold them */
     bad_lut[n++] = 4;                       /* misaligned */
@@ -914,18 +928,18 @@ static void test_color_tables_are_refused(void)
                            PVDC_XY(256, bad_sizes[i]), color_err, &before);
     }
     /* the largest LUT ending one entry past VRAM, and at 2^32 + 8 */
-    wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(4096, 4096));
+    pvdc_wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(4096, 4096));
     refuse_color_value(&t, PVDC_HS_CTRL_GAMMA, PVDC_HS_GAMMA_LUT,
                        v - 32 * KiB + 8, color_err, &before);
     refuse_color_value(&t, PVDC_HS_CTRL_DEGAMMA, PVDC_HS_DEGAMMA_LUT,
                        0xffff8008, color_err, &before);
 
     /* A stage whose bit is clear ignores its registers. */
-    wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(0xffff, 1));
-    wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 0xffffffff);
-    wr_head(&t, 0, PVDC_HS_CTM, 0xfffffffc);
-    wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 3);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(0xffff, 1));
+    pvdc_wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 0xffffffff);
+    pvdc_wr_head(&t, 0, PVDC_HS_CTM, 0xfffffffc);
+    pvdc_wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 3);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
 
     /*
      * The largest tables and the matrix ending on the last byte of VRAM:
@@ -933,31 +947,31 @@ static void test_color_tables_are_refused(void)
      * too far.
      */
     g_free(fill_vram(&t, v - 64 * KiB - 72, 64 * KiB + 72, 9));
-    wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(4096, 4096));
-    wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, v - 64 * KiB - 72);
-    wr_head(&t, 0, PVDC_HS_CTM, v - 72);
-    wr_head(&t, 0, PVDC_HS_GAMMA_LUT, v - 32 * KiB - 72);
-    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | COLOR_STAGES);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(4096, 4096));
+    pvdc_wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, v - 64 * KiB - 72);
+    pvdc_wr_head(&t, 0, PVDC_HS_CTM, v - 72);
+    pvdc_wr_head(&t, 0, PVDC_HS_GAMMA_LUT, v - 32 * KiB - 72);
+    pvdc_wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | COLOR_STAGES);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     (void)current_crc(&t);
     compose_again(&t, 0);
     /* the smallest, at offset 0 */
-    wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(2, 2));
-    wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 0);
-    wr_head(&t, 0, PVDC_HS_CTM, 0);
-    wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 0);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(2, 2));
+    pvdc_wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 0);
+    pvdc_wr_head(&t, 0, PVDC_HS_CTM, 0);
+    pvdc_wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 0);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     (void)current_crc(&t);
     compose_again(&t, 0);
     /* refused while a pipeline is active: the active one stays */
-    snapshot_active(&t, &before);
+    pvdc_snapshot_active(&t, &before);
     refuse_color_value(&t, COLOR_STAGES,
                        PVDC_HS_LUT_SIZES, PVDC_XY(2, 0xffff), color_err,
                        &before);
-    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
-    wr_head(&t, 0, PVDC_HS_LUT_SIZES, 0);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    snapshot_active(&t, &before);
+    pvdc_wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    pvdc_wr_head(&t, 0, PVDC_HS_LUT_SIZES, 0);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_snapshot_active(&t, &before);
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
 }
@@ -983,39 +997,39 @@ static void test_tiny_sources_fill_the_largest_destination(void)
     };
     static const uint32_t srcs[] = { 1, FP16(1), FP16(20) };
     unsigned int ov;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     start_good(&t, LARGE_PROPS, &before);
-    ov = plane_of(&t, 0, OVERLAY(0));
+    ov = pvdc_plane_of(&t, 0, OVERLAY(0));
     g_free(fill_vram(&t, 1 * MiB, 2 * MiB, 9));
-    wr_plane(&t, ov, PVDC_PS_HEAD, 0);
-    wr_plane(&t, ov, PVDC_PS_ZPOS, 1);
-    wr_plane(&t, ov, PVDC_PS_ALPHA, 0xc000);
+    pvdc_wr_plane(&t, ov, PVDC_PS_HEAD, 0);
+    pvdc_wr_plane(&t, ov, PVDC_PS_ZPOS, 1);
+    pvdc_wr_plane(&t, ov, PVDC_PS_ALPHA, 0xc000);
     for (int f = 0; f < ARRAY_SIZE(formats); f++) {
         for (int i = 0; i < ARRAY_SIZE(srcs); i++) {
             for (int c = 0; c < ARRAY_SIZE(ctrls); c++) {
-                write_fb(&t, ov, formats[f], 1 * MiB, 128, 20, 20);
-                wr_plane(&t, ov, PVDC_PS_CHROMA_OFFSET, 2 * MiB);
-                wr_plane(&t, ov, PVDC_PS_CHROMA_PITCH, 128);
-                wr_plane(&t, ov, PVDC_PS_SRC_X, FP16(20) - srcs[i]);
-                wr_plane(&t, ov, PVDC_PS_SRC_W, srcs[i]);
-                wr_plane(&t, ov, PVDC_PS_SRC_H, srcs[i]);
-                wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(16384, 16384));
-                wr_plane(&t, ov, PVDC_PS_DST_POS,
-                         c % 2 ? PVDC_XY(S16(MODE_W - 16384),
-                                         S16(MODE_H - 16384)) : 0);
-                wr_plane(&t, ov, PVDC_PS_CTRL,
-                         PVDC_PS_CTRL_ENABLE | ctrls[c]);
-                g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+                pvdc_write_fb(&t, ov, formats[f], 1 * MiB, 128, 20, 20);
+                pvdc_wr_plane(&t, ov, PVDC_PS_CHROMA_OFFSET, 2 * MiB);
+                pvdc_wr_plane(&t, ov, PVDC_PS_CHROMA_PITCH, 128);
+                pvdc_wr_plane(&t, ov, PVDC_PS_SRC_X, FP16(20) - srcs[i]);
+                pvdc_wr_plane(&t, ov, PVDC_PS_SRC_W, srcs[i]);
+                pvdc_wr_plane(&t, ov, PVDC_PS_SRC_H, srcs[i]);
+                pvdc_wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(16384, 16384));
+                pvdc_wr_plane(&t, ov, PVDC_PS_DST_POS,
+                              c % 2 ? PVDC_XY(S16(MODE_W - 16384),
+                                              S16(MODE_H - 16384)) : 0);
+                pvdc_wr_plane(&t, ov, PVDC_PS_CTRL,
+                              PVDC_PS_CTRL_ENABLE | ctrls[c]);
+                g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
                 (void)current_crc(&t);
                 compose_again(&t, 0);
             }
         }
     }
-    wr_plane(&t, ov, PVDC_PS_CTRL, 0);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    snapshot_active(&t, &before);
+    pvdc_wr_plane(&t, ov, PVDC_PS_CTRL, 0);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_snapshot_active(&t, &before);
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
 }
@@ -1024,34 +1038,36 @@ static void test_tiny_sources_fill_the_largest_destination(void)
 static void test_disabled_head_keeps_no_timer(void)
 {
     unsigned int primary;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
-    primary = plane_of(&t, 0, PRIMARY);
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
     enable_head0(&t);
 
-    wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_VBLANK));
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
-    step_to(&t, t.now + 3 * PERIOD_1MS);
-    wr_head(&t, 0, PVDC_HS_CTRL, 0);
-    wr_plane(&t, primary, PVDC_PS_CTRL, 0);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, 0);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_VBLANK));
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
+            PVDC_CRC_CTRL_ENABLE);
+    pvdc_step_to(&t, t.now + 3 * PERIOD_1MS);
+    pvdc_wr_head(&t, 0, PVDC_HS_CTRL, 0);
+    pvdc_wr_plane(&t, primary, PVDC_PS_CTRL, 0);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD), ==, 0);
     {
-        uint64_t cb = timer_callbacks(&t);
-        uint32_t count = head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT);
+        uint64_t cb = pvdc_timer_callbacks(&t);
+        uint32_t count = pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT);
 
-        step_to(&t, t.now + 20 * PERIOD_1MS);
-        g_assert_cmpuint(timer_callbacks(&t), ==, cb);
-        g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==, count);
+        pvdc_step_to(&t, t.now + 20 * PERIOD_1MS);
+        g_assert_cmpuint(pvdc_timer_callbacks(&t), ==, cb);
+        g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), ==,
+                         count);
     }
     compose_again(&t, 0);
-    wr(&t, PVDC_REG_INT_ENABLE, 0);
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, 0);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
 
     enable_head0(&t);
-    snapshot_active(&t, &before);
+    pvdc_snapshot_active(&t, &before);
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
 }
@@ -1080,14 +1096,14 @@ static void test_huge_and_negative_rectangles_are_refused(void)
         { PVDC_PS_FB_SIZE, PVDC_XY(0xffff, 0xffff), PVDC_ERR_FB_SIZE },
     };
     unsigned int primary;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     start_good(&t, "vram-size=16M", &before);
-    primary = plane_of(&t, 0, PRIMARY);
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
     for (int i = 0; i < ARRAY_SIZE(refused); i++) {
         refuse_plane_value(&t, 0, primary, refused[i].reg, refused[i].val,
-                           result_of(refused[i].code, primary), &before);
+                           pvdc_result_of(refused[i].code, primary), &before);
     }
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
@@ -1100,31 +1116,31 @@ static void test_huge_and_negative_rectangles_are_refused(void)
  */
 static void show_subpixel_corner(PVDCTest *t, unsigned int primary)
 {
-    wr_plane(t, primary, PVDC_PS_DST_POS, PVDC_XY(10, 10));
-    wr_plane(t, primary, PVDC_PS_SRC_X, FP16(MODE_W) - 0x8000);
-    wr_plane(t, primary, PVDC_PS_SRC_Y, FP16(MODE_H) - 0x8000);
-    wr_plane(t, primary, PVDC_PS_SRC_W, 0x8000);
-    wr_plane(t, primary, PVDC_PS_SRC_H, 0x8000);
-    wr_plane(t, primary, PVDC_PS_DST_SIZE, PVDC_XY(4, 4));
-    wr_plane(t, primary, PVDC_PS_CTRL,
-             PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR);
-    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_plane(t, primary, PVDC_PS_DST_POS, PVDC_XY(10, 10));
+    pvdc_wr_plane(t, primary, PVDC_PS_SRC_X, FP16(MODE_W) - 0x8000);
+    pvdc_wr_plane(t, primary, PVDC_PS_SRC_Y, FP16(MODE_H) - 0x8000);
+    pvdc_wr_plane(t, primary, PVDC_PS_SRC_W, 0x8000);
+    pvdc_wr_plane(t, primary, PVDC_PS_SRC_H, 0x8000);
+    pvdc_wr_plane(t, primary, PVDC_PS_DST_SIZE, PVDC_XY(4, 4));
+    pvdc_wr_plane(t, primary, PVDC_PS_CTRL,
+                  PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR);
+    g_assert_cmphex(pvdc_commit(t, 0), ==, PVDC_RESULT_APPLIED);
     (void)current_crc(t);
     compose_again(t, 0);
     /* The same, rotated, reflected and blended. */
-    wr_plane(t, primary, PVDC_PS_CTRL,
-             PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR |
-             PVDC_PS_CTRL_ROTATE_180 | PVDC_PS_CTRL_REFLECT_Y |
-             PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT);
-    wr_plane(t, primary, PVDC_PS_ALPHA, 0x1234);
-    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_plane(t, primary, PVDC_PS_CTRL,
+                  PVDC_PS_CTRL_ENABLE | PVDC_PS_CTRL_FILTER_BILINEAR |
+                  PVDC_PS_CTRL_ROTATE_180 | PVDC_PS_CTRL_REFLECT_Y |
+                  PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT);
+    pvdc_wr_plane(t, primary, PVDC_PS_ALPHA, 0x1234);
+    g_assert_cmphex(pvdc_commit(t, 0), ==, PVDC_RESULT_APPLIED);
     (void)current_crc(t);
     compose_again(t, 0);
     /* A 1/65536-pixel-wide source at the last column, 1/8 px at least. */
-    wr_plane(t, primary, PVDC_PS_SRC_X, FP16(MODE_W) - 0x2000);
-    wr_plane(t, primary, PVDC_PS_SRC_W, 0x2000);
-    wr_plane(t, primary, PVDC_PS_DST_SIZE, PVDC_XY(1, 4));
-    g_assert_cmphex(commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_plane(t, primary, PVDC_PS_SRC_X, FP16(MODE_W) - 0x2000);
+    pvdc_wr_plane(t, primary, PVDC_PS_SRC_W, 0x2000);
+    pvdc_wr_plane(t, primary, PVDC_PS_DST_SIZE, PVDC_XY(1, 4));
+    g_assert_cmphex(pvdc_commit(t, 0), ==, PVDC_RESULT_APPLIED);
     (void)current_crc(t);
     compose_again(t, 0);
 }
@@ -1151,36 +1167,36 @@ static void test_offscreen_rectangles_are_clipped(void)
     };
     const uint32_t background = 0x00203040;
     unsigned int primary;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
     uint64_t fb;
     g_autofree uint8_t *data = NULL;
     g_autofree uint32_t *px = g_new(uint32_t, MODE_W * MODE_H);
 
     start_good(&t, "vram-size=16M,max-height=4096", &before);
-    primary = plane_of(&t, 0, PRIMARY);
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
     fb = t.vram_size - MODE_PITCH * MODE_H;
     data = fill_vram(&t, fb, MODE_PITCH * MODE_H, 11);
-    wr_head(&t, 0, PVDC_HS_BACKGROUND, background);
-    wr_plane(&t, primary, PVDC_PS_FB_OFFSET, fb);
+    pvdc_wr_head(&t, 0, PVDC_HS_BACKGROUND, background);
+    pvdc_wr_plane(&t, primary, PVDC_PS_FB_OFFSET, fb);
     for (int i = 0; i < ARRAY_SIZE(clipped); i++) {
         uint32_t scaled = clipped[i].w != MODE_W;
 
-        wr_plane(&t, primary, PVDC_PS_DST_POS,
-                 PVDC_XY(S16(clipped[i].x), S16(clipped[i].y)));
-        wr_plane(&t, primary, PVDC_PS_DST_SIZE,
-                 PVDC_XY(clipped[i].w, clipped[i].h));
-        wr_plane(&t, primary, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
-                 (scaled ? PVDC_PS_CTRL_FILTER_BILINEAR : 0));
+        pvdc_wr_plane(&t, primary, PVDC_PS_DST_POS,
+                      PVDC_XY(S16(clipped[i].x), S16(clipped[i].y)));
+        pvdc_wr_plane(&t, primary, PVDC_PS_DST_SIZE,
+                      PVDC_XY(clipped[i].w, clipped[i].h));
+        pvdc_wr_plane(&t, primary, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                      (scaled ? PVDC_PS_CTRL_FILTER_BILINEAR : 0));
         if (scaled) {
             /* 64x48 to 4096x4096 is beyond 8x: show its corner only. */
-            wr_plane(&t, primary, PVDC_PS_SRC_W, FP16(MODE_W));
-            wr_plane(&t, primary, PVDC_PS_SRC_H, FP16(MODE_H));
-            wr_plane(&t, primary, PVDC_PS_DST_SIZE,
-                     PVDC_XY(MIN(clipped[i].w, 8 * MODE_W),
-                             MIN(clipped[i].h, 8 * MODE_H)));
+            pvdc_wr_plane(&t, primary, PVDC_PS_SRC_W, FP16(MODE_W));
+            pvdc_wr_plane(&t, primary, PVDC_PS_SRC_H, FP16(MODE_H));
+            pvdc_wr_plane(&t, primary, PVDC_PS_DST_SIZE,
+                          PVDC_XY(MIN(clipped[i].w, 8 * MODE_W),
+                                  MIN(clipped[i].h, 8 * MODE_H)));
         }
-        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+        g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
         compose_again(&t, 0);
         if (!scaled) {
             for (int y = 0; y < MODE_H; y++) {
@@ -1204,9 +1220,9 @@ static void test_offscreen_rectangles_are_clipped(void)
     /* Half a pixel at the bottom-right corner, magnified and filtered. */
     show_subpixel_corner(&t, primary);
 
-    write_plane(&t, primary, 0, GOOD_OFFSET, 0);
-    wr_head(&t, 0, PVDC_HS_BACKGROUND, 0);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_plane(&t, primary, 0, GOOD_OFFSET, 0);
+    pvdc_wr_head(&t, 0, PVDC_HS_BACKGROUND, 0);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
 }
@@ -1251,7 +1267,7 @@ static void test_cursor_size_overflow_is_refused(void)
     const uint32_t size = 256 * 256 * 4;
     unsigned int cursor;
     uint64_t fb;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     /* host-cursor: the UI gets the cursor image, copied out of VRAM. */
@@ -1260,48 +1276,49 @@ static void test_cursor_size_overflow_is_refused(void)
         pvdc_test_start(&t, host ? "vram-size=16M,max-height=4096,"
                                    "host-cursor=on"
                                  : "vram-size=16M,max-height=4096");
-        cursor = cursor_of(&t, 0);
+        cursor = pvdc_cursor_of(&t, 0);
         enable_head0(&t);
-        wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
-           PVDC_CRC_CTRL_ENABLE);
+        pvdc_wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
+                PVDC_CRC_CTRL_ENABLE);
 
         /* The largest cursor, ending on the last byte of VRAM. */
         fb = t.vram_size - size;
         g_free(fill_vram(&t, fb, size, 5));
-        wr_plane(&t, cursor, PVDC_PS_HEAD, 0);
-        write_fb(&t, cursor, PVDC_FMT_ARGB8888, fb, 1024, 256, 256);
-        wr_plane(&t, cursor, PVDC_PS_ZPOS, t.overlays + 1);
-        wr_plane(&t, cursor, PVDC_PS_ALPHA, 0xffff);
-        wr_plane(&t, cursor, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
-                 PVDC_BLEND_PREMULTI << PVDC_PS_CTRL_BLEND_SHIFT);
-        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-        snapshot_active(&t, &before);
+        pvdc_wr_plane(&t, cursor, PVDC_PS_HEAD, 0);
+        pvdc_write_fb(&t, cursor, PVDC_FMT_ARGB8888, fb, 1024, 256, 256);
+        pvdc_wr_plane(&t, cursor, PVDC_PS_ZPOS, t.overlays + 1);
+        pvdc_wr_plane(&t, cursor, PVDC_PS_ALPHA, 0xffff);
+        pvdc_wr_plane(&t, cursor, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                      PVDC_BLEND_PREMULTI << PVDC_PS_CTRL_BLEND_SHIFT);
+        g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+        pvdc_snapshot_active(&t, &before);
 
         for (int i = 0; i < ARRAY_SIZE(refused); i++) {
             refuse_plane_value(&t, 0, cursor, refused[i].reg, refused[i].val,
-                               result_of(refused[i].code, cursor), &before);
+                               pvdc_result_of(refused[i].code,
+                                              cursor), &before);
         }
 
         for (int i = 0; i < ARRAY_SIZE(positions); i++) {
-            wr_plane(&t, cursor, PVDC_PS_DST_POS,
-                     PVDC_XY(S16(positions[i].x), S16(positions[i].y)));
-            wr_plane(&t, cursor, PVDC_PS_HOTSPOT, positions[i].hotspot);
-            g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+            pvdc_wr_plane(&t, cursor, PVDC_PS_DST_POS,
+                          PVDC_XY(S16(positions[i].x), S16(positions[i].y)));
+            pvdc_wr_plane(&t, cursor, PVDC_PS_HOTSPOT, positions[i].hotspot);
+            g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
             (void)current_crc(&t);
             compose_again(&t, 0);
         }
         /* A sub-rectangle at the bottom-right, fractional origin. */
-        wr_plane(&t, cursor, PVDC_PS_SRC_X, FP16(192) + 0xffff);
-        wr_plane(&t, cursor, PVDC_PS_SRC_Y, FP16(192) + 0xffff);
-        wr_plane(&t, cursor, PVDC_PS_SRC_W, FP16(63));
-        wr_plane(&t, cursor, PVDC_PS_SRC_H, FP16(63));
-        wr_plane(&t, cursor, PVDC_PS_DST_SIZE, PVDC_XY(63, 63));
-        wr_plane(&t, cursor, PVDC_PS_DST_POS, PVDC_XY(10, 10));
-        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+        pvdc_wr_plane(&t, cursor, PVDC_PS_SRC_X, FP16(192) + 0xffff);
+        pvdc_wr_plane(&t, cursor, PVDC_PS_SRC_Y, FP16(192) + 0xffff);
+        pvdc_wr_plane(&t, cursor, PVDC_PS_SRC_W, FP16(63));
+        pvdc_wr_plane(&t, cursor, PVDC_PS_SRC_H, FP16(63));
+        pvdc_wr_plane(&t, cursor, PVDC_PS_DST_SIZE, PVDC_XY(63, 63));
+        pvdc_wr_plane(&t, cursor, PVDC_PS_DST_POS, PVDC_XY(10, 10));
+        g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
         (void)current_crc(&t);
         compose_again(&t, 0);
 
-        snapshot_active(&t, &before);
+        pvdc_snapshot_active(&t, &before);
         assert_still_works(&t, &before);
         pvdc_test_stop(&t);
     }
@@ -1332,49 +1349,50 @@ static void msi_aim(PVDCTest *t, uint64_t addr, uint16_t data)
  * enabling a pending bit, vblank interrupts): none reaches the registers.
  */
 static void messages_into_own_register(PVDCTest *t, uint32_t reg,
-                                       uint16_t data, const Snapshot *before)
+                                       uint16_t data,
+                                       const PVDCSnapshot *before)
 {
     const uint32_t done0 = PVDC_INT(0, PVDC_INT_COMMIT_DONE);
     const uint32_t vblank0 = PVDC_INT(0, PVDC_INT_VBLANK);
-    uint32_t seq0 = head_ctl(t, 0, PVDC_HEAD_ARMED_SEQ);
-    uint32_t seq1 = head_ctl(t, 1, PVDC_HEAD_ARMED_SEQ);
-    Snapshot shadow_before, shadow_after;
+    uint32_t seq0 = pvdc_head_ctl(t, 0, PVDC_HEAD_ARMED_SEQ);
+    uint32_t seq1 = pvdc_head_ctl(t, 1, PVDC_HEAD_ARMED_SEQ);
+    PVDCSnapshot shadow_before, shadow_after;
 
-    snapshot_shadow(t, &shadow_before);
+    pvdc_snapshot_shadow(t, &shadow_before);
     msi_aim(t, t->mmio.addr + reg, data);
 
     /* From the timer: a commit latched at a vblank. */
-    wr(t, PVDC_REG_INT_ENABLE, done0);
-    doorbell(t, 0);
-    g_assert_cmphex(wait_outcome(t, 0, 2 * PERIOD_1MS), ==,
+    pvdc_wr(t, PVDC_REG_INT_ENABLE, done0);
+    pvdc_doorbell(t, 0);
+    g_assert_cmphex(pvdc_wait_outcome(t, 0, 2 * PERIOD_1MS), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmphex(rd(t, PVDC_REG_INT_ENABLE), ==, done0);
-    g_assert_cmphex(rd(t, PVDC_REG_MULTI_DOORBELL), ==, 0);
-    g_assert_cmphex(rd(t, PVDC_REG_INT_STATUS) & done0, ==, done0);
+    g_assert_cmphex(pvdc_rd(t, PVDC_REG_INT_ENABLE), ==, done0);
+    g_assert_cmphex(pvdc_rd(t, PVDC_REG_MULTI_DOORBELL), ==, 0);
+    g_assert_cmphex(pvdc_rd(t, PVDC_REG_INT_STATUS) & done0, ==, done0);
 
     /* From a register write: enabling a pending bit sends a message. */
-    wr(t, PVDC_REG_INT_ENABLE, 0);
-    step_to(t, t->now + PERIOD_1MS);
-    wr(t, PVDC_REG_INT_ENABLE, done0 | vblank0);
-    g_assert_cmphex(rd(t, PVDC_REG_INT_ENABLE), ==, done0 | vblank0);
+    pvdc_wr(t, PVDC_REG_INT_ENABLE, 0);
+    pvdc_step_to(t, t->now + PERIOD_1MS);
+    pvdc_wr(t, PVDC_REG_INT_ENABLE, done0 | vblank0);
+    g_assert_cmphex(pvdc_rd(t, PVDC_REG_INT_ENABLE), ==, done0 | vblank0);
     /* And from the vblank interrupt, at the next vblanks. */
-    (void)rd(t, PVDC_REG_INT_ACK);
-    step_next(t);
-    (void)rd(t, PVDC_REG_INT_ACK);
-    step_next(t);
-    g_assert_cmphex(rd(t, PVDC_REG_INT_ENABLE), ==, done0 | vblank0);
-    wr(t, PVDC_REG_INT_ENABLE, 0);
-    (void)rd(t, PVDC_REG_INT_ACK);
+    (void)pvdc_rd(t, PVDC_REG_INT_ACK);
+    pvdc_step_next(t);
+    (void)pvdc_rd(t, PVDC_REG_INT_ACK);
+    pvdc_step_next(t);
+    g_assert_cmphex(pvdc_rd(t, PVDC_REG_INT_ENABLE), ==, done0 | vblank0);
+    pvdc_wr(t, PVDC_REG_INT_ENABLE, 0);
+    (void)pvdc_rd(t, PVDC_REG_INT_ACK);
 
     /* No message changed anything. */
-    g_assert_cmpuint(head_ctl(t, 0, PVDC_HEAD_ARMED_SEQ), ==, seq0 + 1);
-    g_assert_cmpuint(head_ctl(t, 1, PVDC_HEAD_ARMED_SEQ), ==, seq1);
-    g_assert_cmphex(head_ctl(t, 0, PVDC_HEAD_CRC_CTRL), ==, 0);
-    g_assert_cmphex(head_ctl(t, 0, PVDC_HEAD_STATUS), ==, 0);
-    snapshot_shadow(t, &shadow_after);
+    g_assert_cmpuint(pvdc_head_ctl(t, 0, PVDC_HEAD_ARMED_SEQ), ==, seq0 + 1);
+    g_assert_cmpuint(pvdc_head_ctl(t, 1, PVDC_HEAD_ARMED_SEQ), ==, seq1);
+    g_assert_cmphex(pvdc_head_ctl(t, 0, PVDC_HEAD_CRC_CTRL), ==, 0);
+    g_assert_cmphex(pvdc_head_ctl(t, 0, PVDC_HEAD_STATUS), ==, 0);
+    pvdc_snapshot_shadow(t, &shadow_after);
     g_assert(memcmp(&shadow_after, &shadow_before,
                     sizeof(shadow_after)) == 0);
-    assert_active_is(t, before);
+    pvdc_assert_active_is(t, before);
 }
 
 static void test_msi_into_own_bar_does_not_reenter(void)
@@ -1398,13 +1416,13 @@ static void test_msi_into_own_bar_does_not_reenter(void)
         { PVDC_PLANE_SHADOW(0) + PVDC_PS_CTRL, 0 },
     };
     const uint32_t done0 = PVDC_INT(0, PVDC_INT_COMMIT_DONE);
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
     enable_head0(&t);
-    (void)rd(&t, PVDC_REG_INT_ACK);
-    snapshot_active(&t, &before);
+    (void)pvdc_rd(&t, PVDC_REG_INT_ACK);
+    pvdc_snapshot_active(&t, &before);
 
     for (int i = 0; i < ARRAY_SIZE(targets); i++) {
         messages_into_own_register(&t, targets[i].reg, targets[i].data,
@@ -1413,17 +1431,17 @@ static void test_msi_into_own_bar_does_not_reenter(void)
 
     /* Messages into VRAM are plain memory writes. */
     msi_aim(&t, t.vram.addr + 4 * KiB, 0xbeef);
-    wr(&t, PVDC_REG_INT_ENABLE, done0);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, done0);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     g_assert_cmphex(qtest_readl(t.qts, t.vram.addr + 4 * KiB), ==, 0xbeef);
-    wr(&t, PVDC_REG_INT_ENABLE, 0);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, 0);
 
     /* Back to plain RAM: messages arrive again. */
     qtest_writel(t.qts, MSI_RAM, 0);
     msi_aim(&t, MSI_RAM, 0x4321);
-    (void)rd(&t, PVDC_REG_INT_ACK);
-    wr(&t, PVDC_REG_INT_ENABLE, done0);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    (void)pvdc_rd(&t, PVDC_REG_INT_ACK);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, done0);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     g_assert_cmphex(qtest_readl(t.qts, MSI_RAM), ==, 0x4321);
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
@@ -1447,31 +1465,31 @@ static void test_vblank_storm_keeps_the_device_responsive(void)
     const int64_t span = 100 * period;
     uint64_t cb0, cb;
     uint32_t count0, count;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
     int messages = 0;
 
     pvdc_test_start(&t, NULL);
     enable_head0(&t);
     /* 1 pixel per frame: the clock in kHz is 10^6 / period in ns. */
-    write_mode_sized(&t, 1, 1, 1, 1, 1, SCALE_MS / period);
-    g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, period);
-    snapshot_active(&t, &before);
+    pvdc_write_mode_sized(&t, 1, 1, 1, 1, 1, SCALE_MS / period);
+    g_assert_cmphex(pvdc_commit(&t, 1), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, period);
+    pvdc_snapshot_active(&t, &before);
 
     qtest_writel(t.qts, MSI_RAM, 0);
     msi_aim(&t, MSI_RAM, 0x4321);
-    cb0 = timer_callbacks(&t);
-    count0 = head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT);
-    wr(&t, PVDC_REG_INT_ENABLE, vblank1);
-    step_to(&t, t.now + span);
-    cb = timer_callbacks(&t) - cb0;
-    count = head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT) - count0;
+    cb0 = pvdc_timer_callbacks(&t);
+    count0 = pvdc_head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, vblank1);
+    pvdc_step_to(&t, t.now + span);
+    cb = pvdc_timer_callbacks(&t) - cb0;
+    count = pvdc_head_ctl(&t, 1, PVDC_HEAD_VBLANK_COUNT) - count0;
     g_test_message("%" PRIu64 " timer callbacks for %u vblanks in %" PRId64
                    " ns", cb, count, span);
     g_assert_cmpuint(count, >=, span / period - 1);
     g_assert_cmpuint(cb, <=, count + 1);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS) & vblank1, ==, vblank1);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_STATUS) & vblank1, ==, vblank1);
     if (qtest_readl(t.qts, MSI_RAM) == 0x4321) {
         messages++;
         qtest_writel(t.qts, MSI_RAM, 0);
@@ -1479,24 +1497,24 @@ static void test_vblank_storm_keeps_the_device_responsive(void)
     g_assert_cmpint(messages, ==, 1);
 
     /* Still answering, and the other head still flips. */
-    wr(&t, PVDC_REG_INT_ENABLE, 0);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, 0);
     assert_still_works(&t, &before);
 
     /* Acknowledged each time: one message per vblank, no more. */
-    wr(&t, PVDC_REG_INT_ENABLE, vblank1);
-    (void)rd(&t, PVDC_REG_INT_ACK);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, vblank1);
+    (void)pvdc_rd(&t, PVDC_REG_INT_ACK);
     qtest_writel(t.qts, MSI_RAM, 0);
     for (int i = 0; i < 1000; i++) {
-        step_to(&t, t.now + period);
-        g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK) & vblank1, ==, vblank1);
+        pvdc_step_to(&t, t.now + period);
+        g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_ACK) & vblank1, ==, vblank1);
         g_assert_cmphex(qtest_readl(t.qts, MSI_RAM), ==, 0x4321);
         qtest_writel(t.qts, MSI_RAM, 0);
     }
-    wr(&t, PVDC_REG_INT_ENABLE, 0);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, 0);
     /* The storm stops with the interrupt: no timer any more. */
-    cb0 = timer_callbacks(&t);
-    step_to(&t, t.now + span);
-    g_assert_cmpuint(timer_callbacks(&t), ==, cb0);
+    cb0 = pvdc_timer_callbacks(&t);
+    pvdc_step_to(&t, t.now + span);
+    g_assert_cmpuint(pvdc_timer_callbacks(&t), ==, cb0);
     pvdc_test_stop(&t);
 }
 
@@ -1515,28 +1533,28 @@ static void test_unacknowledged_vblank_storm_is_rate_limited(void)
     const int64_t span = 100 * SCALE_US;
     uint32_t result;
     uint64_t cb0, cb;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     pvdc_test_start(&t, NULL);
     enable_head0(&t);
-    write_mode_sized(&t, 1, 1, 1, 1, 1, 1000000);
-    result = commit(&t, 1);
+    pvdc_write_mode_sized(&t, 1, 1, 1, 1, 1, 1000000);
+    result = pvdc_commit(&t, 1);
     if (result != PVDC_RESULT_APPLIED) {
         /* Refusing such a mode is the other way out. */
-        g_assert_cmphex(result, ==, head_result(PVDC_ERR_MODE));
+        g_assert_cmphex(result, ==, pvdc_head_result(PVDC_ERR_MODE));
     }
-    snapshot_active(&t, &before);
+    pvdc_snapshot_active(&t, &before);
 
-    wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(1, PVDC_INT_VBLANK));
-    cb0 = timer_callbacks(&t);
-    step_to(&t, t.now + span);
-    cb = timer_callbacks(&t) - cb0;
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(1, PVDC_INT_VBLANK));
+    cb0 = pvdc_timer_callbacks(&t);
+    pvdc_step_to(&t, t.now + span);
+    cb = pvdc_timer_callbacks(&t) - cb0;
     g_test_message("%" PRIu64 " timer callbacks in %" PRId64 " ns with the "
                    "vblank interrupt pending", cb, span);
     g_assert_cmpuint(cb, <=, 2);
 
-    wr(&t, PVDC_REG_INT_ENABLE, 0);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, 0);
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
 }
@@ -1546,69 +1564,69 @@ static void test_doorbell_storms_are_absorbed(void)
     const int storm = 5000;
     unsigned int primary;
     uint32_t seq;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
     uint64_t cb;
 
     pvdc_test_start(&t, NULL);
-    primary = plane_of(&t, 0, PRIMARY);
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
     enable_head0(&t);
-    snapshot_active(&t, &before);
+    pvdc_snapshot_active(&t, &before);
 
     /* Thousands of doorbells on an armed head: one commit, overruns. */
-    seq = head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ);
-    cb = timer_callbacks(&t);
-    wr_plane(&t, primary, PVDC_PS_FB_OFFSET, FLIP_OFFSET);
+    seq = pvdc_head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ);
+    cb = pvdc_timer_callbacks(&t);
+    pvdc_wr_plane(&t, primary, PVDC_PS_FB_OFFSET, FLIP_OFFSET);
     for (int i = 0; i < storm; i++) {
-        doorbell(&t, 0);
+        pvdc_doorbell(&t, 0);
     }
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, seq + 1);
-    g_assert_cmphex(head_ctl(&t, 0, PVDC_HEAD_STATUS), ==,
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, seq + 1);
+    g_assert_cmphex(pvdc_head_ctl(&t, 0, PVDC_HEAD_STATUS), ==,
                     PVDC_HEAD_STATUS_DOORBELL_OVERRUN);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * PERIOD_1MS), ==,
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * PERIOD_1MS), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmpuint(timer_callbacks(&t), ==, cb + 1);
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_STATUS,
-       PVDC_HEAD_STATUS_DOORBELL_OVERRUN);
-    wr_plane(&t, primary, PVDC_PS_FB_OFFSET, GOOD_OFFSET);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    assert_active_is(&t, &before);
+    g_assert_cmpuint(pvdc_timer_callbacks(&t), ==, cb + 1);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_STATUS,
+            PVDC_HEAD_STATUS_DOORBELL_OVERRUN);
+    pvdc_wr_plane(&t, primary, PVDC_PS_FB_OFFSET, GOOD_OFFSET);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_assert_active_is(&t, &before);
 
     /* Multi-head doorbells naming heads that do not exist: ignored. */
     for (int i = 0; i < storm; i++) {
-        wr(&t, PVDC_REG_MULTI_DOORBELL, 0xffffffff - (i & 0xff));
+        pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, 0xffffffff - (i & 0xff));
     }
-    g_assert_cmphex(rd(&t, PVDC_REG_MULTI_DOORBELL), ==, 0);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, seq + 2);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_MULTI_DOORBELL), ==, 0);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_ARMED_SEQ), ==, seq + 2);
 
     /* A multi-doorbell storm on existing heads: one group, overruns. */
-    seq = head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ);
+    seq = pvdc_head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ);
     for (int i = 0; i < storm; i++) {
-        wr(&t, PVDC_REG_MULTI_DOORBELL, MAKE_64BIT_MASK(0, t.heads));
+        pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, MAKE_64BIT_MASK(0, t.heads));
     }
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, seq + 1);
-    g_assert_cmphex(wait_outcome(&t, 0, 2 * PERIOD_1MS), ==,
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, seq + 1);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * PERIOD_1MS), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_RESULT), ==,
+    g_assert_cmphex(pvdc_head_ctl(&t, 1, PVDC_HEAD_RESULT), ==,
                     PVDC_RESULT_APPLIED);
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_STATUS, UINT32_MAX);
-    wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_STATUS, UINT32_MAX);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_STATUS, UINT32_MAX);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_STATUS, UINT32_MAX);
 
     /* Commits to a disabled head latch at once, one after the other. */
-    seq = head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ);
+    seq = pvdc_head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ);
     for (int i = 0; i < 1000; i++) {
-        doorbell(&t, 1);
-        g_assert_cmphex(wait_outcome(&t, 1, 0), ==, PVDC_RESULT_APPLIED);
+        pvdc_doorbell(&t, 1);
+        g_assert_cmphex(pvdc_wait_outcome(&t, 1, 0), ==, PVDC_RESULT_APPLIED);
     }
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, seq + 1000);
-    g_assert_cmpuint(head_ctl(&t, 1, PVDC_HEAD_DONE_SEQ), ==, seq + 1000);
-    g_assert_cmphex(head_ctl(&t, 1, PVDC_HEAD_STATUS), ==, 0);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_ARMED_SEQ), ==, seq + 1000);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_DONE_SEQ), ==, seq + 1000);
+    g_assert_cmphex(pvdc_head_ctl(&t, 1, PVDC_HEAD_STATUS), ==, 0);
 
     /* Interrupts raised by all that, acknowledged in one read. */
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK) &
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_ACK) &
                     PVDC_INT(1, PVDC_INT_COMMIT_DONE), !=, 0);
-    g_assert_cmphex(rd(&t, PVDC_REG_INT_STATUS), ==, 0);
-    snapshot_active(&t, &before);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_STATUS), ==, 0);
+    pvdc_snapshot_active(&t, &before);
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
 }
@@ -1630,29 +1648,29 @@ static void test_timer_rate_is_bounded_device_wide(void)
 
     pvdc_test_start(&t, "heads=8,overlays=0,vram-size=16M");
     for (unsigned int h = 0; h < t.heads; h++) {
-        step_to(&t, t.now + step);
-        write_mode_sized(&t, h, 1, 1, 1, 1, SCALE_MS / period);
-        t0[h] = commit_enable(&t, h);
+        pvdc_step_to(&t, t.now + step);
+        pvdc_write_mode_sized(&t, h, 1, 1, 1, 1, SCALE_MS / period);
+        t0[h] = pvdc_commit_enable(&t, h);
         all_vblanks |= PVDC_INT(h, PVDC_INT_VBLANK);
     }
-    (void)rd(&t, PVDC_REG_INT_ACK);
-    wr(&t, PVDC_REG_INT_ENABLE, all_vblanks);
-    cb0 = timer_callbacks(&t);
+    (void)pvdc_rd(&t, PVDC_REG_INT_ACK);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, all_vblanks);
+    cb0 = pvdc_timer_callbacks(&t);
     start = t.now;
     while (t.now < start + span) {
-        step_to(&t, t.now + step);
-        seen |= rd(&t, PVDC_REG_INT_ACK);
+        pvdc_step_to(&t, t.now + step);
+        seen |= pvdc_rd(&t, PVDC_REG_INT_ACK);
     }
-    cb = timer_callbacks(&t) - cb0;
+    cb = pvdc_timer_callbacks(&t) - cb0;
     g_test_message("%" PRIu64 " timer callbacks for 8 heads in %" PRId64
                    " ns", cb, span);
     g_assert_cmpuint(cb, <=, span / period + 1);
     g_assert_cmphex(seen, ==, all_vblanks);
     for (unsigned int h = 0; h < t.heads; h++) {
-        g_assert_cmpuint(head_ctl(&t, h, PVDC_HEAD_VBLANK_COUNT), ==,
+        g_assert_cmpuint(pvdc_head_ctl(&t, h, PVDC_HEAD_VBLANK_COUNT), ==,
                          (t.now - t0[h]) / period);
     }
-    wr(&t, PVDC_REG_INT_ENABLE, 0);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, 0);
     pvdc_test_stop(&t);
 }
 
@@ -1682,31 +1700,31 @@ static void test_interrupt_messages_are_bounded_device_wide(void)
     bar = qpci_iomap(counter, PVDC_MMIO_BAR, NULL);
 
     for (unsigned int h = 0; h < t.heads; h++) {
-        write_mode_sized(&t, h, 1, 1, 1, 1, SCALE_MS / period);
+        pvdc_write_mode_sized(&t, h, 1, 1, 1, 1, SCALE_MS / period);
         all_heads |= BIT(h);
         all_vblanks |= PVDC_INT(h, PVDC_INT_VBLANK);
     }
-    wr(&t, PVDC_REG_MULTI_DOORBELL, all_heads);
-    step_to(&t, t.now + period);
-    g_assert_cmphex(wait_outcome(&t, 0, 0), ==, PVDC_RESULT_APPLIED);
-    (void)rd(&t, PVDC_REG_INT_ACK);
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, all_heads);
+    pvdc_step_to(&t, t.now + period);
+    g_assert_cmphex(pvdc_wait_outcome(&t, 0, 0), ==, PVDC_RESULT_APPLIED);
+    (void)pvdc_rd(&t, PVDC_REG_INT_ACK);
     msi_aim(&t, bar.addr + PVDC_REG_ID, 1);
-    wr(&t, PVDC_REG_INT_ENABLE, all_vblanks);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, all_vblanks);
 
-    cb0 = timer_callbacks(&t);
-    sent0 = qtest_statistic(t.qts, "pvdc1", "x-mmio-writes");
+    cb0 = pvdc_timer_callbacks(&t);
+    sent0 = pvdc_statistic_of(t.qts, "pvdc1", "x-mmio-writes");
     for (int i = 0; i < frames; i++) {
-        step_to(&t, t.now + period);
-        g_assert_cmphex(rd(&t, PVDC_REG_INT_ACK), ==, all_vblanks);
+        pvdc_step_to(&t, t.now + period);
+        g_assert_cmphex(pvdc_rd(&t, PVDC_REG_INT_ACK), ==, all_vblanks);
     }
-    cb = timer_callbacks(&t) - cb0;
-    sent = qtest_statistic(t.qts, "pvdc1", "x-mmio-writes") - sent0;
+    cb = pvdc_timer_callbacks(&t) - cb0;
+    sent = pvdc_statistic_of(t.qts, "pvdc1", "x-mmio-writes") - sent0;
     g_test_message("%" PRIu64 " messages from %" PRIu64 " timer callbacks "
                    "for %d frames of 8 heads", sent, cb, frames);
     g_assert_cmpuint(cb, ==, frames);
     g_assert_cmpuint(sent, ==, frames);
 
-    wr(&t, PVDC_REG_INT_ENABLE, 0);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, 0);
     g_free(counter);
     pvdc_test_stop(&t);
 }
@@ -1715,14 +1733,14 @@ static void test_interrupt_messages_are_bounded_device_wide(void)
 static void enable_head_60hz(PVDCTest *t, unsigned int head, uint32_t w,
                              uint32_t h)
 {
-    write_mode_sized(t, head, w, h, w, h, DIV_ROUND_UP(w * h * 60, 1000));
-    wr_plane(t, plane_of(t, head, PRIMARY), PVDC_PS_HEAD, head);
-    write_fb(t, plane_of(t, head, PRIMARY), PVDC_FMT_XRGB8888, 0, w * 4, w,
-             h);
-    wr_plane(t, plane_of(t, head, PRIMARY), PVDC_PS_ZPOS, 0);
-    wr_plane(t, plane_of(t, head, PRIMARY), PVDC_PS_CTRL,
-             PVDC_PS_CTRL_ENABLE);
-    g_assert_cmphex(commit(t, head), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_mode_sized(t, head, w, h, w, h, DIV_ROUND_UP(w * h * 60, 1000));
+    pvdc_wr_plane(t, pvdc_plane_of(t, head, PRIMARY), PVDC_PS_HEAD, head);
+    pvdc_write_fb(t, pvdc_plane_of(t, head, PRIMARY), PVDC_FMT_XRGB8888, 0,
+                  w * 4, w, h);
+    pvdc_wr_plane(t, pvdc_plane_of(t, head, PRIMARY), PVDC_PS_ZPOS, 0);
+    pvdc_wr_plane(t, pvdc_plane_of(t, head, PRIMARY), PVDC_PS_CTRL,
+                  PVDC_PS_CTRL_ENABLE);
+    g_assert_cmphex(pvdc_commit(t, head), ==, PVDC_RESULT_APPLIED);
 }
 
 /* With capture on and nobody reading, CRCs cost nothing at all. */
@@ -1735,19 +1753,21 @@ static void test_crc_capture_costs_nothing_until_read(void)
     pvdc_test_start(&t, NULL);
     enable_head_60hz(&t, 0, 1024, 768);
     enable_head_60hz(&t, 1, 1024, 768);
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
-    wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
-    cb = timer_callbacks(&t);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
+            PVDC_CRC_CTRL_ENABLE);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_CRC_CTRL,
+            PVDC_CRC_CTRL_ENABLE);
+    cb = pvdc_timer_callbacks(&t);
     n = pvdc_statistic(t.qts, "x-compositions");
-    step_to(&t, t.now + NANOSECONDS_PER_SECOND);
-    g_assert_cmpuint(timer_callbacks(&t), ==, cb);
+    pvdc_step_to(&t, t.now + NANOSECONDS_PER_SECOND);
+    g_assert_cmpuint(pvdc_timer_callbacks(&t), ==, cb);
     g_assert_cmpuint(pvdc_statistic(t.qts, "x-compositions"), ==, n);
 
     /* Read, the frame is composed once, however often it is read. */
-    crc = frame_crc(&t, 0, &frame);
-    g_assert_cmpuint(frame, ==, head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT));
+    crc = pvdc_read_crc(&t, 0, &frame);
+    g_assert_cmpuint(frame, ==, pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT));
     for (int i = 0; i < 100; i++) {
-        g_assert_cmphex(frame_crc(&t, 0, &frame), ==, crc);
+        g_assert_cmphex(pvdc_read_crc(&t, 0, &frame), ==, crc);
     }
     g_assert_cmpuint(pvdc_statistic(t.qts, "x-compositions"), ==, n + 1);
     pvdc_test_stop(&t);
@@ -1771,20 +1791,24 @@ static void test_crc_capture_is_bounded_device_wide(void)
     g_free(fill_vram(&t, 0, (size_t)w * h * 4, 1));
     enable_head_60hz(&t, 0, w, h);
     enable_head_60hz(&t, 1, w, h);
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
-    wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
+            PVDC_CRC_CTRL_ENABLE);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_CRC_CTRL,
+            PVDC_CRC_CTRL_ENABLE);
     n0 = pvdc_statistic(t.qts, "x-compositions");
     start = t.now;
     while (t.now < start + NANOSECONDS_PER_SECOND) {
-        uint32_t period = head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD);
+        uint32_t period = pvdc_head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD);
         uint32_t frame;
 
         /* the next vblank of either head */
-        step_to(&t, MIN(vblank_time(&t, 0), vblank_time(&t, 1)) + period);
+        pvdc_step_to(&t,
+                     MIN(pvdc_vblank_time(&t, 0),
+                         pvdc_vblank_time(&t, 1)) + period);
         for (unsigned int k = 0; k < 2; k++) {
-            (void)frame_crc(&t, k, &frame);
+            (void)pvdc_read_crc(&t, k, &frame);
             asked++;
-            skipped += frame != head_ctl(&t, k, PVDC_HEAD_VBLANK_COUNT);
+            skipped += frame != pvdc_head_ctl(&t, k, PVDC_HEAD_VBLANK_COUNT);
         }
     }
     captured = pvdc_statistic(t.qts, "x-compositions") - n0;
@@ -1815,11 +1839,11 @@ static void test_direct_scanout_stays_inside_vram(void)
     PVDCTest t;
 
     pvdc_test_start(&t, "vram-size=16M");
-    primary = plane_of(&t, 0, PRIMARY);
-    write_mode_sized(&t, 0, w, h, MODE_HTOTAL, 4, MODE_HTOTAL * 4);
-    wr_plane(&t, primary, PVDC_PS_HEAD, 0);
-    wr_plane(&t, primary, PVDC_PS_ZPOS, 0);
-    wr_plane(&t, primary, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
+    pvdc_write_mode_sized(&t, 0, w, h, MODE_HTOTAL, 4, MODE_HTOTAL * 4);
+    pvdc_wr_plane(&t, primary, PVDC_PS_HEAD, 0);
+    pvdc_wr_plane(&t, primary, PVDC_PS_ZPOS, 0);
+    pvdc_wr_plane(&t, primary, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
 
     for (int fits = 0; fits < 2; fits++) {
         g_autofree uint8_t *row0 = NULL, *row1 = NULL;
@@ -1828,10 +1852,10 @@ static void test_direct_scanout_stays_inside_vram(void)
                       : t.vram_size - pitch - w * 4;
         row0 = fill_vram(&t, offset, w * 4, 7 + fits);
         row1 = fill_vram(&t, offset + pitch, w * 4, 9 + fits);
-        write_fb(&t, primary, PVDC_FMT_XRGB8888, offset, pitch, w, h);
-        g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+        pvdc_write_fb(&t, primary, PVDC_FMT_XRGB8888, offset, pitch, w, h);
+        g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
         n = pvdc_statistic(t.qts, "x-head0-compositions");
-        got = screendump(t.qts, 0, &gw, &gh);
+        got = pvdc_screendump(t.qts, 0, &gw, &gh);
         g_assert_cmpint(gw, ==, w);
         g_assert_cmpint(gh, ==, h);
         for (int x = 0; x < w; x++) {
@@ -1862,13 +1886,13 @@ static void test_damage_scan_follows_the_lines_shown(void)
     PVDCTest t;
 
     pvdc_test_start(&t, "vram-size=16M");
-    primary = plane_of(&t, 0, PRIMARY);
-    write_mode_sized(&t, 0, w, h, MODE_HTOTAL, 4, MODE_HTOTAL * 4);
-    wr_plane(&t, primary, PVDC_PS_HEAD, 0);
-    write_fb(&t, primary, PVDC_FMT_XRGB8888, 0, pitch, w, h);
-    wr_plane(&t, primary, PVDC_PS_ZPOS, 0);
-    wr_plane(&t, primary, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
+    pvdc_write_mode_sized(&t, 0, w, h, MODE_HTOTAL, 4, MODE_HTOTAL * 4);
+    pvdc_wr_plane(&t, primary, PVDC_PS_HEAD, 0);
+    pvdc_write_fb(&t, primary, PVDC_FMT_XRGB8888, 0, pitch, w, h);
+    pvdc_wr_plane(&t, primary, PVDC_PS_ZPOS, 0);
+    pvdc_wr_plane(&t, primary, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
     compose_again(&t, 0);
 
     for (int i = 0; i < 4; i++) {
@@ -1894,8 +1918,8 @@ static void compose_every_connector(PVDCTest *t)
 {
     for (unsigned int c = 0; c < t->heads; c++) {
         compose_again(t, c);
-        (void)head_ctl(t, c, PVDC_HEAD_PREFERRED);
-        (void)rd(t, PVDC_EDID(c) + PVDC_EDID_SIZE - 4);
+        (void)pvdc_head_ctl(t, c, PVDC_HEAD_PREFERRED);
+        (void)pvdc_rd(t, PVDC_EDID(c) + PVDC_EDID_SIZE - 4);
     }
 }
 
@@ -1909,9 +1933,9 @@ static unsigned int assert_routes_valid(PVDCTest *t)
     unsigned int routed = 0;
 
     for (unsigned int h = 0; h < t->heads; h++) {
-        uint32_t c = rd(t, PVDC_HEAD_ACTIVE(h) + PVDC_HS_CONNECTOR);
+        uint32_t c = pvdc_rd(t, PVDC_HEAD_ACTIVE(h) + PVDC_HS_CONNECTOR);
 
-        if (!(rd(t, PVDC_HEAD_ACTIVE(h) + PVDC_HS_CTRL) &
+        if (!(pvdc_rd(t, PVDC_HEAD_ACTIVE(h) + PVDC_HS_CTRL) &
               PVDC_HS_CTRL_ENABLE)) {
             continue;
         }
@@ -1933,32 +1957,34 @@ static void test_connector_values_are_refused(void)
 {
     g_autoptr(GRand) rng = g_rand_new_with_seed(0x15c0);
     unsigned int routed = 0;
-    Snapshot before;
+    PVDCSnapshot before;
     PVDCTest t;
 
     start_good(&t, "heads=4", &before);
     for (unsigned int i = 0; i < ARRAY_SIZE(hostile_connectors); i++) {
         unsigned int h = 1 + i % 3;
 
-        write_mode(&t, h, CLOCK_1MS);
-        wr_head(&t, h, PVDC_HS_CONNECTOR, hostile_connectors[i]);
-        g_assert_cmphex(commit(&t, h), ==, head_result(PVDC_ERR_CONNECTOR));
-        assert_active_is(&t, &before);
+        pvdc_write_mode(&t, h, CLOCK_1MS);
+        pvdc_wr_head(&t, h, PVDC_HS_CONNECTOR, hostile_connectors[i]);
+        g_assert_cmphex(pvdc_commit(&t, h), ==,
+                        pvdc_head_result(PVDC_ERR_CONNECTOR));
+        pvdc_assert_active_is(&t, &before);
         /* off, the value is only stored */
-        wr_head(&t, h, PVDC_HS_CTRL, 0);
-        g_assert_cmphex(commit(&t, h), ==, PVDC_RESULT_APPLIED);
-        g_assert_cmphex(rd(&t, PVDC_HEAD_ACTIVE(h) + PVDC_HS_CONNECTOR), ==,
-                        hostile_connectors[i]);
-        snapshot_active(&t, &before);
+        pvdc_wr_head(&t, h, PVDC_HS_CTRL, 0);
+        g_assert_cmphex(pvdc_commit(&t, h), ==, PVDC_RESULT_APPLIED);
+        g_assert_cmphex(pvdc_rd(&t, PVDC_HEAD_ACTIVE(h) + PVDC_HS_CONNECTOR),
+                        ==, hostile_connectors[i]);
+        pvdc_snapshot_active(&t, &before);
         compose_every_connector(&t);
     }
     /* head 0 drives connector 0 */
-    write_mode(&t, 2, CLOCK_1MS);
-    wr_head(&t, 2, PVDC_HS_CONNECTOR, 0);
-    g_assert_cmphex(commit(&t, 2), ==, head_result(PVDC_ERR_CONNECTOR));
-    wr_head(&t, 2, PVDC_HS_CTRL, 0);
-    g_assert_cmphex(commit(&t, 2), ==, PVDC_RESULT_APPLIED);
-    snapshot_active(&t, &before);
+    pvdc_write_mode(&t, 2, CLOCK_1MS);
+    pvdc_wr_head(&t, 2, PVDC_HS_CONNECTOR, 0);
+    g_assert_cmphex(pvdc_commit(&t, 2), ==,
+                    pvdc_head_result(PVDC_ERR_CONNECTOR));
+    pvdc_wr_head(&t, 2, PVDC_HS_CTRL, 0);
+    g_assert_cmphex(pvdc_commit(&t, 2), ==, PVDC_RESULT_APPLIED);
+    pvdc_snapshot_active(&t, &before);
     assert_still_works(&t, &before);
 
     /* Heads 1 to 3 at random; head 0 keeps connector 0. */
@@ -1970,14 +1996,14 @@ static void test_connector_values_are_refused(void)
                          rng, 0, ARRAY_SIZE(hostile_connectors))];
 
         if (g_rand_int_range(rng, 0, 3)) {
-            write_mode(&t, h, g_rand_boolean(rng) ? CLOCK_1MS : CLOCK_2MS);
+            pvdc_write_mode(&t, h, g_rand_boolean(rng) ? CLOCK_1MS : CLOCK_2MS);
         } else {
-            wr_head(&t, h, PVDC_HS_CTRL, 0);
+            pvdc_wr_head(&t, h, PVDC_HS_CTRL, 0);
         }
-        wr_head(&t, h, PVDC_HS_CONNECTOR, c);
-        wr(&t, PVDC_REG_MULTI_DOORBELL, g_rand_int_range(rng, 1, 8) << 1 &
-           ~rd(&t, PVDC_REG_MULTI_DOORBELL));
-        step_to(&t, t.now + g_rand_int_range(rng, 0, 3 * PERIOD_1MS));
+        pvdc_wr_head(&t, h, PVDC_HS_CONNECTOR, c);
+        pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, g_rand_int_range(rng, 1, 8) << 1 &
+                ~pvdc_rd(&t, PVDC_REG_MULTI_DOORBELL));
+        pvdc_step_to(&t, t.now + g_rand_int_range(rng, 0, 3 * PERIOD_1MS));
         routed += assert_routes_valid(&t);
         if (i % 16 == 0) {
             compose_every_connector(&t);
@@ -1987,16 +2013,112 @@ static void test_connector_values_are_refused(void)
     g_test_message("%u steps with heads on other heads' connectors",
                    routed);
     g_assert_cmpuint(routed, >, 20);
-    step_to(&t, t.now + 10 * PERIOD_1MS);
+    pvdc_step_to(&t, t.now + 10 * PERIOD_1MS);
     compose_every_connector(&t);
     for (unsigned int h = 1; h < t.heads; h++) {
-        wr_head(&t, h, PVDC_HS_CTRL, 0);
+        pvdc_wr_head(&t, h, PVDC_HS_CTRL, 0);
     }
-    wr(&t, PVDC_REG_MULTI_DOORBELL, 0xe);
-    step_to(&t, t.now + 10 * PERIOD_1MS);
-    g_assert_cmphex(rd(&t, PVDC_REG_MULTI_DOORBELL), ==, 0);
-    snapshot_active(&t, &before);
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, 0xe);
+    pvdc_step_to(&t, t.now + 10 * PERIOD_1MS);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_MULTI_DOORBELL), ==, 0);
+    pvdc_snapshot_active(&t, &before);
     assert_still_works(&t, &before);
+    pvdc_test_stop(&t);
+}
+
+/*
+ * Values that wrap 32-bit arithmetic, zero sizes and divisors, and
+ * all-ones registers, written one at a time into a working shadow state:
+ * each is refused with its error code and the device keeps working.
+ */
+static void test_hostile_values_are_refused(void)
+{
+    static const struct {
+        uint32_t reg, val;
+        uint32_t code;
+    } plane_cases[] = {
+        /* 32-bit wrap of offset + pitch * (height - 1) */
+        { PVDC_PS_FB_OFFSET, 0xffffffc0, PVDC_ERR_FB_BOUNDS },
+        /* and of pitch * height: past PVDC_FB_SPAN_MAX first */
+        { PVDC_PS_FB_PITCH, 0x40000000, PVDC_ERR_PITCH },
+        { PVDC_PS_FB_PITCH, 0xffffffc0, PVDC_ERR_PITCH },
+        /* 32-bit wrap of src_x + src_w */
+        { PVDC_PS_SRC_X, 0xffff0000, PVDC_ERR_SRC_RECT },
+        { PVDC_PS_SRC_W, 0xffffffff, PVDC_ERR_SRC_RECT },
+        { PVDC_PS_FB_SIZE, 0xffffffff, PVDC_ERR_FB_SIZE },
+        { PVDC_PS_DST_SIZE, 0xffffffff, PVDC_ERR_DST_RECT },
+        { PVDC_PS_DST_SIZE, 0, PVDC_ERR_DST_RECT },
+        { PVDC_PS_SRC_H, 0, PVDC_ERR_SRC_RECT },
+        { PVDC_PS_ZPOS, 0xffffffff, PVDC_ERR_ZPOS },
+        { PVDC_PS_FORMAT, 0, PVDC_ERR_FORMAT },
+        { PVDC_PS_CTRL, 0xffffffff, PVDC_ERR_PLANE_CTRL },
+    };
+    static const struct {
+        uint32_t reg, val;
+    } mode_cases[] = {
+        { PVDC_HS_PIXEL_CLOCK, 0 },
+        { PVDC_HS_PIXEL_CLOCK, PVDC_MAX_PIXEL_CLOCK_KHZ + 1 },
+        { PVDC_HS_HTIMING, 0 },
+        { PVDC_HS_HTIMING, 0xffffffff },
+        { PVDC_HS_VTIMING, PVDC_XY(MODE_H, MODE_H - 1) },
+        { PVDC_HS_VSYNC, PVDC_XY(MODE_VTOTAL, MODE_H) },
+    };
+    unsigned int primary;
+    PVDCSnapshot before;
+    PVDCTest t;
+    int i;
+
+    /* No PIT: the slowest mode's first vblank is 49.7 days away. */
+    pvdc_test_start_with(&t, NULL, "-machine pit=off");
+    primary = pvdc_plane_of(&t, 0, PRIMARY);
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
+    pvdc_snapshot_active(&t, &before);
+
+    for (i = 0; i < ARRAY_SIZE(plane_cases); i++) {
+        uint32_t good =
+            pvdc_rd(&t, PVDC_PLANE_SHADOW(primary) + plane_cases[i].reg);
+
+        pvdc_wr_plane(&t, primary, plane_cases[i].reg, plane_cases[i].val);
+        pvdc_doorbell(&t, 0);
+        g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
+                        pvdc_result_of(plane_cases[i].code, primary));
+        pvdc_assert_active_is(&t, &before);
+        pvdc_wr_plane(&t, primary, plane_cases[i].reg, good);
+    }
+
+    for (i = 0; i < ARRAY_SIZE(mode_cases); i++) {
+        pvdc_write_mode(&t, 1, CLOCK_1MS);
+        pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + mode_cases[i].reg, mode_cases[i].val);
+        pvdc_doorbell(&t, 1);
+        g_assert_cmphex(pvdc_wait_outcome(&t, 1, 0), ==,
+                        pvdc_head_result(PVDC_ERR_MODE));
+        pvdc_assert_active_is(&t, &before);
+        g_assert_cmpuint(pvdc_head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==, 0);
+    }
+
+    /* The slowest mode there is still has a frame period and vblanks. */
+    pvdc_write_mode(&t, 1, CLOCK_1MS);
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_HTIMING, PVDC_XY(MODE_W, 0xffff));
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_VTIMING, PVDC_XY(MODE_H, 0xffff));
+    pvdc_wr(&t, PVDC_HEAD_SHADOW(1) + PVDC_HS_PIXEL_CLOCK, 1);
+    pvdc_commit_enable(&t, 1);
+    g_assert_cmphex(pvdc_head_ctl(&t, 1, PVDC_HEAD_FRAME_PERIOD), ==,
+                    UINT32_MAX);
+
+    /* Garbage everywhere in BAR0: still the same device. */
+    for (uint32_t addr = 0; addr < PVDC_MMIO_SIZE; addr += 4) {
+        if (addr == PVDC_REG_MULTI_DOORBELL ||
+            (addr >= PVDC_HEAD_CONTROL_BASE &&
+             addr < PVDC_HEAD_SHADOW_BASE &&
+             (addr % PVDC_HEAD_STRIDE) == PVDC_HEAD_DOORBELL)) {
+            continue;
+        }
+        if (addr % 64 == 0 || addr >= PVDC_EDID_BASE) {
+            pvdc_wr(&t, addr, 0xffffffff);
+        }
+    }
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_ID), ==, PVDC_ID);
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_NUM_HEADS), ==, t.heads);
     pvdc_test_stop(&t);
 }
 
@@ -2052,6 +2174,8 @@ int main(int argc, char **argv)
                    test_connector_values_are_refused);
     qtest_add_func("/pvdc/hostile/damage-scan-follows-the-lines-shown",
                    test_damage_scan_follows_the_lines_shown);
+    qtest_add_func("/pvdc/hostile/values-are-refused-device-stays-responsive",
+                   test_hostile_values_are_refused);
 
     return g_test_run();
 }

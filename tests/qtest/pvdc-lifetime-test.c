@@ -40,19 +40,19 @@ static const Uptime uptimes[] = {
 /* Head 0 on with @u's mode; returns its enable time. */
 static int64_t uptime_enable(PVDCTest *t, const Uptime *u)
 {
-    write_mode_sized(t, 0, u->w, u->h, u->htotal, u->vtotal, u->clock_khz);
-    write_plane(t, plane_of(t, 0, PRIMARY), 0, 0, 0);
-    return commit_enable(t, 0);
+    pvdc_write_mode_sized(t, 0, u->w, u->h, u->htotal, u->vtotal, u->clock_khz);
+    pvdc_write_plane(t, pvdc_plane_of(t, 0, PRIMARY), 0, 0, 0);
+    return pvdc_commit_enable(t, 0);
 }
 
 /* The counters of head 0 at the current time, timeline @t0 + n * @period. */
 static void assert_counters(PVDCTest *t, int64_t t0, uint64_t period)
 {
-    uint64_t n = (now_ns(t) - t0) / period;
+    uint64_t n = (pvdc_now_ns(t) - t0) / period;
 
-    g_assert_cmpuint(head_ctl(t, 0, PVDC_HEAD_VBLANK_COUNT), ==,
+    g_assert_cmpuint(pvdc_head_ctl(t, 0, PVDC_HEAD_VBLANK_COUNT), ==,
                      (uint32_t)n);
-    g_assert_cmpuint(vblank_time(t, 0), ==, t0 + n * period);
+    g_assert_cmpuint(pvdc_vblank_time(t, 0), ==, t0 + n * period);
 }
 
 /*
@@ -69,41 +69,42 @@ static void uptime_check(PVDCTest *t, int64_t t0, uint64_t period)
     assert_counters(t, t0, period);
 
     /* Vblank interrupts: one per frame, acknowledged, at the frame. */
-    (void)rd(t, PVDC_REG_INT_ACK);
-    wr(t, PVDC_REG_INT_ENABLE, vblank0);
-    callbacks = timer_callbacks(t);
+    (void)pvdc_rd(t, PVDC_REG_INT_ACK);
+    pvdc_wr(t, PVDC_REG_INT_ENABLE, vblank0);
+    callbacks = pvdc_timer_callbacks(t);
     for (int i = 0; i < 5; i++) {
-        int64_t next = vblank_time(t, 0) + period;
+        int64_t next = pvdc_vblank_time(t, 0) + period;
 
-        step_to(t, next - 1);
-        g_assert_cmphex(rd(t, PVDC_REG_INT_STATUS), ==, 0);
-        step_to(t, next);
-        g_assert_cmphex(rd(t, PVDC_REG_INT_ACK), ==, vblank0);
+        pvdc_step_to(t, next - 1);
+        g_assert_cmphex(pvdc_rd(t, PVDC_REG_INT_STATUS), ==, 0);
+        pvdc_step_to(t, next);
+        g_assert_cmphex(pvdc_rd(t, PVDC_REG_INT_ACK), ==, vblank0);
         assert_counters(t, t0, period);
     }
-    g_assert_cmpuint(timer_callbacks(t), ==, callbacks + 5);
-    wr(t, PVDC_REG_INT_ENABLE, 0);
+    g_assert_cmpuint(pvdc_timer_callbacks(t), ==, callbacks + 5);
+    pvdc_wr(t, PVDC_REG_INT_ENABLE, 0);
 
     /* A CRC of this very frame. */
-    wr(t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
-    crc = frame_crc(t, 0, &frame);
-    g_assert_cmpuint(frame, ==, head_ctl(t, 0, PVDC_HEAD_VBLANK_COUNT));
-    step_to_next_vblank(t, 0);
-    g_assert_cmphex(frame_crc(t, 0, &frame), ==, crc);
-    g_assert_cmpuint(frame, ==, head_ctl(t, 0, PVDC_HEAD_VBLANK_COUNT));
-    wr(t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
+    pvdc_wr(t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+    crc = pvdc_read_crc(t, 0, &frame);
+    g_assert_cmpuint(frame, ==, pvdc_head_ctl(t, 0, PVDC_HEAD_VBLANK_COUNT));
+    pvdc_step_to_next_vblank(t, 0);
+    g_assert_cmphex(pvdc_read_crc(t, 0, &frame), ==, crc);
+    g_assert_cmpuint(frame, ==, pvdc_head_ctl(t, 0, PVDC_HEAD_VBLANK_COUNT));
+    pvdc_wr(t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
 
     /* A commit latches exactly at the next vblank. */
-    wr_head(t, 0, PVDC_HS_BACKGROUND, rd(t, PVDC_HEAD_ACTIVE(0) +
+    pvdc_wr_head(t, 0, PVDC_HS_BACKGROUND, pvdc_rd(t, PVDC_HEAD_ACTIVE(0) +
                                           PVDC_HS_BACKGROUND) + 1);
-    doorbell(t, 0);
-    step_to(t, vblank_time(t, 0) + period - 1);
-    g_assert_cmpuint(head_ctl(t, 0, PVDC_HEAD_DOORBELL), ==, 1);
-    step_to(t, now_ns(t) + 1);
-    g_assert_cmpuint(head_ctl(t, 0, PVDC_HEAD_DOORBELL), ==, 0);
-    g_assert_cmphex(head_ctl(t, 0, PVDC_HEAD_RESULT), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmphex(rd(t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
-                    rd(t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND));
+    pvdc_doorbell(t, 0);
+    pvdc_step_to(t, pvdc_vblank_time(t, 0) + period - 1);
+    g_assert_cmpuint(pvdc_head_ctl(t, 0, PVDC_HEAD_DOORBELL), ==, 1);
+    pvdc_step_to(t, pvdc_now_ns(t) + 1);
+    g_assert_cmpuint(pvdc_head_ctl(t, 0, PVDC_HEAD_DOORBELL), ==, 0);
+    g_assert_cmphex(pvdc_head_ctl(t, 0, PVDC_HEAD_RESULT), ==,
+                    PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_rd(t, PVDC_HEAD_ACTIVE(0) + PVDC_HS_BACKGROUND), ==,
+                    pvdc_rd(t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND));
     assert_counters(t, t0, period);
 }
 
@@ -116,15 +117,15 @@ static void test_uptime_past_2_32_frames(const void *opaque)
 
     pvdc_test_start_with(&t, NULL, NO_PIT);
     t0 = uptime_enable(&t, u);
-    period = head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD);
+    period = pvdc_head_ctl(&t, 0, PVDC_HEAD_FRAME_PERIOD);
     g_test_message("%s: %" PRIu64 " ns per frame", u->name, period);
 
     /* Just before and just after 2^32 frames. */
-    step_to(&t, t0 + ((1ull << 32) - 2) * period + period / 2);
+    pvdc_step_to(&t, t0 + ((1ull << 32) - 2) * period + period / 2);
     assert_counters(&t, t0, period);
     uptime_check(&t, t0, period);
-    g_assert_cmpuint(head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), <, 16);
-    step_to(&t, t0 + ((1ull << 32) + 7) * period + period / 3);
+    g_assert_cmpuint(pvdc_head_ctl(&t, 0, PVDC_HEAD_VBLANK_COUNT), <, 16);
+    pvdc_step_to(&t, t0 + ((1ull << 32) + 7) * period + period / 3);
     uptime_check(&t, t0, period);
 
     /* Migrated there, the counters go on and the timer still works. */
@@ -198,7 +199,7 @@ static void slot_start(Slot *s)
     pvdc_test_map(&s->t);
     g_assert_cmpuint(s->t.mmio.addr, >=, WINDOW_BASE);
     g_assert_cmpuint(s->t.vram.addr + s->t.vram_size - 1, <=, WINDOW_LIMIT);
-    g_assert_cmphex(rd(&s->t, PVDC_REG_ID), ==, PVDC_ID);
+    g_assert_cmphex(pvdc_rd(&s->t, PVDC_REG_ID), ==, PVDC_ID);
     s->t.now = qtest_clock_step(s->t.qts, 1);
 }
 
@@ -253,12 +254,12 @@ static void slot_make_busy(Slot *s)
 {
     PVDCTest *t = &s->t;
 
-    enable_head(t, 0, CLOCK_1MS);
-    enable_head(t, 1, CLOCK_2MS);
-    wr(t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
-    wr(t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
-    (void)head_ctl(t, 0, PVDC_HEAD_CRC_VALUE);
-    (void)rd(t, PVDC_REG_INT_ACK);
+    pvdc_enable_head(t, 0, CLOCK_1MS);
+    pvdc_enable_head(t, 1, CLOCK_2MS);
+    pvdc_wr(t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+    pvdc_wr(t, PVDC_HEAD_CONTROL(1) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
+    (void)pvdc_head_ctl(t, 0, PVDC_HEAD_CRC_VALUE);
+    (void)pvdc_rd(t, PVDC_REG_INT_ACK);
 }
 
 /*
@@ -272,12 +273,12 @@ static void assert_unplugged(Slot *s)
 
     g_assert_false(pvdc_present(t->qts));
     for (int i = 0; i < 100; i++) {
-        wr(t, PVDC_HEAD_CONTROL(i % 2) + PVDC_HEAD_DOORBELL, 1);
-        wr(t, PVDC_REG_INT_ENABLE, UINT32_MAX);
-        wr(t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 1);
-        step_to(t, t->now + PERIOD_1MS / 3);
+        pvdc_wr(t, PVDC_HEAD_CONTROL(i % 2) + PVDC_HEAD_DOORBELL, 1);
+        pvdc_wr(t, PVDC_REG_INT_ENABLE, UINT32_MAX);
+        pvdc_wr(t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 1);
+        pvdc_step_to(t, t->now + PERIOD_1MS / 3);
     }
-    step_to(t, t->now + NANOSECONDS_PER_SECOND);
+    pvdc_step_to(t, t->now + NANOSECONDS_PER_SECOND);
     qtest_qmp_assert_success(t->qts, "{ 'execute': 'query-status' }");
 }
 
@@ -293,14 +294,14 @@ static void test_unplug_inside_own_timer_interrupt(void)
     slot_start(&s);
     slot_make_busy(&s);
     aim_msi_at_slot_control(&s);
-    wr(&s.t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_COMMIT_DONE) |
-       PVDC_INT(1, PVDC_INT_COMMIT_DONE) | PVDC_INT(1, PVDC_INT_VBLANK));
-    wr_head(&s.t, 0, PVDC_HS_BACKGROUND, 0x123456);
-    wr(&s.t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    pvdc_wr(&s.t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_COMMIT_DONE) |
+            PVDC_INT(1, PVDC_INT_COMMIT_DONE) | PVDC_INT(1, PVDC_INT_VBLANK));
+    pvdc_wr_head(&s.t, 0, PVDC_HS_BACKGROUND, 0x123456);
+    pvdc_wr(&s.t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
     g_assert_true(pvdc_present(s.t.qts));
 
     /* The latch, and its messages, at the later of the heads' vblanks. */
-    step_to(&s.t, s.t.now + 2 * PERIOD_1MS);
+    pvdc_step_to(&s.t, s.t.now + 2 * PERIOD_1MS);
     assert_unplugged(&s);
     slot_stop(&s);
 }
@@ -315,16 +316,16 @@ static void test_unplug_inside_register_write(void)
 
     slot_start(&s);
     slot_make_busy(&s);
-    wr(&s.t, PVDC_REG_INT_ENABLE, 0);
+    pvdc_wr(&s.t, PVDC_REG_INT_ENABLE, 0);
     aim_msi_at_slot_control(&s);
-    wr_head(&s.t, 1, PVDC_HS_BACKGROUND, 0x654321);
-    g_assert_cmphex(commit(&s.t, 1), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmphex(rd(&s.t, PVDC_REG_INT_STATUS), ==,
+    pvdc_wr_head(&s.t, 1, PVDC_HS_BACKGROUND, 0x654321);
+    g_assert_cmphex(pvdc_commit(&s.t, 1), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_rd(&s.t, PVDC_REG_INT_STATUS), ==,
                     PVDC_INT(1, PVDC_INT_COMMIT_DONE));
-    doorbell(&s.t, 0);
+    pvdc_doorbell(&s.t, 0);
 
-    wr(&s.t, PVDC_REG_INT_ENABLE, PVDC_INT(1, PVDC_INT_COMMIT_DONE) |
-       PVDC_INT(0, PVDC_INT_VBLANK));
+    pvdc_wr(&s.t, PVDC_REG_INT_ENABLE, PVDC_INT(1, PVDC_INT_COMMIT_DONE) |
+            PVDC_INT(0, PVDC_INT_VBLANK));
     assert_unplugged(&s);
     slot_stop(&s);
 }
@@ -340,11 +341,11 @@ static void test_unplug_while_busy(void)
 
     slot_start(&s);
     slot_make_busy(&s);
-    wr(&s.t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_VBLANK) |
-       PVDC_INT(1, PVDC_INT_VBLANK));
-    doorbell(&s.t, 1);
-    step_to(&s.t, s.t.now + PERIOD_1MS / 2);
-    wr(&s.t, PVDC_REG_MULTI_DOORBELL, BIT(0));
+    pvdc_wr(&s.t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_VBLANK) |
+            PVDC_INT(1, PVDC_INT_VBLANK));
+    pvdc_doorbell(&s.t, 1);
+    pvdc_step_to(&s.t, s.t.now + PERIOD_1MS / 2);
+    pvdc_wr(&s.t, PVDC_REG_MULTI_DOORBELL, BIT(0));
     qpci_config_writew(s.port, s.exp_cap + PCI_EXP_SLTCTL, SLOT_POWER_OFF);
     assert_unplugged(&s);
     slot_stop(&s);
@@ -363,12 +364,12 @@ static void test_unplug_with_bindings(void)
     Slot s;
 
     slot_start(&s);
-    write_bind_table(&s.t, table, entries, 2);
-    g_assert_cmphex(bind_range(&s.t, s.t.vram_size,
-                               3 * PVDC_BIND_PAGE_SIZE, table, 2), ==,
+    pvdc_write_bind_table(&s.t, table, entries, 2);
+    g_assert_cmphex(pvdc_bind_range(&s.t, s.t.vram_size,
+                                    3 * PVDC_BIND_PAGE_SIZE, table, 2), ==,
                     PVDC_BIND_OK);
-    g_assert_cmphex(bind_range(&s.t, 0x80000000, 3 * PVDC_BIND_PAGE_SIZE,
-                               table, 2), ==, PVDC_BIND_OK);
+    g_assert_cmphex(pvdc_bind_range(&s.t, 0x80000000, 3 * PVDC_BIND_PAGE_SIZE,
+                                    table, 2), ==, PVDC_BIND_OK);
     g_assert_cmpuint(pvdc_statistic(s.t.qts, "x-bindings"), ==, 2);
     qpci_config_writew(s.port, s.exp_cap + PCI_EXP_SLTCTL, SLOT_POWER_OFF);
     assert_unplugged(&s);

@@ -83,8 +83,8 @@ static uint32_t bind_scattered(Mem *m, uint32_t addr)
         e[2 * i] = m->pages[BUF_PAGES - 1 - i];
         e[2 * i + 1] = PAGE;
     }
-    write_bind_table(&m->t, m->table, e, BUF_PAGES);
-    return bind_range(&m->t, addr, BUF_PAGES * PAGE, m->table, BUF_PAGES);
+    pvdc_write_bind_table(&m->t, m->table, e, BUF_PAGES);
+    return pvdc_bind_range(&m->t, addr, BUF_PAGES * PAGE, m->table, BUF_PAGES);
 }
 
 /* Bind @size bytes at @addr to one entry: @entry_addr, @entry_len. */
@@ -93,8 +93,8 @@ static uint32_t bind_one(Mem *m, uint32_t addr, uint32_t size,
 {
     uint64_t e[2] = { entry_addr, entry_len };
 
-    write_bind_table(&m->t, m->table, e, 1);
-    return bind_range(&m->t, addr, size, m->table, 1);
+    pvdc_write_bind_table(&m->t, m->table, e, 1);
+    return pvdc_bind_range(&m->t, addr, size, m->table, 1);
 }
 
 static void test_device_offers_guest_memory(void)
@@ -106,22 +106,22 @@ static void test_device_offers_guest_memory(void)
     PVDCTest t;
 
     pvdc_test_start(&t, PROPS);
-    g_assert_cmphex(rd(&t, PVDC_REG_VERSION), ==,
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_VERSION), ==,
                     PVDC_VERSION_MAJOR << PVDC_VERSION_MAJOR_SHIFT |
                     PVDC_VERSION_MINOR << PVDC_VERSION_MINOR_SHIFT);
-    g_assert_cmpuint(rd(&t, PVDC_REG_NUM_BINDINGS), ==, PVDC_MAX_BINDINGS);
-    g_assert_cmphex(rd(&t, PVDC_REG_BIND_STATUS), ==, PVDC_BIND_OK);
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_NUM_BINDINGS), ==, PVDC_MAX_BINDINGS);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_BIND_STATUS), ==, PVDC_BIND_OK);
     for (int i = 0; i < ARRAY_SIZE(regs); i++) {
-        g_assert_cmphex(rd(&t, regs[i]), ==, 0);
-        wr(&t, regs[i], 0xdead0000 + i);
-        g_assert_cmphex(rd(&t, regs[i]), ==, 0xdead0000 + i);
+        g_assert_cmphex(pvdc_rd(&t, regs[i]), ==, 0);
+        pvdc_wr(&t, regs[i], 0xdead0000 + i);
+        g_assert_cmphex(pvdc_rd(&t, regs[i]), ==, 0xdead0000 + i);
     }
     /* Read-only: the status and the limit stay. */
-    wr(&t, PVDC_REG_BIND_STATUS, PVDC_BIND_ERR_DMA);
-    wr(&t, PVDC_REG_NUM_BINDINGS, 1);
-    g_assert_cmphex(rd(&t, PVDC_REG_BIND_STATUS), ==, PVDC_BIND_OK);
-    g_assert_cmpuint(rd(&t, PVDC_REG_NUM_BINDINGS), ==, PVDC_MAX_BINDINGS);
-    g_assert_cmpuint(rd(&t, PVDC_REG_BIND_CMD), ==, 0);
+    pvdc_wr(&t, PVDC_REG_BIND_STATUS, PVDC_BIND_ERR_DMA);
+    pvdc_wr(&t, PVDC_REG_NUM_BINDINGS, 1);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_BIND_STATUS), ==, PVDC_BIND_OK);
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_NUM_BINDINGS), ==, PVDC_MAX_BINDINGS);
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_BIND_CMD), ==, 0);
     pvdc_test_stop(&t);
 }
 
@@ -137,29 +137,29 @@ static void test_scattered_pages_bind_and_unbind(void)
     g_assert_cmphex(bind_scattered(&m, m.base), ==, PVDC_BIND_OK);
     g_assert_cmpuint(bindings(&m), ==, 1);
     /* The same page twice, in one binding and in two: just pages. */
-    write_bind_table(&m.t, m.table, repeated, 2);
-    g_assert_cmphex(bind_range(&m.t, m.base + size, 2 * PAGE, m.table, 2),
+    pvdc_write_bind_table(&m.t, m.table, repeated, 2);
+    g_assert_cmphex(pvdc_bind_range(&m.t, m.base + size, 2 * PAGE, m.table, 2),
                     ==, PVDC_BIND_OK);
     g_assert_cmpuint(bindings(&m), ==, 2);
 
     /* An unknown command changes nothing, the status included. */
-    wr(&m.t, PVDC_REG_BIND_CMD, 3);
-    g_assert_cmphex(rd(&m.t, PVDC_REG_BIND_STATUS), ==, PVDC_BIND_OK);
+    pvdc_wr(&m.t, PVDC_REG_BIND_CMD, 3);
+    g_assert_cmphex(pvdc_rd(&m.t, PVDC_REG_BIND_STATUS), ==, PVDC_BIND_OK);
     g_assert_cmpuint(bindings(&m), ==, 2);
 
     /* Only exactly one binding unbinds. */
-    g_assert_cmphex(unbind_range(&m.t, m.base, size / 2), ==,
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base, size / 2), ==,
                     PVDC_BIND_ERR_NOT_BOUND);
-    g_assert_cmphex(unbind_range(&m.t, m.base + PAGE, size - PAGE), ==,
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base + PAGE, size - PAGE), ==,
                     PVDC_BIND_ERR_NOT_BOUND);
-    g_assert_cmphex(unbind_range(&m.t, m.base, size + 2 * PAGE), ==,
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base, size + 2 * PAGE), ==,
                     PVDC_BIND_ERR_NOT_BOUND);
     g_assert_cmpuint(bindings(&m), ==, 2);
-    g_assert_cmphex(unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
     g_assert_cmpuint(bindings(&m), ==, 1);
-    g_assert_cmphex(unbind_range(&m.t, m.base, size), ==,
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base, size), ==,
                     PVDC_BIND_ERR_NOT_BOUND);
-    g_assert_cmphex(unbind_range(&m.t, m.base + size, 2 * PAGE), ==,
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base + size, 2 * PAGE), ==,
                     PVDC_BIND_OK);
     g_assert_cmpuint(bindings(&m), ==, 0);
     /* The range is free again. */
@@ -243,28 +243,28 @@ static void test_hostile_tables_are_refused(void)
 
     for (int i = 0; i < ARRAY_SIZE(cases); i++) {
         g_test_message("%s", cases[i].what);
-        write_bind_table(&m.t, m.table, cases[i].e, cases[i].n);
-        g_assert_cmphex(bind_range(&m.t, m.base, 2 * PAGE, m.table,
-                                   cases[i].n), ==, PVDC_BIND_ERR_TABLE);
+        pvdc_write_bind_table(&m.t, m.table, cases[i].e, cases[i].n);
+        g_assert_cmphex(pvdc_bind_range(&m.t, m.base, 2 * PAGE, m.table,
+                                        cases[i].n), ==, PVDC_BIND_ERR_TABLE);
     }
 
     /* The table itself: aligned, 1..PVDC_MAX_BIND_ENTRIES entries. */
     {
         uint64_t e[] = { p1, PAGE };
 
-        g_assert_cmphex(bind_range(&m.t, m.base, PAGE, m.table + 4, 1), ==,
+        g_assert_cmphex(pvdc_bind_range(&m.t, m.base, PAGE, m.table + 4, 1), ==,
                         PVDC_BIND_ERR_TABLE);
-        g_assert_cmphex(bind_range(&m.t, m.base, PAGE, m.table, 0), ==,
+        g_assert_cmphex(pvdc_bind_range(&m.t, m.base, PAGE, m.table, 0), ==,
                         PVDC_BIND_ERR_TABLE);
-        g_assert_cmphex(bind_range(&m.t, m.base, PAGE, m.table, UINT32_MAX),
-                        ==, PVDC_BIND_ERR_TABLE);
-        g_assert_cmphex(bind_range(&m.t, m.base, PAGE, m.table,
-                                   PVDC_MAX_BIND_ENTRIES + 1), ==,
+        g_assert_cmphex(pvdc_bind_range(&m.t, m.base, PAGE, m.table,
+                                        UINT32_MAX), ==, PVDC_BIND_ERR_TABLE);
+        g_assert_cmphex(pvdc_bind_range(&m.t, m.base, PAGE, m.table,
+                                        PVDC_MAX_BIND_ENTRIES + 1), ==,
                         PVDC_BIND_ERR_TABLE);
         g_assert_cmpuint(bindings(&m), ==, 0);
         /* 8-byte aligned is enough: the entry at table + 8 */
-        write_bind_table(&m.t, m.table + 8, e, 1);
-        status = bind_range(&m.t, m.base, PAGE, m.table + 8, 1);
+        pvdc_write_bind_table(&m.t, m.table + 8, e, 1);
+        status = pvdc_bind_range(&m.t, m.base, PAGE, m.table + 8, 1);
         g_assert_cmphex(status, ==, PVDC_BIND_OK);
     }
     g_assert_cmpuint(bindings(&m), ==, 1);
@@ -307,30 +307,31 @@ static void test_memory_that_is_not_ram_is_refused(void)
         /* A table there, of entries that would be valid. */
         if (where[i].addr % PAGE == 0 && where[i].addr != RAM_SIZE - PAGE) {
             g_test_message("table in %s", where[i].what);
-            g_assert_cmphex(bind_range(&m.t, m.base, PAGE, where[i].addr,
-                                       1), ==, PVDC_BIND_ERR_DMA);
+            g_assert_cmphex(pvdc_bind_range(&m.t, m.base, PAGE, where[i].addr,
+                                            1), ==, PVDC_BIND_ERR_DMA);
         }
     }
     /* A table whose last entry runs past the end of RAM. */
     {
         uint64_t e[] = { m.pages[0], PAGE };
 
-        write_bind_table(&m.t, RAM_SIZE - PVDC_BIND_ENTRY_SIZE, e, 1);
-        g_assert_cmphex(bind_range(&m.t, m.base, 2 * PAGE,
-                                   RAM_SIZE - PVDC_BIND_ENTRY_SIZE, 2), ==,
+        pvdc_write_bind_table(&m.t, RAM_SIZE - PVDC_BIND_ENTRY_SIZE, e, 1);
+        g_assert_cmphex(pvdc_bind_range(&m.t, m.base, 2 * PAGE,
+                                        RAM_SIZE - PVDC_BIND_ENTRY_SIZE, 2), ==,
                         PVDC_BIND_ERR_DMA);
         /* its first entry alone is RAM */
-        g_assert_cmphex(bind_range(&m.t, m.base, PAGE,
-                                   RAM_SIZE - PVDC_BIND_ENTRY_SIZE, 1), ==,
+        g_assert_cmphex(pvdc_bind_range(&m.t, m.base, PAGE,
+                                        RAM_SIZE - PVDC_BIND_ENTRY_SIZE, 1), ==,
                         PVDC_BIND_OK);
-        g_assert_cmphex(unbind_range(&m.t, m.base, PAGE), ==, PVDC_BIND_OK);
+        g_assert_cmphex(pvdc_unbind_range(&m.t, m.base, PAGE), ==,
+                        PVDC_BIND_OK);
     }
     /* One bad entry among good ones: nothing stays mapped. */
     {
         uint64_t e[] = { m.pages[0], PAGE, m.pages[1], PAGE, bar0, PAGE };
 
-        write_bind_table(&m.t, m.table, e, 3);
-        g_assert_cmphex(bind_range(&m.t, m.base, 3 * PAGE, m.table, 3), ==,
+        pvdc_write_bind_table(&m.t, m.table, e, 3);
+        g_assert_cmphex(pvdc_bind_range(&m.t, m.base, 3 * PAGE, m.table, 3), ==,
                         PVDC_BIND_ERR_DMA);
     }
     g_assert_cmpuint(bindings(&m), ==, 0);
@@ -365,7 +366,7 @@ static void test_bus_mastering_off_refuses_binds(void)
                     PVDC_BIND_OK);
     set_bus_master(&m.t, false);
     /* Unbinding needs no DMA. */
-    g_assert_cmphex(unbind_range(&m.t, m.base, BUF_PAGES * PAGE), ==,
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base, BUF_PAGES * PAGE), ==,
                     PVDC_BIND_OK);
     g_assert_cmpuint(bindings(&m), ==, 1);
     mem_stop(&m);
@@ -388,7 +389,7 @@ static void test_limits_are_kept(void)
     g_assert_cmphex(bind_one(&m, m.base + PVDC_MAX_BINDINGS * PAGE, PAGE,
                              m.pages[0], PAGE), ==, PVDC_BIND_ERR_NOSPC);
     for (uint32_t i = 0; i < PVDC_MAX_BINDINGS; i++) {
-        g_assert_cmphex(unbind_range(&m.t, m.base + i * PAGE, PAGE), ==,
+        g_assert_cmphex(pvdc_unbind_range(&m.t, m.base + i * PAGE, PAGE), ==,
                         PVDC_BIND_OK);
     }
     g_assert_cmpuint(bindings(&m), ==, 0);
@@ -399,15 +400,15 @@ static void test_limits_are_kept(void)
         e[2 * i] = m.pages[0];
         e[2 * i + 1] = PAGE;
     }
-    write_bind_table(&m.t, big, e, half);
-    g_assert_cmphex(bind_range(&m.t, m.base, half * PAGE, big, half), ==,
+    pvdc_write_bind_table(&m.t, big, e, half);
+    g_assert_cmphex(pvdc_bind_range(&m.t, m.base, half * PAGE, big, half), ==,
                     PVDC_BIND_OK);
     /* More than the other half is refused before the table is read ... */
-    g_assert_cmphex(bind_range(&m.t, m.base + half * PAGE, PAGE, 0, half + 1),
-                    ==, PVDC_BIND_ERR_NOSPC);
+    g_assert_cmphex(pvdc_bind_range(&m.t, m.base + half * PAGE, PAGE, 0,
+                                    half + 1), ==, PVDC_BIND_ERR_NOSPC);
     /* ... the other half is not (then its lengths do not add up). */
-    g_assert_cmphex(bind_range(&m.t, m.base + half * PAGE, PAGE, big, half),
-                    ==, PVDC_BIND_ERR_TABLE);
+    g_assert_cmphex(pvdc_bind_range(&m.t, m.base + half * PAGE, PAGE, big,
+                                    half), ==, PVDC_BIND_ERR_TABLE);
     g_assert_cmpuint(bindings(&m), ==, 1);
     mem_stop(&m);
 }
@@ -421,16 +422,16 @@ static void test_reset_drops_every_binding(void)
     g_assert_cmphex(bind_scattered(&m, m.base), ==, PVDC_BIND_OK);
     g_assert_cmphex(bind_scattered(&m, m.base + BUF_PAGES * PAGE), ==,
                     PVDC_BIND_OK);
-    g_assert_cmphex(unbind_range(&m.t, m.base, PAGE), ==,
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base, PAGE), ==,
                     PVDC_BIND_ERR_NOT_BOUND);
     qtest_system_reset(m.t.qts);
     pvdc_test_detach(&m.t);
     pvdc_test_attach(&m.t, m.t.qts);
     g_assert_cmpuint(bindings(&m), ==, 0);
-    g_assert_cmphex(rd(&m.t, PVDC_REG_BIND_STATUS), ==, PVDC_BIND_OK);
-    g_assert_cmphex(rd(&m.t, PVDC_REG_BIND_ADDR), ==, 0);
-    g_assert_cmphex(rd(&m.t, PVDC_REG_BIND_ENTRIES), ==, 0);
-    g_assert_cmphex(unbind_range(&m.t, m.base, BUF_PAGES * PAGE), ==,
+    g_assert_cmphex(pvdc_rd(&m.t, PVDC_REG_BIND_STATUS), ==, PVDC_BIND_OK);
+    g_assert_cmphex(pvdc_rd(&m.t, PVDC_REG_BIND_ADDR), ==, 0);
+    g_assert_cmphex(pvdc_rd(&m.t, PVDC_REG_BIND_ENTRIES), ==, 0);
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base, BUF_PAGES * PAGE), ==,
                     PVDC_BIND_ERR_NOT_BOUND);
     g_assert_cmphex(bind_scattered(&m, m.base + BUF_PAGES * PAGE), ==,
                     PVDC_BIND_OK);
@@ -454,18 +455,19 @@ static void test_bindings_come_along(void)
     for (int i = 0; i < 2 * BUF_PAGES; i++) {
         garbage[i] = i % 2 ? 1 : m.t.mmio.addr;
     }
-    write_bind_table(&m.t, m.table, garbage, BUF_PAGES);
-    wr(&m.t, PVDC_REG_BIND_ENTRIES, 7);
-    wr(&m.t, PVDC_REG_DAMAGE_ADDR, 0x12345678);
+    pvdc_write_bind_table(&m.t, m.table, garbage, BUF_PAGES);
+    pvdc_wr(&m.t, PVDC_REG_BIND_ENTRIES, 7);
+    pvdc_wr(&m.t, PVDC_REG_DAMAGE_ADDR, 0x12345678);
 
     pvdc_test_migrate(&m.t, &dst, PROPS, EXTRA);
-    g_assert_cmphex(rd(&dst, PVDC_REG_DAMAGE_ADDR), ==, 0x12345678);
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_REG_DAMAGE_ADDR), ==, 0x12345678);
     g_assert_cmpuint(pvdc_statistic(dst.qts, "x-bindings"), ==, 2);
-    g_assert_cmphex(rd(&dst, PVDC_REG_BIND_ENTRIES), ==, 7);
-    g_assert_cmphex(rd(&dst, PVDC_REG_BIND_ADDR), ==, 0xfffff000);
-    g_assert_cmphex(unbind_range(&dst, m.base, BUF_PAGES * PAGE), ==,
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_REG_BIND_ENTRIES), ==, 7);
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_REG_BIND_ADDR), ==, 0xfffff000);
+    g_assert_cmphex(pvdc_unbind_range(&dst, m.base, BUF_PAGES * PAGE), ==,
                     PVDC_BIND_OK);
-    g_assert_cmphex(unbind_range(&dst, 0xfffff000, PAGE), ==, PVDC_BIND_OK);
+    g_assert_cmphex(pvdc_unbind_range(&dst, 0xfffff000, PAGE), ==,
+                    PVDC_BIND_OK);
     g_assert_cmpuint(pvdc_statistic(dst.qts, "x-bindings"), ==, 0);
     pvdc_test_stop(&dst);
     mem_stop(&m);
@@ -517,8 +519,8 @@ static uint32_t bind_pages(Mem *m, uint32_t addr, int first, int n)
         e[2 * i] = page_of(m, first, n, i * PAGE);
         e[2 * i + 1] = PAGE;
     }
-    write_bind_table(&m->t, m->table, e, n);
-    return bind_range(&m->t, addr, n * PAGE, m->table, n);
+    pvdc_write_bind_table(&m->t, m->table, e, n);
+    return pvdc_bind_range(&m->t, addr, n * PAGE, m->table, n);
 }
 
 /* Write @buf into the pages from @first and into VRAM at @vram. */
@@ -544,8 +546,8 @@ static void scene_init(Mem *m, Scene *sc)
     }
     scene_write(m, A_FIRST, A_PAGES, sc->a, VRAM_A);
     scene_write(m, B_FIRST, B_PAGES, sc->b, VRAM_B);
-    wr(&m->t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
-       PVDC_CRC_CTRL_ENABLE);
+    pvdc_wr(&m->t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
+            PVDC_CRC_CTRL_ENABLE);
 }
 
 /*
@@ -555,54 +557,54 @@ static void scene_init(Mem *m, Scene *sc)
 static uint32_t show_scene_wb(PVDCTest *t, uint32_t a, uint32_t b,
                               uint32_t wb)
 {
-    unsigned int ov = plane_of(t, 0, OVERLAY(0));
-    unsigned int nv = plane_of(t, 0, OVERLAY(1));
-    unsigned int cur = cursor_of(t, 0);
+    unsigned int ov = pvdc_plane_of(t, 0, OVERLAY(0));
+    unsigned int nv = pvdc_plane_of(t, 0, OVERLAY(1));
+    unsigned int cur = pvdc_cursor_of(t, 0);
 
-    write_mode(t, 0, CLOCK_1MS);
-    wr_head(t, 0, PVDC_HS_BACKGROUND, BACKGROUND);
+    pvdc_write_mode(t, 0, CLOCK_1MS);
+    pvdc_wr_head(t, 0, PVDC_HS_BACKGROUND, BACKGROUND);
     if (wb) {
-        wr_head(t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_XRGB8888);
-        wr_head(t, 0, PVDC_HS_WB_OFFSET, wb);
-        wr_head(t, 0, PVDC_HS_WB_PITCH, MODE_PITCH);
-        wr_head(t, 0, PVDC_HS_CTRL,
-                PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
+        pvdc_wr_head(t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_XRGB8888);
+        pvdc_wr_head(t, 0, PVDC_HS_WB_OFFSET, wb);
+        pvdc_wr_head(t, 0, PVDC_HS_WB_PITCH, MODE_PITCH);
+        pvdc_wr_head(t, 0, PVDC_HS_CTRL,
+                     PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
     }
-    write_plane(t, plane_of(t, 0, PRIMARY), 0, a + PRI_REL, 0);
+    pvdc_write_plane(t, pvdc_plane_of(t, 0, PRIMARY), 0, a + PRI_REL, 0);
 
-    wr_plane(t, ov, PVDC_PS_HEAD, 0);
-    write_fb(t, ov, PVDC_FMT_ARGB8888, a + OV_REL, 64, 16, 16);
+    pvdc_wr_plane(t, ov, PVDC_PS_HEAD, 0);
+    pvdc_write_fb(t, ov, PVDC_FMT_ARGB8888, a + OV_REL, 64, 16, 16);
     /* cropped: its copy starts past the framebuffer's first byte */
-    wr_plane(t, ov, PVDC_PS_SRC_X, 0x28000);
-    wr_plane(t, ov, PVDC_PS_SRC_Y, FP16(3));
-    wr_plane(t, ov, PVDC_PS_SRC_W, FP16(12));
-    wr_plane(t, ov, PVDC_PS_SRC_H, FP16(10));
-    wr_plane(t, ov, PVDC_PS_DST_POS, PVDC_XY(8, 6));
-    wr_plane(t, ov, PVDC_PS_DST_SIZE, PVDC_XY(40, 30));
-    wr_plane(t, ov, PVDC_PS_ZPOS, 1);
-    wr_plane(t, ov, PVDC_PS_ALPHA, 0xffff);
-    wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
-             PVDC_PS_CTRL_FILTER_BILINEAR |
-             PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT);
+    pvdc_wr_plane(t, ov, PVDC_PS_SRC_X, 0x28000);
+    pvdc_wr_plane(t, ov, PVDC_PS_SRC_Y, FP16(3));
+    pvdc_wr_plane(t, ov, PVDC_PS_SRC_W, FP16(12));
+    pvdc_wr_plane(t, ov, PVDC_PS_SRC_H, FP16(10));
+    pvdc_wr_plane(t, ov, PVDC_PS_DST_POS, PVDC_XY(8, 6));
+    pvdc_wr_plane(t, ov, PVDC_PS_DST_SIZE, PVDC_XY(40, 30));
+    pvdc_wr_plane(t, ov, PVDC_PS_ZPOS, 1);
+    pvdc_wr_plane(t, ov, PVDC_PS_ALPHA, 0xffff);
+    pvdc_wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                  PVDC_PS_CTRL_FILTER_BILINEAR |
+                  PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT);
 
-    wr_plane(t, nv, PVDC_PS_HEAD, 0);
-    write_fb(t, nv, PVDC_FMT_NV12, a + NVY_REL, 64, 32, 24);
-    wr_plane(t, nv, PVDC_PS_CHROMA_OFFSET, b + NVC_REL);
-    wr_plane(t, nv, PVDC_PS_CHROMA_PITCH, 64);
-    wr_plane(t, nv, PVDC_PS_DST_POS, PVDC_XY(20, 10));
-    wr_plane(t, nv, PVDC_PS_ZPOS, 2);
-    wr_plane(t, nv, PVDC_PS_ALPHA, 0xc000);
-    wr_plane(t, nv, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
-             PVDC_COLOR_BT709 << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT);
+    pvdc_wr_plane(t, nv, PVDC_PS_HEAD, 0);
+    pvdc_write_fb(t, nv, PVDC_FMT_NV12, a + NVY_REL, 64, 32, 24);
+    pvdc_wr_plane(t, nv, PVDC_PS_CHROMA_OFFSET, b + NVC_REL);
+    pvdc_wr_plane(t, nv, PVDC_PS_CHROMA_PITCH, 64);
+    pvdc_wr_plane(t, nv, PVDC_PS_DST_POS, PVDC_XY(20, 10));
+    pvdc_wr_plane(t, nv, PVDC_PS_ZPOS, 2);
+    pvdc_wr_plane(t, nv, PVDC_PS_ALPHA, 0xc000);
+    pvdc_wr_plane(t, nv, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                  PVDC_COLOR_BT709 << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT);
 
-    wr_plane(t, cur, PVDC_PS_HEAD, 0);
-    write_fb(t, cur, PVDC_FMT_ARGB8888, a + CUR_REL, 64, 16, 16);
-    wr_plane(t, cur, PVDC_PS_DST_POS, PVDC_XY(56, 40));
-    wr_plane(t, cur, PVDC_PS_ZPOS, 3);
-    wr_plane(t, cur, PVDC_PS_ALPHA, 0xffff);
-    wr_plane(t, cur, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
-             PVDC_BLEND_PREMULTI << PVDC_PS_CTRL_BLEND_SHIFT);
-    return commit(t, 0);
+    pvdc_wr_plane(t, cur, PVDC_PS_HEAD, 0);
+    pvdc_write_fb(t, cur, PVDC_FMT_ARGB8888, a + CUR_REL, 64, 16, 16);
+    pvdc_wr_plane(t, cur, PVDC_PS_DST_POS, PVDC_XY(56, 40));
+    pvdc_wr_plane(t, cur, PVDC_PS_ZPOS, 3);
+    pvdc_wr_plane(t, cur, PVDC_PS_ALPHA, 0xffff);
+    pvdc_wr_plane(t, cur, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                  PVDC_BLEND_PREMULTI << PVDC_PS_CTRL_BLEND_SHIFT);
+    return pvdc_commit(t, 0);
 }
 
 static uint32_t show_scene(PVDCTest *t, uint32_t a, uint32_t b)
@@ -613,15 +615,15 @@ static uint32_t show_scene(PVDCTest *t, uint32_t a, uint32_t b)
 /* The guest wrote [@addr, @addr + @len) of the device address space. */
 static void damage(PVDCTest *t, uint32_t addr, uint32_t len)
 {
-    wr(t, PVDC_REG_DAMAGE_ADDR, addr);
-    wr(t, PVDC_REG_DAMAGE_LEN, len);
+    pvdc_wr(t, PVDC_REG_DAMAGE_ADDR, addr);
+    pvdc_wr(t, PVDC_REG_DAMAGE_LEN, len);
 }
 
 /* Console 0 as a screendump of the test mode. */
 static uint32_t *dump(PVDCTest *t)
 {
     int w, h;
-    uint32_t *pixels = screendump(t->qts, 0, &w, &h);
+    uint32_t *pixels = pvdc_screendump(t->qts, 0, &w, &h);
 
     g_assert_cmpint(w, ==, MODE_W);
     g_assert_cmpint(h, ==, MODE_H);
@@ -642,7 +644,7 @@ static uint32_t crc_now(PVDCTest *t)
 {
     uint32_t frame;
 
-    return frame_crc(t, 0, &frame);
+    return pvdc_read_crc(t, 0, &frame);
 }
 
 /* The CRC of a frame of the background alone. */
@@ -703,7 +705,7 @@ static void test_planes_scan_out_of_bindings(const void *extra)
      */
     qtest_memwrite(m.t.qts, page_of(&m, A_FIRST, A_PAGES, PRI_REL), &pixel,
                    sizeof(pixel));
-    step_to_next_vblank(&m.t, 0);
+    pvdc_step_to_next_vblank(&m.t, 0);
     g_assert_cmphex(crc_now(&m.t), !=, crc);
     written = dump(&m.t);
     assert_same_picture(from_pages, written);
@@ -725,8 +727,8 @@ static void test_planes_scan_out_of_bindings(const void *extra)
     g_free(written);
     written = dump(&m.t);
     assert_same_picture(from_pages, written);
-    g_assert_cmphex(rd(&m.t, PVDC_REG_DAMAGE_ADDR), ==, m.base);
-    g_assert_cmphex(rd(&m.t, PVDC_REG_DAMAGE_LEN), ==, 0);
+    g_assert_cmphex(pvdc_rd(&m.t, PVDC_REG_DAMAGE_ADDR), ==, m.base);
+    g_assert_cmphex(pvdc_rd(&m.t, PVDC_REG_DAMAGE_LEN), ==, 0);
     mem_stop(&m);
 }
 
@@ -748,7 +750,7 @@ static void test_one_plane_shows_straight_from_a_binding(void)
     Mem m;
 
     mem_start(&m);
-    pri = plane_of(&m.t, 0, PRIMARY);
+    pri = pvdc_plane_of(&m.t, 0, PRIMARY);
     g_assert_cmpuint(size % PAGE, ==, 0);
     pages = guest_alloc(&m.alloc, size);
     g_assert_cmpuint(pages % PAGE, ==, 0);
@@ -758,9 +760,9 @@ static void test_one_plane_shows_straight_from_a_binding(void)
     qtest_memwrite(m.t.qts, pages, fb, size);
     g_assert_cmphex(bind_one(&m, m.base, size, pages, size), ==,
                     PVDC_BIND_OK);
-    write_mode(&m.t, 0, CLOCK_1MS);
-    write_plane(&m.t, pri, 0, m.base, 0);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_mode(&m.t, 0, CLOCK_1MS);
+    pvdc_write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
 
     before = pvdc_statistic(m.t.qts, "x-head0-compositions");
     shown = dump(&m.t);
@@ -786,9 +788,9 @@ static void test_one_plane_shows_straight_from_a_binding(void)
     /* The same bytes from scattered pages: composed, the same picture. */
     g_free(shown);
     shown = dump(&m.t);
-    write_plane(&m.t, pri, 0, 0, 0);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmphex(unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
+    pvdc_write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
     for (int i = 0; i < size / PAGE; i++) {
         g_autofree uint8_t *page = g_malloc(PAGE);
 
@@ -797,8 +799,8 @@ static void test_one_plane_shows_straight_from_a_binding(void)
     }
     g_assert_cmphex(bind_pages(&m, m.base, 0, size / PAGE), ==,
                     PVDC_BIND_OK);
-    write_plane(&m.t, pri, 0, m.base, 0);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
     before = pvdc_statistic(m.t.qts, "x-head0-compositions");
     g_free(written);
     written = dump(&m.t);
@@ -823,26 +825,26 @@ static void test_bytes_copied_per_frame(void)
     Mem m;
 
     mem_start(&m);
-    pri = plane_of(&m.t, 0, PRIMARY);
+    pri = pvdc_plane_of(&m.t, 0, PRIMARY);
     pages = guest_alloc(&m.alloc, size);
     g_assert_cmphex(bind_one(&m, m.base, size, pages, size), ==,
                     PVDC_BIND_OK);
-    write_mode(&m.t, 0, CLOCK_1MS);
-    write_plane(&m.t, pri, 0, m.base, 0);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_mode(&m.t, 0, CLOCK_1MS);
+    pvdc_write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
     bytes = pvdc_statistic(m.t.qts, "x-bounce-bytes");
     a = dump(&m.t);
     damage(&m.t, m.base, size);
     b = dump(&m.t);
     g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-bounce-bytes"), ==, bytes);
 
-    write_plane(&m.t, pri, 0, 0, 0);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmphex(unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
+    pvdc_write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
     g_assert_cmphex(bind_pages(&m, m.base, 0, size / PAGE), ==,
                     PVDC_BIND_OK);
-    write_plane(&m.t, pri, 0, m.base, 0);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
     g_free(a);
     a = dump(&m.t);
     bytes = pvdc_statistic(m.t.qts, "x-bounce-bytes");
@@ -878,7 +880,7 @@ static void test_memfd_scattered_pages_show_without_copies(void)
     Mem m;
 
     mem_start_with(&m, EXTRA_MEMFD);
-    pri = plane_of(&m.t, 0, PRIMARY);
+    pri = pvdc_plane_of(&m.t, 0, PRIMARY);
     g_assert_cmpuint(size % PAGE, ==, 0);
     g_assert_cmpint(2 * n, <=, BUF_PAGES);
     for (uint32_t i = 0; i < size; i++) {
@@ -886,9 +888,9 @@ static void test_memfd_scattered_pages_show_without_copies(void)
     }
     scene_write(&m, 0, n, fb, 0);
     g_assert_cmphex(bind_pages(&m, m.base, 0, n), ==, PVDC_BIND_OK);
-    write_mode(&m.t, 0, CLOCK_1MS);
-    write_plane(&m.t, pri, 0, m.base, 0);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_mode(&m.t, 0, CLOCK_1MS);
+    pvdc_write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
 
     bytes = pvdc_statistic(m.t.qts, "x-bounce-bytes");
     frames = pvdc_statistic(m.t.qts, "x-head0-compositions");
@@ -904,25 +906,25 @@ static void test_memfd_scattered_pages_show_without_copies(void)
                      frames);
 
     /* Unbound and bound to other pages: those are shown. */
-    write_plane(&m.t, pri, 0, 0, 0);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmphex(unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
+    pvdc_write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
     for (uint32_t i = 0; i < size; i++) {
         fb[i] = ~(i * 5 + (i >> 9));
     }
     scene_write(&m, n, n, fb, 0);
     g_assert_cmphex(bind_pages(&m, m.base, n, n), ==, PVDC_BIND_OK);
-    write_plane(&m.t, pri, 0, m.base, 0);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
     g_free(shown);
     shown = dump(&m.t);
     for (int i = 0; i < MODE_W * MODE_H; i++) {
         g_assert_cmphex(shown[i], ==, ldl_le_p(fb + i * 4) & 0xffffff);
     }
     g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-bounce-bytes"), ==, bytes);
-    write_plane(&m.t, pri, 0, 0, 0);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmphex(unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
+    pvdc_write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base, size), ==, PVDC_BIND_OK);
 
     /* Several planes, across pages and bindings: composed, not copied. */
     crc = scene_from_vram(&m, sc, &from_vram);
@@ -972,7 +974,7 @@ static void test_memfd_host_views_are_unmapped(void)
     g_assert_cmpint(before, >, 0);
     g_assert_cmphex(bind_scattered(&m, m.base), ==, PVDC_BIND_OK);
     g_assert_cmpint(memfd_mappings(&m.t), >, before);
-    g_assert_cmphex(unbind_range(&m.t, m.base, BUF_PAGES * PAGE), ==,
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base, BUF_PAGES * PAGE), ==,
                     PVDC_BIND_OK);
     g_assert_cmpint(memfd_mappings(&m.t), ==, before);
 
@@ -1008,32 +1010,32 @@ static void test_memfd_host_views_are_bounded(void)
     Mem m;
 
     mem_start_with(&m, EXTRA_MEMFD);
-    pri = plane_of(&m.t, 0, PRIMARY);
+    pri = pvdc_plane_of(&m.t, 0, PRIMARY);
     table = guest_alloc(&m.alloc, MANY_RUNS * PVDC_BIND_ENTRY_SIZE);
     for (int i = 0; i < MANY_RUNS; i++) {
         e[2 * i] = m.pages[i % 2 ? 0 : 2];
         e[2 * i + 1] = PAGE;
     }
-    write_bind_table(&m.t, table, e, MANY_RUNS);
-    g_assert_cmphex(bind_range(&m.t, m.base, MANY_RUNS * PAGE, table,
-                               MANY_RUNS), ==, PVDC_BIND_OK);
-    write_mode(&m.t, 0, CLOCK_1MS);
-    write_plane(&m.t, pri, 0, m.base, 0);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_bind_table(&m.t, table, e, MANY_RUNS);
+    g_assert_cmphex(pvdc_bind_range(&m.t, m.base, MANY_RUNS * PAGE, table,
+                                    MANY_RUNS), ==, PVDC_BIND_OK);
+    pvdc_write_mode(&m.t, 0, CLOCK_1MS);
+    pvdc_write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
     bytes = pvdc_statistic(m.t.qts, "x-bounce-bytes");
     damage(&m.t, m.base, size);
     shown = dump(&m.t);
     g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-bounce-bytes") - bytes, >=,
                      size);
 
-    write_plane(&m.t, pri, 0, 0, 0);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmphex(unbind_range(&m.t, m.base, MANY_RUNS * PAGE), ==,
+    pvdc_write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base, MANY_RUNS * PAGE), ==,
                     PVDC_BIND_OK);
     g_assert_cmphex(bind_pages(&m, m.base, 0, size / PAGE), ==,
                     PVDC_BIND_OK);
-    write_plane(&m.t, pri, 0, m.base, 0);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_plane(&m.t, pri, 0, m.base, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
     bytes = pvdc_statistic(m.t.qts, "x-bounce-bytes");
     damage(&m.t, m.base, size);
     g_free(shown);
@@ -1064,7 +1066,7 @@ static void test_contiguous_entries_are_merged(void)
     Mem m;
 
     mem_start(&m);
-    pri = plane_of(&m.t, 0, PRIMARY);
+    pri = pvdc_plane_of(&m.t, 0, PRIMARY);
     g_assert_cmpuint(MERGED_LEN % PAGE, ==, 0);
     g_assert_cmpint(n, <=, TABLE_ROOM);
     pages = guest_alloc(&m.alloc, MERGED_LEN);
@@ -1077,13 +1079,13 @@ static void test_contiguous_entries_are_merged(void)
         e[2 * i] = pages + i * PAGE;
         e[2 * i + 1] = PAGE;
     }
-    write_bind_table(&m.t, m.table, e, n);
-    g_assert_cmphex(bind_range(&m.t, m.base, MERGED_LEN, m.table, n), ==,
+    pvdc_write_bind_table(&m.t, m.table, e, n);
+    g_assert_cmphex(pvdc_bind_range(&m.t, m.base, MERGED_LEN, m.table, n), ==,
                     PVDC_BIND_OK);
-    write_mode(&m.t, 0, CLOCK_1MS);
-    write_plane(&m.t, pri, 0, m.base, 0);
-    wr_plane(&m.t, pri, PVDC_PS_FB_PITCH, MERGED_PITCH);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_mode(&m.t, 0, CLOCK_1MS);
+    pvdc_write_plane(&m.t, pri, 0, m.base, 0);
+    pvdc_wr_plane(&m.t, pri, PVDC_PS_FB_PITCH, MERGED_PITCH);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
 
     before = pvdc_statistic(m.t.qts, "x-head0-compositions");
     shown = dump(&m.t);
@@ -1115,17 +1117,17 @@ static void test_ranges_across_bindings_are_refused(void)
     Mem m;
 
     mem_start(&m);
-    pri = plane_of(&m.t, 0, PRIMARY);
-    nv = plane_of(&m.t, 0, OVERLAY(1));
+    pri = pvdc_plane_of(&m.t, 0, PRIMARY);
+    nv = pvdc_plane_of(&m.t, 0, OVERLAY(1));
     a = m.base;
     b = m.base + A_PAGES * PAGE;
     g_assert_cmphex(bind_pages(&m, a, A_FIRST, A_PAGES), ==, PVDC_BIND_OK);
     g_assert_cmphex(bind_pages(&m, b, B_FIRST, B_PAGES), ==, PVDC_BIND_OK);
 
     /* The primary is 3 pages: it ends exactly at the end of A. */
-    write_mode(&m.t, 0, CLOCK_1MS);
-    write_plane(&m.t, pri, 0, a + 3 * PAGE, 0);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_mode(&m.t, 0, CLOCK_1MS);
+    pvdc_write_plane(&m.t, pri, 0, a + 3 * PAGE, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
     const uint32_t refused[] = {
         a - PAGE,                       /* VRAM into A */
         a + 3 * PAGE + 64,              /* A into B */
@@ -1133,23 +1135,24 @@ static void test_ranges_across_bindings_are_refused(void)
     };
     for (int i = 0; i < ARRAY_SIZE(refused); i++) {
         g_test_message("primary at 0x%x", refused[i]);
-        write_plane(&m.t, pri, 0, refused[i], 0);
-        g_assert_cmphex(commit(&m.t, 0), ==,
-                        result_of(PVDC_ERR_FB_BOUNDS, pri));
+        pvdc_write_plane(&m.t, pri, 0, refused[i], 0);
+        g_assert_cmphex(pvdc_commit(&m.t, 0), ==,
+                        pvdc_result_of(PVDC_ERR_FB_BOUNDS, pri));
     }
-    write_plane(&m.t, pri, 0, a + 3 * PAGE, 0);
+    pvdc_write_plane(&m.t, pri, 0, a + 3 * PAGE, 0);
 
     /* The Y plane in A, its Cb:Cr plane across A's end into B. */
-    wr_plane(&m.t, nv, PVDC_PS_HEAD, 0);
-    write_fb(&m.t, nv, PVDC_FMT_NV12, a + NVY_REL, 64, 32, 24);
-    wr_plane(&m.t, nv, PVDC_PS_CHROMA_OFFSET, b - 256);
-    wr_plane(&m.t, nv, PVDC_PS_CHROMA_PITCH, 64);
-    wr_plane(&m.t, nv, PVDC_PS_ZPOS, 1);
-    wr_plane(&m.t, nv, PVDC_PS_ALPHA, 0xffff);
-    wr_plane(&m.t, nv, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
-    g_assert_cmphex(commit(&m.t, 0), ==, result_of(PVDC_ERR_CHROMA, nv));
-    wr_plane(&m.t, nv, PVDC_PS_CHROMA_OFFSET, b + NVC_REL);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_plane(&m.t, nv, PVDC_PS_HEAD, 0);
+    pvdc_write_fb(&m.t, nv, PVDC_FMT_NV12, a + NVY_REL, 64, 32, 24);
+    pvdc_wr_plane(&m.t, nv, PVDC_PS_CHROMA_OFFSET, b - 256);
+    pvdc_wr_plane(&m.t, nv, PVDC_PS_CHROMA_PITCH, 64);
+    pvdc_wr_plane(&m.t, nv, PVDC_PS_ZPOS, 1);
+    pvdc_wr_plane(&m.t, nv, PVDC_PS_ALPHA, 0xffff);
+    pvdc_wr_plane(&m.t, nv, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==,
+                    pvdc_result_of(PVDC_ERR_CHROMA, nv));
+    pvdc_wr_plane(&m.t, nv, PVDC_PS_CHROMA_OFFSET, b + NVC_REL);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
     mem_stop(&m);
 }
 
@@ -1164,39 +1167,40 @@ static void test_bindings_in_use_are_busy(void)
     Mem m;
 
     mem_start(&m);
-    pri = plane_of(&m.t, 0, PRIMARY);
+    pri = pvdc_plane_of(&m.t, 0, PRIMARY);
     a = m.base;
     c = m.base + BUF_PAGES * PAGE;
     g_assert_cmphex(bind_pages(&m, a, A_FIRST, A_PAGES), ==, PVDC_BIND_OK);
-    enable_head(&m.t, 0, CLOCK_1MS);
+    pvdc_enable_head(&m.t, 0, CLOCK_1MS);
 
     /* Armed, between the doorbell and the latch point. */
-    write_plane(&m.t, pri, 0, a, 0);
-    doorbell(&m.t, 0);
-    g_assert_cmpuint(head_ctl(&m.t, 0, PVDC_HEAD_DOORBELL), !=, 0);
-    g_assert_cmphex(unbind_range(&m.t, a, size), ==, PVDC_BIND_ERR_BUSY);
+    pvdc_write_plane(&m.t, pri, 0, a, 0);
+    pvdc_doorbell(&m.t, 0);
+    g_assert_cmpuint(pvdc_head_ctl(&m.t, 0, PVDC_HEAD_DOORBELL), !=, 0);
+    g_assert_cmphex(pvdc_unbind_range(&m.t, a, size), ==, PVDC_BIND_ERR_BUSY);
     /* A range it does not read binds and unbinds. */
     g_assert_cmphex(bind_pages(&m, c, B_FIRST, B_PAGES), ==, PVDC_BIND_OK);
-    g_assert_cmphex(unbind_range(&m.t, c, B_PAGES * PAGE), ==, PVDC_BIND_OK);
-    g_assert_cmphex(wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
+    g_assert_cmphex(pvdc_unbind_range(&m.t, c, B_PAGES * PAGE), ==,
+                    PVDC_BIND_OK);
+    g_assert_cmphex(pvdc_wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
                     PVDC_RESULT_APPLIED);
     /* Active. */
-    g_assert_cmphex(unbind_range(&m.t, a, size), ==, PVDC_BIND_ERR_BUSY);
+    g_assert_cmphex(pvdc_unbind_range(&m.t, a, size), ==, PVDC_BIND_ERR_BUSY);
 
     /* An armed commit may name a range not bound yet: binding it waits. */
-    write_plane(&m.t, pri, 0, c, 0);
-    doorbell(&m.t, 0);
+    pvdc_write_plane(&m.t, pri, 0, c, 0);
+    pvdc_doorbell(&m.t, 0);
     g_assert_cmphex(bind_pages(&m, c + PAGE, B_FIRST, B_PAGES), ==,
                     PVDC_BIND_ERR_BUSY);
     g_assert_cmpuint(bindings(&m), ==, 1);
-    g_assert_cmphex(wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
-                    result_of(PVDC_ERR_FB_BOUNDS, pri));
-    g_assert_cmphex(unbind_range(&m.t, a, size), ==, PVDC_BIND_ERR_BUSY);
+    g_assert_cmphex(pvdc_wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
+                    pvdc_result_of(PVDC_ERR_FB_BOUNDS, pri));
+    g_assert_cmphex(pvdc_unbind_range(&m.t, a, size), ==, PVDC_BIND_ERR_BUSY);
 
     /* The state moved back to VRAM: both succeed. */
-    write_plane(&m.t, pri, 0, 0, 0);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmphex(unbind_range(&m.t, a, size), ==, PVDC_BIND_OK);
+    pvdc_write_plane(&m.t, pri, 0, 0, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_unbind_range(&m.t, a, size), ==, PVDC_BIND_OK);
     g_assert_cmphex(bind_pages(&m, c + PAGE, B_FIRST, B_PAGES), ==,
                     PVDC_BIND_OK);
     mem_stop(&m);
@@ -1218,14 +1222,14 @@ static void test_bus_mastering_off_blanks_bound_planes(void)
     g_assert_cmphex(show_scene(&m.t, m.base, m.base + BUF_PAGES * PAGE), ==,
                     PVDC_RESULT_APPLIED);
     set_bus_master(&m.t, false);
-    step_to_next_vblank(&m.t, 0);
+    pvdc_step_to_next_vblank(&m.t, 0);
     g_assert_cmphex(crc_now(&m.t), ==, background_crc());
     blank = dump(&m.t);
     for (int i = 0; i < MODE_W * MODE_H; i++) {
         g_assert_cmphex(blank[i], ==, BACKGROUND);
     }
     set_bus_master(&m.t, true);
-    step_to_next_vblank(&m.t, 0);
+    pvdc_step_to_next_vblank(&m.t, 0);
     g_assert_cmphex(crc_now(&m.t), ==, crc);
     back = dump(&m.t);
     assert_same_picture(from_vram, back);
@@ -1280,8 +1284,8 @@ static uint32_t bind_new_pages(Mem *m, uint32_t addr, int n, uint64_t *pages)
         e[2 * i] = pages[n - 1 - i];
         e[2 * i + 1] = PAGE;
     }
-    write_bind_table(&m->t, m->table, e, n);
-    return bind_range(&m->t, addr, n * PAGE, m->table, n);
+    pvdc_write_bind_table(&m->t, m->table, e, n);
+    return pvdc_bind_range(&m->t, addr, n * PAGE, m->table, n);
 }
 
 /* Bytes [@rel, @rel + @len) of the binding of @pages (bind_new_pages()). */
@@ -1351,38 +1355,39 @@ static void test_writeback_into_a_binding(const void *extra)
     g_assert(memcmp(from_pages, from_vram, WB_LEN) == 0);
 
     /* Active, then armed: the binding it writes is busy. */
-    g_assert_cmphex(unbind_range(&m.t, w, WB_LEN), ==, PVDC_BIND_ERR_BUSY);
-    wr_head(&m.t, 0, PVDC_HS_WB_OFFSET, WB_VRAM);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
-    wr_head(&m.t, 0, PVDC_HS_WB_OFFSET, w);
-    doorbell(&m.t, 0);
-    g_assert_cmpuint(head_ctl(&m.t, 0, PVDC_HEAD_DOORBELL), !=, 0);
-    g_assert_cmphex(unbind_range(&m.t, w, WB_LEN), ==, PVDC_BIND_ERR_BUSY);
-    g_assert_cmphex(wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
+    g_assert_cmphex(pvdc_unbind_range(&m.t, w, WB_LEN), ==, PVDC_BIND_ERR_BUSY);
+    pvdc_wr_head(&m.t, 0, PVDC_HS_WB_OFFSET, WB_VRAM);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_head(&m.t, 0, PVDC_HS_WB_OFFSET, w);
+    pvdc_doorbell(&m.t, 0);
+    g_assert_cmpuint(pvdc_head_ctl(&m.t, 0, PVDC_HEAD_DOORBELL), !=, 0);
+    g_assert_cmphex(pvdc_unbind_range(&m.t, w, WB_LEN), ==, PVDC_BIND_ERR_BUSY);
+    g_assert_cmphex(pvdc_wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
                     PVDC_RESULT_APPLIED);
 
     /* Past the end of the binding, into the next: refused. */
     g_assert_cmphex(bind_pages(&m, w + WB_LEN, A_FIRST, A_PAGES), ==,
                     PVDC_BIND_OK);
-    wr_head(&m.t, 0, PVDC_HS_WB_OFFSET, w + PAGE);
-    g_assert_cmphex(commit(&m.t, 0), ==, head_result(PVDC_ERR_WRITEBACK));
+    pvdc_wr_head(&m.t, 0, PVDC_HS_WB_OFFSET, w + PAGE);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==,
+                    pvdc_head_result(PVDC_ERR_WRITEBACK));
 
     /* Bus mastering off: nothing written, the commit applies. */
     bound_write(&m, pages, WB_PAGES, 0, zero, WB_LEN);
     set_bus_master(&m.t, false);
-    wr_head(&m.t, 0, PVDC_HS_WB_OFFSET, w);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_head(&m.t, 0, PVDC_HS_WB_OFFSET, w);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
     bound_read(&m, pages, WB_PAGES, 0, from_pages, WB_LEN);
     g_assert(memcmp(from_pages, zero, WB_LEN) == 0);
     set_bus_master(&m.t, true);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
     bound_read(&m, pages, WB_PAGES, 0, from_pages, WB_LEN);
     g_assert(memcmp(from_pages, from_vram, WB_LEN) == 0);
 
     /* Moved back to VRAM: the binding is free. */
-    wr_head(&m.t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmphex(unbind_range(&m.t, w, WB_LEN), ==, PVDC_BIND_OK);
+    pvdc_wr_head(&m.t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_unbind_range(&m.t, w, WB_LEN), ==, PVDC_BIND_OK);
     mem_stop(&m);
 }
 
@@ -1403,22 +1408,22 @@ static void test_writeback_into_a_shown_binding_shows(void)
     g_assert_cmphex(bind_new_pages(&m, w, WB_PAGES, pages), ==,
                     PVDC_BIND_OK);
     /* head 1 shows the target; head 0 shows its background */
-    write_mode(&m.t, 1, CLOCK_1MS);
-    write_plane(&m.t, plane_of(&m.t, 1, PRIMARY), 1, w, 0);
-    g_assert_cmphex(commit(&m.t, 1), ==, PVDC_RESULT_APPLIED);
-    before = screendump(m.t.qts, 1, &width, &height);
+    pvdc_write_mode(&m.t, 1, CLOCK_1MS);
+    pvdc_write_plane(&m.t, pvdc_plane_of(&m.t, 1, PRIMARY), 1, w, 0);
+    g_assert_cmphex(pvdc_commit(&m.t, 1), ==, PVDC_RESULT_APPLIED);
+    before = pvdc_screendump(m.t.qts, 1, &width, &height);
     g_assert_cmphex(before[0], ==, 0);
 
-    write_mode(&m.t, 0, CLOCK_1MS);
-    wr_plane(&m.t, plane_of(&m.t, 0, PRIMARY), PVDC_PS_CTRL, 0);
-    wr_head(&m.t, 0, PVDC_HS_BACKGROUND, BACKGROUND);
-    wr_head(&m.t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_XRGB8888);
-    wr_head(&m.t, 0, PVDC_HS_WB_OFFSET, w);
-    wr_head(&m.t, 0, PVDC_HS_WB_PITCH, MODE_PITCH);
-    wr_head(&m.t, 0, PVDC_HS_CTRL,
-            PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
-    g_assert_cmphex(commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
-    after = screendump(m.t.qts, 1, &width, &height);
+    pvdc_write_mode(&m.t, 0, CLOCK_1MS);
+    pvdc_wr_plane(&m.t, pvdc_plane_of(&m.t, 0, PRIMARY), PVDC_PS_CTRL, 0);
+    pvdc_wr_head(&m.t, 0, PVDC_HS_BACKGROUND, BACKGROUND);
+    pvdc_wr_head(&m.t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_XRGB8888);
+    pvdc_wr_head(&m.t, 0, PVDC_HS_WB_OFFSET, w);
+    pvdc_wr_head(&m.t, 0, PVDC_HS_WB_PITCH, MODE_PITCH);
+    pvdc_wr_head(&m.t, 0, PVDC_HS_CTRL,
+                 PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
+    g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
+    after = pvdc_screendump(m.t.qts, 1, &width, &height);
     for (int i = 0; i < MODE_W * MODE_H; i++) {
         g_assert_cmphex(after[i], ==, BACKGROUND);
     }
@@ -1435,12 +1440,12 @@ static void test_writeback_into_a_shown_binding_shows(void)
 /* The head's gamma LUT and matrix at @lut and @ctm, both enabled. */
 static uint32_t show_colour(PVDCTest *t, uint32_t lut, uint32_t ctm)
 {
-    wr_head(t, 0, PVDC_HS_GAMMA_LUT, lut);
-    wr_head(t, 0, PVDC_HS_CTM, ctm);
-    wr_head(t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(LUT_ENTRIES, LUT_ENTRIES));
-    wr_head(t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_CTM |
-            PVDC_HS_CTRL_GAMMA);
-    return commit(t, 0);
+    pvdc_wr_head(t, 0, PVDC_HS_GAMMA_LUT, lut);
+    pvdc_wr_head(t, 0, PVDC_HS_CTM, ctm);
+    pvdc_wr_head(t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(LUT_ENTRIES, LUT_ENTRIES));
+    pvdc_wr_head(t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_CTM |
+                 PVDC_HS_CTRL_GAMMA);
+    return pvdc_commit(t, 0);
 }
 
 /*
@@ -1488,7 +1493,7 @@ static void test_colour_tables_in_a_binding(void)
     bound_write(&m, pages, TABLE_PAGES, CTM_REL, ctm, sizeof(ctm));
     g_assert_cmphex(show_colour(&m.t, c + LUT_REL, c + CTM_REL), ==,
                     PVDC_RESULT_APPLIED);
-    step_to_next_vblank(&m.t, 0);
+    pvdc_step_to_next_vblank(&m.t, 0);
     g_assert_cmphex(crc_now(&m.t), ==, crc);
     shown = dump(&m.t);
     assert_same_picture(from_vram, shown);
@@ -1497,35 +1502,35 @@ static void test_colour_tables_in_a_binding(void)
      * Copied at the doorbell: the pages may change between the doorbell
      * and the latch, and after it; the frames do not.
      */
-    doorbell(&m.t, 0);
-    g_assert_cmpuint(head_ctl(&m.t, 0, PVDC_HEAD_DOORBELL), !=, 0);
+    pvdc_doorbell(&m.t, 0);
+    g_assert_cmpuint(pvdc_head_ctl(&m.t, 0, PVDC_HEAD_DOORBELL), !=, 0);
     bound_write(&m, pages, TABLE_PAGES, LUT_REL, zero, LUT_LEN);
     bound_write(&m, pages, TABLE_PAGES, CTM_REL, zero, sizeof(ctm));
-    g_assert_cmphex(wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
+    g_assert_cmphex(pvdc_wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
                     PVDC_RESULT_APPLIED);
     g_assert_cmphex(crc_now(&m.t), ==, crc);
     damage(&m.t, c, TABLE_PAGES * PAGE);
-    step_to_next_vblank(&m.t, 0);
+    pvdc_step_to_next_vblank(&m.t, 0);
     g_assert_cmphex(crc_now(&m.t), ==, crc);
 
     /* Active: busy.  Armed on a range not bound yet: binding it waits. */
-    g_assert_cmphex(unbind_range(&m.t, c, TABLE_PAGES * PAGE), ==,
+    g_assert_cmphex(pvdc_unbind_range(&m.t, c, TABLE_PAGES * PAGE), ==,
                     PVDC_BIND_ERR_BUSY);
-    wr_head(&m.t, 0, PVDC_HS_GAMMA_LUT, c + TABLE_PAGES * PAGE);
-    doorbell(&m.t, 0);
+    pvdc_wr_head(&m.t, 0, PVDC_HS_GAMMA_LUT, c + TABLE_PAGES * PAGE);
+    pvdc_doorbell(&m.t, 0);
     g_assert_cmphex(bind_pages(&m, c + TABLE_PAGES * PAGE, A_FIRST, 1), ==,
                     PVDC_BIND_ERR_BUSY);
-    g_assert_cmphex(wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
-                    head_result(PVDC_ERR_COLOR));
+    g_assert_cmphex(pvdc_wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
+                    pvdc_head_result(PVDC_ERR_COLOR));
 
     /* Across the end of the binding, into the next: refused. */
     g_assert_cmphex(bind_pages(&m, c + TABLE_PAGES * PAGE, A_FIRST, 1), ==,
                     PVDC_BIND_OK);
     g_assert_cmphex(show_colour(&m.t, c + 2 * PAGE - LUT_LEN / 2,
                                 c + CTM_REL), ==,
-                    head_result(PVDC_ERR_COLOR));
+                    pvdc_head_result(PVDC_ERR_COLOR));
     g_assert_cmphex(show_colour(&m.t, c + LUT_REL, c + CTM_REL + 8), ==,
-                    head_result(PVDC_ERR_COLOR));
+                    pvdc_head_result(PVDC_ERR_COLOR));
 
     /* Bus mastering off at the doorbell: both stages bypassed. */
     bound_write(&m, pages, TABLE_PAGES, LUT_REL, lut, LUT_LEN);
@@ -1535,7 +1540,7 @@ static void test_colour_tables_in_a_binding(void)
                     PVDC_RESULT_APPLIED);
     g_assert_cmphex(crc_now(&m.t), ==, crc_plain);
     set_bus_master(&m.t, true);
-    step_to_next_vblank(&m.t, 0);
+    pvdc_step_to_next_vblank(&m.t, 0);
     g_assert_cmphex(crc_now(&m.t), ==, crc_plain);
     g_assert_cmphex(show_colour(&m.t, c + LUT_REL, c + CTM_REL), ==,
                     PVDC_RESULT_APPLIED);
@@ -1544,7 +1549,7 @@ static void test_colour_tables_in_a_binding(void)
     /* Back in VRAM: the binding is free. */
     g_assert_cmphex(show_colour(&m.t, VRAM_TABLES, VRAM_TABLES + PAGE), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmphex(unbind_range(&m.t, c, TABLE_PAGES * PAGE), ==,
+    g_assert_cmphex(pvdc_unbind_range(&m.t, c, TABLE_PAGES * PAGE), ==,
                     PVDC_BIND_OK);
     mem_stop(&m);
 }
@@ -1588,7 +1593,7 @@ static void test_bypassed_colour_stages_migrate(void)
     g_assert_cmphex(crc_now(&m.t), ==, crc_plain);
 
     pvdc_test_migrate(&m.t, &dst, PROPS, EXTRA);
-    step_to_next_vblank(&dst, 0);
+    pvdc_step_to_next_vblank(&dst, 0);
     g_assert_cmphex(crc_now(&dst), ==, crc_plain);
     set_bus_master(&dst, true);
     g_assert_cmphex(show_colour(&dst, c + LUT_REL, c + CTM_REL), ==,
@@ -1614,11 +1619,11 @@ static void test_scanout_of_bindings_migrates(const void *extra)
     g_assert_cmphex(crc_now(&m.t), ==, crc);
 
     pvdc_test_migrate(&m.t, &dst, PROPS, extra);
-    step_to_next_vblank(&dst, 0);
+    pvdc_step_to_next_vblank(&dst, 0);
     g_assert_cmphex(crc_now(&dst), ==, crc);
     after = dump(&dst);
     assert_same_picture(from_vram, after);
-    g_assert_cmphex(unbind_range(&dst, m.base, A_PAGES * PAGE), ==,
+    g_assert_cmphex(pvdc_unbind_range(&dst, m.base, A_PAGES * PAGE), ==,
                     PVDC_BIND_ERR_BUSY);
     pvdc_test_stop(&dst);
     mem_stop(&m);
@@ -1718,12 +1723,12 @@ static uint64_t eject_shown_dimm(Mem *m, uint8_t *fb)
                     PVDC_BIND_OK);
     g_assert_cmphex(bind_pages(m, m->base + FB_SIZE, 0, FB_PAGES), ==,
                     PVDC_BIND_OK);
-    write_mode(&m->t, 0, CLOCK_1MS);
-    wr_head(&m->t, 0, PVDC_HS_BACKGROUND, BACKGROUND);
-    wr(&m->t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
-       PVDC_CRC_CTRL_ENABLE);
-    write_plane(&m->t, plane_of(&m->t, 0, PRIMARY), 0, m->base, 0);
-    g_assert_cmphex(commit(&m->t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_mode(&m->t, 0, CLOCK_1MS);
+    pvdc_wr_head(&m->t, 0, PVDC_HS_BACKGROUND, BACKGROUND);
+    pvdc_wr(&m->t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
+            PVDC_CRC_CTRL_ENABLE);
+    pvdc_write_plane(&m->t, pvdc_plane_of(&m->t, 0, PRIMARY), 0, m->base, 0);
+    g_assert_cmphex(pvdc_commit(&m->t, 0), ==, PVDC_RESULT_APPLIED);
     assert_shows(&m->t, fb);
 
     eject_dimm(m->t.qts);
@@ -1734,11 +1739,12 @@ static uint64_t eject_shown_dimm(Mem *m, uint8_t *fb)
 /* Head 0 moves to the binding of RAM, and the lost one is unbound. */
 static void move_off_the_lost_binding(Mem *m, const uint8_t *fb)
 {
-    write_plane(&m->t, plane_of(&m->t, 0, PRIMARY), 0, m->base + FB_SIZE,
-                0);
-    g_assert_cmphex(commit(&m->t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_write_plane(&m->t, pvdc_plane_of(&m->t, 0, PRIMARY), 0,
+                     m->base + FB_SIZE, 0);
+    g_assert_cmphex(pvdc_commit(&m->t, 0), ==, PVDC_RESULT_APPLIED);
     assert_shows(&m->t, fb);
-    g_assert_cmphex(unbind_range(&m->t, m->base, FB_SIZE), ==, PVDC_BIND_OK);
+    g_assert_cmphex(pvdc_unbind_range(&m->t, m->base, FB_SIZE), ==,
+                    PVDC_BIND_OK);
     assert_shows(&m->t, fb);
 }
 
@@ -1758,7 +1764,7 @@ static void test_ram_unplugged_under_a_binding(void)
 
     mem_start_with(&m, DIMM_EXTRA);
     dimm = eject_shown_dimm(&m, fb);
-    step_to_next_vblank(&m.t, 0);
+    pvdc_step_to_next_vblank(&m.t, 0);
     g_assert_cmphex(crc_now(&m.t), ==, background_crc());
     assert_background(&m.t);
     /* Its memory outlives the backend while bound; nothing reads it. */
@@ -1768,7 +1774,7 @@ static void test_ram_unplugged_under_a_binding(void)
     /* No RAM there any more, and the binding is still in use. */
     g_assert_cmphex(bind_one(&m, m.base + 2 * FB_SIZE, FB_SIZE, dimm,
                              FB_SIZE), ==, PVDC_BIND_ERR_DMA);
-    g_assert_cmphex(unbind_range(&m.t, m.base, FB_SIZE), ==,
+    g_assert_cmphex(pvdc_unbind_range(&m.t, m.base, FB_SIZE), ==,
                     PVDC_BIND_ERR_BUSY);
     move_off_the_lost_binding(&m, fb);
     mem_stop(&m);
@@ -1923,9 +1929,9 @@ static void big_bind(PVDCTest *t, uint64_t table, unsigned int set,
                            (uint64_t)(b.y[k] + y) * BIG_PITCH +
                            b.x[k] * MODE_CPP, row, sizeof(row));
         }
-        write_bind_table(t, table, e, 1);
-        g_assert_cmphex(bind_range(t, big_addr(t, set, h, k), BIG_FB, table,
-                                   1), ==, PVDC_BIND_OK);
+        pvdc_write_bind_table(t, table, e, 1);
+        g_assert_cmphex(pvdc_bind_range(t, big_addr(t, set, h, k), BIG_FB,
+                                        table, 1), ==, PVDC_BIND_OK);
     }
 }
 
@@ -1936,31 +1942,32 @@ static void big_bind(PVDCTest *t, uint64_t table, unsigned int set,
  */
 static void big_head_state(PVDCTest *t, unsigned int h)
 {
-    unsigned int pri = plane_of(t, h, PRIMARY), ov = plane_of(t, h,
-                                                              OVERLAY(0));
+    unsigned int pri = pvdc_plane_of(t, h, PRIMARY);
+    unsigned int ov = pvdc_plane_of(t, h, OVERLAY(0));
 
-    write_mode_sized(t, h, BIG_W, BIG_H, BIG_HTOTAL, BIG_VTOTAL, BIG_CLOCK);
-    wr_plane(t, pri, PVDC_PS_HEAD, h);
-    write_fb(t, pri, PVDC_FMT_XRGB8888, big_addr(t, 0, h, 0), BIG_PITCH,
-             BIG_W, BIG_H);
-    wr_plane(t, pri, PVDC_PS_ZPOS, 0);
-    wr_plane(t, pri, PVDC_PS_ALPHA, 0xffff);
-    wr_plane(t, pri, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
-    wr_plane(t, ov, PVDC_PS_HEAD, h);
-    write_fb(t, ov, PVDC_FMT_ARGB8888, big_addr(t, 0, h, 1), BIG_PITCH,
-             BIG_W, BIG_H);
-    wr_plane(t, ov, PVDC_PS_ZPOS, 1);
-    wr_plane(t, ov, PVDC_PS_ALPHA, 0xffff);
-    wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
-             PVDC_BLEND_PREMULTI << PVDC_PS_CTRL_BLEND_SHIFT);
+    pvdc_write_mode_sized(t, h, BIG_W, BIG_H, BIG_HTOTAL, BIG_VTOTAL,
+                          BIG_CLOCK);
+    pvdc_wr_plane(t, pri, PVDC_PS_HEAD, h);
+    pvdc_write_fb(t, pri, PVDC_FMT_XRGB8888, big_addr(t, 0, h, 0), BIG_PITCH,
+                  BIG_W, BIG_H);
+    pvdc_wr_plane(t, pri, PVDC_PS_ZPOS, 0);
+    pvdc_wr_plane(t, pri, PVDC_PS_ALPHA, 0xffff);
+    pvdc_wr_plane(t, pri, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    pvdc_wr_plane(t, ov, PVDC_PS_HEAD, h);
+    pvdc_write_fb(t, ov, PVDC_FMT_ARGB8888, big_addr(t, 0, h, 1), BIG_PITCH,
+                  BIG_W, BIG_H);
+    pvdc_wr_plane(t, ov, PVDC_PS_ZPOS, 1);
+    pvdc_wr_plane(t, ov, PVDC_PS_ALPHA, 0xffff);
+    pvdc_wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                  PVDC_BLEND_PREMULTI << PVDC_PS_CTRL_BLEND_SHIFT);
 }
 
 /* Commit all heads as one group: each applies. */
 static void big_commit(PVDCTest *t)
 {
-    wr(t, PVDC_REG_MULTI_DOORBELL, MAKE_64BIT_MASK(0, BIG_HEADS));
+    pvdc_wr(t, PVDC_REG_MULTI_DOORBELL, MAKE_64BIT_MASK(0, BIG_HEADS));
     for (unsigned int h = 0; h < BIG_HEADS; h++) {
-        g_assert_cmphex(wait_outcome(t, h, NANOSECONDS_PER_SECOND), ==,
+        g_assert_cmphex(pvdc_wait_outcome(t, h, NANOSECONDS_PER_SECOND), ==,
                         PVDC_RESULT_APPLIED);
     }
 }
@@ -1973,7 +1980,7 @@ static void big_assert_shows(PVDCTest *t, unsigned int set, unsigned int h)
     int w, ht;
 
     g_test_message("head %u, buffers %u", h, set);
-    shown = screendump(t->qts, h, &w, &ht);
+    shown = pvdc_screendump(t->qts, h, &w, &ht);
     g_assert_cmpint(w, ==, BIG_W);
     g_assert_cmpint(ht, ==, BIG_H);
     for (uint32_t y = 0; y < BIG_H; y++) {
@@ -2009,7 +2016,7 @@ static void test_eight_8k_heads_scan_out_of_guest_ram(void)
     g_assert_cmpuint(BIG_CLOCK, <=, PVDC_MAX_PIXEL_CLOCK_KHZ);
     pvdc_test_start_with(&t, BIG_PROPS, BIG_EXTRA);
     g_assert_cmpuint(t.heads, ==, BIG_HEADS);
-    g_assert_cmphex(rd(&t, PVDC_REG_MAX_SIZE), ==, PVDC_XY(BIG_W, BIG_H));
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_MAX_SIZE), ==, PVDC_XY(BIG_W, BIG_H));
     pc_alloc_init(&alloc, t.qts, ALLOC_NO_FLAGS);
     table = guest_alloc(&alloc, PVDC_BIND_ENTRY_SIZE);
 
@@ -2021,8 +2028,8 @@ static void test_eight_8k_heads_scan_out_of_guest_ram(void)
     g_assert_cmpuint(pvdc_statistic(t.qts, "x-bindings"), ==, BIG_BUFFERS);
     /* A 33rd would end past 2^32. */
     g_assert_cmpuint(t.vram_size + (BIG_BUFFERS + 1) * BIG_FB, >, 4 * GiB);
-    g_assert_cmphex(bind_range(&t, t.vram_size + BIG_BUFFERS * BIG_FB,
-                               BIG_FB, table, 1), ==, PVDC_BIND_ERR_RANGE);
+    g_assert_cmphex(pvdc_bind_range(&t, t.vram_size + BIG_BUFFERS * BIG_FB,
+                                    BIG_FB, table, 1), ==, PVDC_BIND_ERR_RANGE);
 
     for (unsigned int h = 0; h < BIG_HEADS; h++) {
         big_head_state(&t, h);
@@ -2033,19 +2040,19 @@ static void test_eight_8k_heads_scan_out_of_guest_ram(void)
     }
 
     for (unsigned int h = 0; h < BIG_HEADS; h++) {
-        wr_plane(&t, plane_of(&t, h, PRIMARY), PVDC_PS_FB_OFFSET,
-                 big_addr(&t, 1, h, 0));
-        wr_plane(&t, plane_of(&t, h, OVERLAY(0)), PVDC_PS_FB_OFFSET,
-                 big_addr(&t, 1, h, 1));
+        pvdc_wr_plane(&t, pvdc_plane_of(&t, h, PRIMARY), PVDC_PS_FB_OFFSET,
+                      big_addr(&t, 1, h, 0));
+        pvdc_wr_plane(&t, pvdc_plane_of(&t, h, OVERLAY(0)), PVDC_PS_FB_OFFSET,
+                      big_addr(&t, 1, h, 1));
     }
     big_commit(&t);
     for (int i = 0; i < ARRAY_SIZE(checked); i++) {
         big_assert_shows(&t, 1, checked[i]);
     }
     /* The front buffers are shown nowhere now: they unbind. */
-    g_assert_cmphex(unbind_range(&t, big_addr(&t, 1, 0, 0), BIG_FB), ==,
+    g_assert_cmphex(pvdc_unbind_range(&t, big_addr(&t, 1, 0, 0), BIG_FB), ==,
                     PVDC_BIND_ERR_BUSY);
-    g_assert_cmphex(unbind_range(&t, big_addr(&t, 0, 0, 0), BIG_FB), ==,
+    g_assert_cmphex(pvdc_unbind_range(&t, big_addr(&t, 0, 0, 0), BIG_FB), ==,
                     PVDC_BIND_OK);
     alloc_destroy(&alloc);
     pvdc_test_stop(&t);

@@ -52,68 +52,69 @@ static char *dir_file(Dir *d, const char *name)
  */
 static void write_nv12_overlay(PVDCTest *t, uint32_t chroma)
 {
-    unsigned int ov = plane_of(t, 0, OVERLAY(1));
+    unsigned int ov = pvdc_plane_of(t, 0, OVERLAY(1));
 
-    write_plane(t, ov, 0, 256 * KiB, 2);
-    write_fb(t, ov, PVDC_FMT_NV12, 256 * KiB, 64, 63, 47);
-    wr_plane(t, ov, PVDC_PS_CHROMA_OFFSET, chroma);
-    wr_plane(t, ov, PVDC_PS_CHROMA_PITCH, 128);
-    wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
-             PVDC_COLOR_BT709 << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT |
-             PVDC_PS_CTRL_COLOR_RANGE_FULL);
+    pvdc_write_plane(t, ov, 0, 256 * KiB, 2);
+    pvdc_write_fb(t, ov, PVDC_FMT_NV12, 256 * KiB, 64, 63, 47);
+    pvdc_wr_plane(t, ov, PVDC_PS_CHROMA_OFFSET, chroma);
+    pvdc_wr_plane(t, ov, PVDC_PS_CHROMA_PITCH, 128);
+    pvdc_wr_plane(t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                  PVDC_COLOR_BT709 << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT |
+                  PVDC_PS_CTRL_COLOR_RANGE_FULL);
 }
 
 static void test_armed_commit_applies_at_its_vblank(void)
 {
-    const uint64_t p0 = period_ns(CLOCK_1MS);
+    const uint64_t p0 = pvdc_period_ns(CLOCK_1MS);
     const unsigned int nv12 = OVERLAY(1);
     PVDCTest src, dst;
-    Snapshot before, after;
+    PVDCSnapshot before, after;
     int64_t t0;
 
     pvdc_test_start(&src, NULL);
-    t0 = enable_head(&src, 0, CLOCK_1MS);
+    t0 = pvdc_enable_head(&src, 0, CLOCK_1MS);
     /* active at vblank 1: an NV12 overlay, all 17 registers in use */
     write_nv12_overlay(&src, 512 * KiB);
-    g_assert_cmphex(commit(&src, 0), ==, PVDC_RESULT_APPLIED);
-    (void)rd(&src, PVDC_REG_INT_ACK);
-    step_to(&src, t0 + 2 * p0 + p0 / 3);
-    wr(&src, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x444444);
-    write_plane(&src, plane_of(&src, 0, OVERLAY(0)), 0, 64 * KiB, 1);
+    g_assert_cmphex(pvdc_commit(&src, 0), ==, PVDC_RESULT_APPLIED);
+    (void)pvdc_rd(&src, PVDC_REG_INT_ACK);
+    pvdc_step_to(&src, t0 + 2 * p0 + p0 / 3);
+    pvdc_wr(&src, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x444444);
+    pvdc_write_plane(&src, pvdc_plane_of(&src, 0, OVERLAY(0)), 0, 64 * KiB, 1);
     /* armed: the Cb:Cr plane moves */
     write_nv12_overlay(&src, 768 * KiB);
-    snapshot_active(&src, &before);
+    pvdc_snapshot_active(&src, &before);
     g_assert_cmphex(before.plane[nv12][PVDC_PS_CHROMA_OFFSET / 4], ==,
                     512 * KiB);
     g_assert_cmphex(before.plane[nv12][PVDC_PS_CHROMA_PITCH / 4], ==, 128);
-    doorbell(&src, 0);
-    wr(&src, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x555555);
-    wr_plane(&src, nv12, PVDC_PS_CHROMA_PITCH, 192);
+    pvdc_doorbell(&src, 0);
+    pvdc_wr(&src, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND, 0x555555);
+    pvdc_wr_plane(&src, nv12, PVDC_PS_CHROMA_PITCH, 192);
     pvdc_test_migrate(&src, &dst, NULL, NULL);
 
-    assert_active_is(&dst, &before);
-    g_assert_cmphex(rd(&dst, PVDC_PLANE_SHADOW(nv12) + PVDC_PS_CHROMA_PITCH),
+    pvdc_assert_active_is(&dst, &before);
+    g_assert_cmphex(pvdc_rd(&dst,
+                            PVDC_PLANE_SHADOW(nv12) + PVDC_PS_CHROMA_PITCH),
                     ==, 192);
-    g_assert_cmpuint(head_ctl(&dst, 0, PVDC_HEAD_DOORBELL), ==, 1);
-    g_assert_cmpuint(head_ctl(&dst, 0, PVDC_HEAD_ARMED_SEQ), ==, 3);
-    g_assert_cmphex(rd(&dst, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND), ==,
+    g_assert_cmpuint(pvdc_head_ctl(&dst, 0, PVDC_HEAD_DOORBELL), ==, 1);
+    g_assert_cmpuint(pvdc_head_ctl(&dst, 0, PVDC_HEAD_ARMED_SEQ), ==, 3);
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_HEAD_SHADOW(0) + PVDC_HS_BACKGROUND), ==,
                     0x555555);
-    step_to(&dst, t0 + 3 * p0 - 1);
-    assert_active_is(&dst, &before);
-    step_to(&dst, t0 + 3 * p0);
-    snapshot_active(&dst, &after);
+    pvdc_step_to(&dst, t0 + 3 * p0 - 1);
+    pvdc_assert_active_is(&dst, &before);
+    pvdc_step_to(&dst, t0 + 3 * p0);
+    pvdc_snapshot_active(&dst, &after);
     g_assert_cmphex(after.head[0][PVDC_HS_BACKGROUND / 4], ==, 0x444444);
-    g_assert_cmphex(after.plane[plane_of(&dst, 0, OVERLAY(0))]
+    g_assert_cmphex(after.plane[pvdc_plane_of(&dst, 0, OVERLAY(0))]
                     [PVDC_PS_FB_OFFSET / 4], ==, 64 * KiB);
     g_assert_cmphex(after.plane[nv12][PVDC_PS_CHROMA_OFFSET / 4], ==,
                     768 * KiB);
     g_assert_cmphex(after.plane[nv12][PVDC_PS_CTRL / 4] >>
                     PVDC_PS_CTRL_COLOR_ENCODING_SHIFT &
                     PVDC_PS_CTRL_COLOR_ENCODING_MASK, ==, PVDC_COLOR_BT709);
-    g_assert_cmphex(head_ctl(&dst, 0, PVDC_HEAD_RESULT), ==,
+    g_assert_cmphex(pvdc_head_ctl(&dst, 0, PVDC_HEAD_RESULT), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmpuint(head_ctl(&dst, 0, PVDC_HEAD_VBLANK_COUNT), ==, 3);
-    g_assert_cmphex(rd(&dst, PVDC_REG_INT_STATUS), ==,
+    g_assert_cmpuint(pvdc_head_ctl(&dst, 0, PVDC_HEAD_VBLANK_COUNT), ==, 3);
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_REG_INT_STATUS), ==,
                     PVDC_INT(0, PVDC_INT_COMMIT_DONE));
 
     pvdc_test_stop(&dst);
@@ -127,36 +128,36 @@ static void test_armed_commit_applies_at_its_vblank(void)
  */
 static void test_armed_enable_applies_at_its_first_vblank(void)
 {
-    const uint64_t p1 = period_ns(CLOCK_2MS);
+    const uint64_t p1 = pvdc_period_ns(CLOCK_2MS);
     PVDCTest src, dst;
-    Snapshot before;
+    PVDCSnapshot before;
     int64_t arm;
 
     pvdc_test_start(&src, NULL);
-    enable_head(&src, 0, CLOCK_1MS);
-    (void)rd(&src, PVDC_REG_INT_ACK);
-    step_to(&src, now_ns(&src) + 12345);
-    arm = now_ns(&src);
-    write_mode(&src, 1, CLOCK_2MS);
-    write_plane(&src, plane_of(&src, 1, PRIMARY), 1, 0, 0);
-    snapshot_active(&src, &before);
-    doorbell(&src, 1);
-    step_to(&src, arm + p1 / 2);
+    pvdc_enable_head(&src, 0, CLOCK_1MS);
+    (void)pvdc_rd(&src, PVDC_REG_INT_ACK);
+    pvdc_step_to(&src, pvdc_now_ns(&src) + 12345);
+    arm = pvdc_now_ns(&src);
+    pvdc_write_mode(&src, 1, CLOCK_2MS);
+    pvdc_write_plane(&src, pvdc_plane_of(&src, 1, PRIMARY), 1, 0, 0);
+    pvdc_snapshot_active(&src, &before);
+    pvdc_doorbell(&src, 1);
+    pvdc_step_to(&src, arm + p1 / 2);
     pvdc_test_migrate(&src, &dst, NULL, NULL);
 
-    assert_active_is(&dst, &before);
-    g_assert_cmpuint(head_ctl(&dst, 1, PVDC_HEAD_DOORBELL), ==, 1);
-    step_to(&dst, arm + p1 - 1);
-    assert_active_is(&dst, &before);
-    g_assert_cmphex(rd(&dst, PVDC_REG_INT_STATUS), ==, 0);
-    step_to(&dst, arm + p1);
-    g_assert_cmphex(rd(&dst, PVDC_REG_INT_STATUS), ==,
+    pvdc_assert_active_is(&dst, &before);
+    g_assert_cmpuint(pvdc_head_ctl(&dst, 1, PVDC_HEAD_DOORBELL), ==, 1);
+    pvdc_step_to(&dst, arm + p1 - 1);
+    pvdc_assert_active_is(&dst, &before);
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_REG_INT_STATUS), ==, 0);
+    pvdc_step_to(&dst, arm + p1);
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_REG_INT_STATUS), ==,
                     PVDC_INT(1, PVDC_INT_COMMIT_DONE));
-    g_assert_cmphex(wait_outcome(&dst, 1, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmphex(rd(&dst, PVDC_HEAD_ACTIVE(1) + PVDC_HS_CTRL), ==,
+    g_assert_cmphex(pvdc_wait_outcome(&dst, 1, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_HEAD_ACTIVE(1) + PVDC_HS_CTRL), ==,
                     PVDC_HS_CTRL_ENABLE);
-    g_assert_cmpuint(head_ctl(&dst, 1, PVDC_HEAD_FRAME_PERIOD), ==, p1);
-    g_assert_cmpuint(vblank_time(&dst, 1), ==, arm + p1);
+    g_assert_cmpuint(pvdc_head_ctl(&dst, 1, PVDC_HEAD_FRAME_PERIOD), ==, p1);
+    g_assert_cmpuint(pvdc_vblank_time(&dst, 1), ==, arm + p1);
 
     pvdc_test_stop(&dst);
     pvdc_test_stop(&src);
@@ -198,23 +199,24 @@ static void test_color_pipeline_comes_along(void)
 
     pvdc_test_start(&src, NULL);
     for (unsigned int h = 0; h < 2; h++) {
-        wr(&src, PVDC_HEAD_CONTROL(h) + PVDC_HEAD_CRC_CTRL,
-           PVDC_CRC_CTRL_ENABLE);
+        pvdc_wr(&src, PVDC_HEAD_CONTROL(h) + PVDC_HEAD_CRC_CTRL,
+                PVDC_CRC_CTRL_ENABLE);
     }
     /* head 0: VRAM is black, its active GAMMA_LUT shows it white */
     write_invert_lut(&src, 1 * MiB, false);
-    wr_head(&src, 0, PVDC_HS_GAMMA_LUT, 1 * MiB);
-    wr_head(&src, 0, PVDC_HS_LUT_SIZES, PVDC_XY(0, 2));
-    t0 = enable_head(&src, 0, CLOCK_1MS);
-    wr_head(&src, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_GAMMA);
-    g_assert_cmphex(commit(&src, 0), ==, PVDC_RESULT_APPLIED);
-    g_assert_cmphex(frame_crc(&src, 0, &frame), ==, white);
+    pvdc_wr_head(&src, 0, PVDC_HS_GAMMA_LUT, 1 * MiB);
+    pvdc_wr_head(&src, 0, PVDC_HS_LUT_SIZES, PVDC_XY(0, 2));
+    t0 = pvdc_enable_head(&src, 0, CLOCK_1MS);
+    pvdc_wr_head(&src, 0, PVDC_HS_CTRL,
+                 PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_GAMMA);
+    g_assert_cmphex(pvdc_commit(&src, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_read_crc(&src, 0, &frame), ==, white);
     /* head 1: armed with DEGAMMA_LUT and CTM, the LUT black after it */
-    enable_head(&src, 1, CLOCK_1MS);
+    pvdc_enable_head(&src, 1, CLOCK_1MS);
     write_invert_lut(&src, 2 * MiB, false);
-    wr_head(&src, 1, PVDC_HS_DEGAMMA_LUT, 2 * MiB);
-    wr_head(&src, 1, PVDC_HS_CTM, 3 * MiB);
-    wr_head(&src, 1, PVDC_HS_LUT_SIZES, PVDC_XY(2, 0));
+    pvdc_wr_head(&src, 1, PVDC_HS_DEGAMMA_LUT, 2 * MiB);
+    pvdc_wr_head(&src, 1, PVDC_HS_CTM, 3 * MiB);
+    pvdc_wr_head(&src, 1, PVDC_HS_LUT_SIZES, PVDC_XY(2, 0));
     {
         uint64_t ctm[9];
 
@@ -223,43 +225,43 @@ static void test_color_pipeline_comes_along(void)
         }
         qtest_memwrite(src.qts, src.vram.addr + 3 * MiB, ctm, sizeof(ctm));
     }
-    wr_head(&src, 1, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE |
-            PVDC_HS_CTRL_DEGAMMA | PVDC_HS_CTRL_CTM);
-    doorbell(&src, 1);
+    pvdc_wr_head(&src, 1, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE |
+                 PVDC_HS_CTRL_DEGAMMA | PVDC_HS_CTRL_CTM);
+    pvdc_doorbell(&src, 1);
     write_invert_lut(&src, 2 * MiB, true);
     write_invert_lut(&src, 1 * MiB, true);
     /* head 0's shadow: another pipeline, not armed */
-    wr_head(&src, 0, PVDC_HS_LUT_SIZES, PVDC_XY(7, 9));
-    wr_head(&src, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_VALID_MASK);
-    g_assert_cmpuint(head_ctl(&src, 1, PVDC_HEAD_DOORBELL), ==, 1);
+    pvdc_wr_head(&src, 0, PVDC_HS_LUT_SIZES, PVDC_XY(7, 9));
+    pvdc_wr_head(&src, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_VALID_MASK);
+    g_assert_cmpuint(pvdc_head_ctl(&src, 1, PVDC_HEAD_DOORBELL), ==, 1);
     pvdc_test_migrate(&src, &dst, NULL, NULL);
     pvdc_test_stop(&src);
 
-    g_assert_cmphex(rd(&dst, PVDC_HEAD_SHADOW(0) + PVDC_HS_LUT_SIZES), ==,
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_HEAD_SHADOW(0) + PVDC_HS_LUT_SIZES), ==,
                     PVDC_XY(7, 9));
-    g_assert_cmphex(rd(&dst, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL), ==,
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_HEAD_SHADOW(0) + PVDC_HS_CTRL), ==,
                     PVDC_HS_CTRL_VALID_MASK);
-    g_assert_cmphex(rd(&dst, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==,
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==,
                     PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_GAMMA);
-    step_to_next_vblank(&dst, 0);
-    g_assert_cmphex(frame_crc(&dst, 0, &frame), ==, white);
-    g_assert_cmphex(head_ctl(&dst, 1, PVDC_HEAD_RESULT), ==,
+    pvdc_step_to_next_vblank(&dst, 0);
+    g_assert_cmphex(pvdc_read_crc(&dst, 0, &frame), ==, white);
+    g_assert_cmphex(pvdc_head_ctl(&dst, 1, PVDC_HEAD_RESULT), ==,
                     PVDC_RESULT_APPLIED);
-    g_assert_cmpuint(head_ctl(&dst, 1, PVDC_HEAD_DOORBELL), ==, 0);
-    g_assert_cmphex(frame_crc(&dst, 1, &frame), ==, white);
-    g_assert_cmpint(now_ns(&dst), >, t0);
+    g_assert_cmpuint(pvdc_head_ctl(&dst, 1, PVDC_HEAD_DOORBELL), ==, 0);
+    g_assert_cmphex(pvdc_read_crc(&dst, 1, &frame), ==, white);
+    g_assert_cmpint(pvdc_now_ns(&dst), >, t0);
 
     /* reset: no pipeline left behind, in the device nor in a stream */
     qtest_qmp_assert_success(dst.qts, "{ 'execute': 'system_reset' }");
     qtest_qmp_eventwait(dst.qts, "RESET");
-    g_assert_cmphex(rd(&dst, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
     pvdc_test_migrate(&dst, &dst2, NULL, NULL);
     pvdc_test_stop(&dst);
-    g_assert_cmphex(rd(&dst2, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
-    enable_head(&dst2, 0, CLOCK_1MS);
-    wr(&dst2, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
-       PVDC_CRC_CTRL_ENABLE);
-    g_assert_cmphex(frame_crc(&dst2, 0, &frame), ==, solid_crc(0));
+    g_assert_cmphex(pvdc_rd(&dst2, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
+    pvdc_enable_head(&dst2, 0, CLOCK_1MS);
+    pvdc_wr(&dst2, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
+            PVDC_CRC_CTRL_ENABLE);
+    g_assert_cmphex(pvdc_read_crc(&dst2, 0, &frame), ==, solid_crc(0));
     pvdc_test_stop(&dst2);
 }
 
@@ -269,17 +271,17 @@ static void assert_wb_regs(PVDCTest *t, uint64_t base, unsigned int h,
 {
     uint64_t at = base + h * PVDC_HEAD_STRIDE;
 
-    g_assert_cmphex(rd(t, at + PVDC_HS_WB_FORMAT), ==, format);
-    g_assert_cmphex(rd(t, at + PVDC_HS_WB_OFFSET), ==, offset);
-    g_assert_cmphex(rd(t, at + PVDC_HS_WB_PITCH), ==, pitch);
+    g_assert_cmphex(pvdc_rd(t, at + PVDC_HS_WB_FORMAT), ==, format);
+    g_assert_cmphex(pvdc_rd(t, at + PVDC_HS_WB_OFFSET), ==, offset);
+    g_assert_cmphex(pvdc_rd(t, at + PVDC_HS_WB_PITCH), ==, pitch);
 }
 
 static void write_wb_regs(PVDCTest *t, unsigned int h, uint32_t format,
                           uint32_t offset, uint32_t pitch)
 {
-    wr_head(t, h, PVDC_HS_WB_FORMAT, format);
-    wr_head(t, h, PVDC_HS_WB_OFFSET, offset);
-    wr_head(t, h, PVDC_HS_WB_PITCH, pitch);
+    pvdc_wr_head(t, h, PVDC_HS_WB_FORMAT, format);
+    pvdc_wr_head(t, h, PVDC_HS_WB_OFFSET, offset);
+    pvdc_wr_head(t, h, PVDC_HS_WB_PITCH, pitch);
 }
 
 /*
@@ -293,18 +295,18 @@ static void test_writeback_comes_along(void)
     PVDCTest src, dst;
 
     pvdc_test_start(&src, NULL);
-    enable_head(&src, 0, CLOCK_1MS);
+    pvdc_enable_head(&src, 0, CLOCK_1MS);
     write_wb_regs(&src, 0, PVDC_FMT_XRGB8888, 4 * MiB, MODE_PITCH);
-    wr_head(&src, 0, PVDC_HS_CTRL, wb);
-    g_assert_cmphex(commit(&src, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_head(&src, 0, PVDC_HS_CTRL, wb);
+    g_assert_cmphex(pvdc_commit(&src, 0), ==, PVDC_RESULT_APPLIED);
     write_wb_regs(&src, 0, PVDC_FMT_XBGR8888, 6 * MiB, 8 * MODE_PITCH);
-    wr_head(&src, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    pvdc_wr_head(&src, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
     /* head 1 armed: its target is written after the migration */
-    enable_head(&src, 1, CLOCK_2MS);
+    pvdc_enable_head(&src, 1, CLOCK_2MS);
     write_wb_regs(&src, 1, PVDC_FMT_ABGR8888, 5 * MiB, MODE_PITCH + 64);
-    wr_head(&src, 1, PVDC_HS_CTRL, wb);
-    doorbell(&src, 1);
-    g_assert_cmpuint(head_ctl(&src, 1, PVDC_HEAD_DOORBELL), ==, 1);
+    pvdc_wr_head(&src, 1, PVDC_HS_CTRL, wb);
+    pvdc_doorbell(&src, 1);
+    g_assert_cmpuint(pvdc_head_ctl(&src, 1, PVDC_HEAD_DOORBELL), ==, 1);
     qtest_memset(src.qts, src.vram.addr + 5 * MiB, 0, 64 * KiB);
     pvdc_test_migrate(&src, &dst, NULL, NULL);
     pvdc_test_stop(&src);
@@ -313,15 +315,15 @@ static void test_writeback_comes_along(void)
                    6 * MiB, 8 * MODE_PITCH);
     assert_wb_regs(&dst, PVDC_HEAD_ACTIVE_BASE, 0, PVDC_FMT_XRGB8888,
                    4 * MiB, MODE_PITCH);
-    g_assert_cmphex(rd(&dst, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, wb);
-    g_assert_cmpuint(head_ctl(&dst, 1, PVDC_HEAD_DOORBELL), ==, 1);
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, wb);
+    g_assert_cmpuint(pvdc_head_ctl(&dst, 1, PVDC_HEAD_DOORBELL), ==, 1);
     g_assert_cmphex(qtest_readl(dst.qts, dst.vram.addr + 5 * MiB), ==, 0);
-    step_to_next_vblank(&dst, 1);
-    g_assert_cmphex(head_ctl(&dst, 1, PVDC_HEAD_RESULT), ==,
+    pvdc_step_to_next_vblank(&dst, 1);
+    g_assert_cmphex(pvdc_head_ctl(&dst, 1, PVDC_HEAD_RESULT), ==,
                     PVDC_RESULT_APPLIED);
     assert_wb_regs(&dst, PVDC_HEAD_ACTIVE_BASE, 1, PVDC_FMT_ABGR8888,
                    5 * MiB, MODE_PITCH + 64);
-    g_assert_cmphex(rd(&dst, PVDC_HEAD_ACTIVE(1) + PVDC_HS_CTRL), ==, wb);
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_HEAD_ACTIVE(1) + PVDC_HS_CTRL), ==, wb);
     /* the primary shows black VRAM: opaque black */
     g_assert_cmphex(qtest_readl(dst.qts, dst.vram.addr + 5 * MiB), ==,
                     0xff000000);
@@ -365,10 +367,10 @@ static uint32_t bind_wb_slots(PVDCTest *t)
                    (WB_BOUND_PAGES - 1 - i) * PVDC_BIND_PAGE_SIZE;
         e[2 * i + 1] = PVDC_BIND_PAGE_SIZE;
     }
-    write_bind_table(t, WB_TABLE, e, WB_BOUND_PAGES);
-    g_assert_cmphex(bind_range(t, WB_VRAM_SIZE,
-                               WB_SLOTS * WB_SLOT_SIZE, WB_TABLE,
-                               WB_BOUND_PAGES), ==, PVDC_BIND_OK);
+    pvdc_write_bind_table(t, WB_TABLE, e, WB_BOUND_PAGES);
+    g_assert_cmphex(pvdc_bind_range(t, WB_VRAM_SIZE,
+                                    WB_SLOTS * WB_SLOT_SIZE, WB_TABLE,
+                                    WB_BOUND_PAGES), ==, PVDC_BIND_OK);
     return WB_VRAM_SIZE;
 }
 
@@ -424,9 +426,9 @@ static void writebacks_during_precopy_arrive(bool bound)
     if (bound) {
         slots = bind_wb_slots(&src);
     }
-    enable_head(&src, 0, CLOCK_1MS);
+    pvdc_enable_head(&src, 0, CLOCK_1MS);
     /* the background alone: each frame's colour is its own */
-    wr_plane(&src, plane_of(&src, 0, PRIMARY), PVDC_PS_CTRL, 0);
+    pvdc_wr_plane(&src, pvdc_plane_of(&src, 0, PRIMARY), PVDC_PS_CTRL, 0);
     write_wb_regs(&src, 0, PVDC_FMT_XRGB8888, slots, MODE_PITCH);
     qtest_memset(src.qts, src.vram.addr + 16 * MiB, 0x5a, 48 * MiB);
 
@@ -451,13 +453,13 @@ static void writebacks_during_precopy_arrive(bool bound)
         }
         g_assert_cmpstr(status, !=, "failed");
         during += !strcmp(status, "active");
-        wr_head(&src, 0, PVDC_HS_WB_OFFSET, slots + slot * WB_SLOT_SIZE);
-        wr_head(&src, 0, PVDC_HS_BACKGROUND, colour);
-        wr_head(&src, 0, PVDC_HS_CTRL,
-                PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
-        doorbell(&src, 0);
-        step_to_next_vblank(&src, 0);
-        g_assert_cmphex(head_ctl(&src, 0, PVDC_HEAD_RESULT), ==,
+        pvdc_wr_head(&src, 0, PVDC_HS_WB_OFFSET, slots + slot * WB_SLOT_SIZE);
+        pvdc_wr_head(&src, 0, PVDC_HS_BACKGROUND, colour);
+        pvdc_wr_head(&src, 0, PVDC_HS_CTRL,
+                     PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_WRITEBACK);
+        pvdc_doorbell(&src, 0);
+        pvdc_step_to_next_vblank(&src, 0);
+        g_assert_cmphex(pvdc_head_ctl(&src, 0, PVDC_HEAD_RESULT), ==,
                         PVDC_RESULT_APPLIED);
         last[slot] = colour;
         frames++;
@@ -511,15 +513,17 @@ static void test_routing_comes_along(void)
 
     pvdc_test_start(&src, NULL);
     qtest_memset(src.qts, src.vram.addr, 0x5a, MODE_PITCH * MODE_H);
-    wr_head(&src, 1, PVDC_HS_CONNECTOR, 0);
-    enable_head(&src, 1, CLOCK_1MS);
+    pvdc_wr_head(&src, 1, PVDC_HS_CONNECTOR, 0);
+    pvdc_enable_head(&src, 1, CLOCK_1MS);
     pvdc_test_migrate(&src, &dst, NULL, NULL);
     pvdc_test_stop(&src);
 
-    g_assert_cmphex(rd(&dst, PVDC_HEAD_ACTIVE(1) + PVDC_HS_CONNECTOR), ==, 0);
-    g_assert_cmphex(rd(&dst, PVDC_HEAD_SHADOW(1) + PVDC_HS_CONNECTOR), ==, 0);
-    g_assert_cmphex(rd(&dst, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
-    pixels = screendump(dst.qts, 0, &w, &h);
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_HEAD_ACTIVE(1) + PVDC_HS_CONNECTOR), ==,
+                    0);
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_HEAD_SHADOW(1) + PVDC_HS_CONNECTOR), ==,
+                    0);
+    g_assert_cmphex(pvdc_rd(&dst, PVDC_HEAD_ACTIVE(0) + PVDC_HS_CTRL), ==, 0);
+    pixels = pvdc_screendump(dst.qts, 0, &w, &h);
     g_assert_cmpint(w, ==, MODE_W);
     g_assert_cmpint(h, ==, MODE_H);
     for (int i = 0; i < w * h; i++) {
@@ -527,12 +531,13 @@ static void test_routing_comes_along(void)
     }
     g_free(pixels);
     /* connector 1 is driven by no head */
-    pixels = screendump(dst.qts, 1, &w, &h);
+    pixels = pvdc_screendump(dst.qts, 1, &w, &h);
     g_assert_cmpint(w, !=, MODE_W);
     /* and the route holds: head 0 cannot take connector 0 */
-    wr_head(&dst, 0, PVDC_HS_CONNECTOR, 0);
-    write_mode(&dst, 0, CLOCK_1MS);
-    g_assert_cmphex(commit(&dst, 0), ==, head_result(PVDC_ERR_CONNECTOR));
+    pvdc_wr_head(&dst, 0, PVDC_HS_CONNECTOR, 0);
+    pvdc_write_mode(&dst, 0, CLOCK_1MS);
+    g_assert_cmphex(pvdc_commit(&dst, 0), ==,
+                    pvdc_head_result(PVDC_ERR_CONNECTOR));
     pvdc_test_stop(&dst);
 }
 
@@ -587,7 +592,7 @@ static void test_mismatched_configuration_is_refused(void)
     bool loaded;
 
     pvdc_test_start(&src, SOURCE_PROPS);
-    enable_head(&src, 0, CLOCK_1MS);
+    pvdc_enable_head(&src, 0, CLOCK_1MS);
     qtest_qmp_assert_success(src.qts, "{ 'execute': 'migrate', "
                              "'arguments': { 'uri': %s } }", uri);
     g_assert_true(pvdc_migration_wait(src.qts));
@@ -790,54 +795,55 @@ static void save_busy_source(const char *path)
 
     pvdc_test_start(&t, SOURCE_PROPS);
     /* head 0: a pipeline of every stage, 3-entry LUTs at 1 MiB */
-    wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 1 * MiB);
-    wr_head(&t, 0, PVDC_HS_CTM, 1 * MiB + 64);
-    wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 1 * MiB + 256);
-    wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(3, 3));
-    enable_head(&t, 0, CLOCK_1MS);
+    pvdc_wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 1 * MiB);
+    pvdc_wr_head(&t, 0, PVDC_HS_CTM, 1 * MiB + 64);
+    pvdc_wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 1 * MiB + 256);
+    pvdc_wr_head(&t, 0, PVDC_HS_LUT_SIZES, PVDC_XY(3, 3));
+    pvdc_enable_head(&t, 0, CLOCK_1MS);
     /* and a writeback target at 2 MiB, written at the latch */
-    wr_head(&t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_ABGR8888);
-    wr_head(&t, 0, PVDC_HS_WB_OFFSET, 2 * MiB);
-    wr_head(&t, 0, PVDC_HS_WB_PITCH, MODE_PITCH + 64);
-    wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_VALID_MASK);
-    g_assert_cmphex(commit(&t, 0), ==, PVDC_RESULT_APPLIED);
-    enable_head(&t, 1, CLOCK_2MS);
-    step_to(&t, t.now + PERIOD_1MS / 3);
-    enable_head(&t, 2, CLOCK_1MS);
-    ov = plane_of(&t, 0, OVERLAY(0));
+    pvdc_wr_head(&t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_ABGR8888);
+    pvdc_wr_head(&t, 0, PVDC_HS_WB_OFFSET, 2 * MiB);
+    pvdc_wr_head(&t, 0, PVDC_HS_WB_PITCH, MODE_PITCH + 64);
+    pvdc_wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_VALID_MASK);
+    g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_enable_head(&t, 1, CLOCK_2MS);
+    pvdc_step_to(&t, t.now + PERIOD_1MS / 3);
+    pvdc_enable_head(&t, 2, CLOCK_1MS);
+    ov = pvdc_plane_of(&t, 0, OVERLAY(0));
     /* NV12, downscaled: the chroma registers and encoding bits in use */
-    write_plane(&t, ov, 1, 128 * KiB, 1);
-    write_fb(&t, ov, PVDC_FMT_NV12, 128 * KiB, 64, 63, 47);
-    wr_plane(&t, ov, PVDC_PS_CHROMA_OFFSET, 192 * KiB);
-    wr_plane(&t, ov, PVDC_PS_CHROMA_PITCH, 64);
-    wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(32, 24));
-    wr_plane(&t, ov, PVDC_PS_ALPHA, 0x8000);
-    wr_plane(&t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
-             PVDC_PS_CTRL_FILTER_BILINEAR |
-             PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT |
-             PVDC_COLOR_BT2020 << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT);
-    g_assert_cmphex(commit(&t, 1), ==, PVDC_RESULT_APPLIED);
-    wr_plane(&t, cursor_of(&t, 2), PVDC_PS_HEAD, 2);
-    write_fb(&t, cursor_of(&t, 2), PVDC_FMT_ARGB8888, 256 * KiB, 128, 32,
-             32);
-    wr_plane(&t, cursor_of(&t, 2), PVDC_PS_ZPOS, 2);
-    wr_plane(&t, cursor_of(&t, 2), PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
-    g_assert_cmphex(commit(&t, 2), ==, PVDC_RESULT_APPLIED);
-    wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, PVDC_CRC_CTRL_ENABLE);
-    (void)head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE);
-    wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_VBLANK) |
-       PVDC_INT(1, PVDC_INT_COMMIT_DONE));
-    qom_set_uint(t.qts, "head1-xres", 800);
+    pvdc_write_plane(&t, ov, 1, 128 * KiB, 1);
+    pvdc_write_fb(&t, ov, PVDC_FMT_NV12, 128 * KiB, 64, 63, 47);
+    pvdc_wr_plane(&t, ov, PVDC_PS_CHROMA_OFFSET, 192 * KiB);
+    pvdc_wr_plane(&t, ov, PVDC_PS_CHROMA_PITCH, 64);
+    pvdc_wr_plane(&t, ov, PVDC_PS_DST_SIZE, PVDC_XY(32, 24));
+    pvdc_wr_plane(&t, ov, PVDC_PS_ALPHA, 0x8000);
+    pvdc_wr_plane(&t, ov, PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE |
+                  PVDC_PS_CTRL_FILTER_BILINEAR |
+                  PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT |
+                  PVDC_COLOR_BT2020 << PVDC_PS_CTRL_COLOR_ENCODING_SHIFT);
+    g_assert_cmphex(pvdc_commit(&t, 1), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr_plane(&t, pvdc_cursor_of(&t, 2), PVDC_PS_HEAD, 2);
+    pvdc_write_fb(&t, pvdc_cursor_of(&t, 2), PVDC_FMT_ARGB8888, 256 * KiB, 128,
+                  32, 32);
+    pvdc_wr_plane(&t, pvdc_cursor_of(&t, 2), PVDC_PS_ZPOS, 2);
+    pvdc_wr_plane(&t, pvdc_cursor_of(&t, 2), PVDC_PS_CTRL, PVDC_PS_CTRL_ENABLE);
+    g_assert_cmphex(pvdc_commit(&t, 2), ==, PVDC_RESULT_APPLIED);
+    pvdc_wr(&t, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL,
+            PVDC_CRC_CTRL_ENABLE);
+    (void)pvdc_head_ctl(&t, 0, PVDC_HEAD_CRC_VALUE);
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE, PVDC_INT(0, PVDC_INT_VBLANK) |
+            PVDC_INT(1, PVDC_INT_COMMIT_DONE));
+    pvdc_qom_set_uint(t.qts, "head1-xres", 800);
     /* Armed when saved: the overlay goes back to head 0, both heads. */
-    wr_plane(&t, ov, PVDC_PS_HEAD, 0);
+    pvdc_wr_plane(&t, ov, PVDC_PS_HEAD, 0);
     /* head 1 gets a 2-entry GAMMA_LUT */
-    wr_head(&t, 1, PVDC_HS_GAMMA_LUT, 1 * MiB + 512);
-    wr_head(&t, 1, PVDC_HS_LUT_SIZES, PVDC_XY(0, 2));
-    wr_head(&t, 1, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_GAMMA);
-    wr_head(&t, 0, PVDC_HS_BACKGROUND, 0x102030);
-    wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
-    doorbell(&t, 2);
-    g_assert_cmphex(rd(&t, PVDC_REG_MULTI_DOORBELL), ==, 7);
+    pvdc_wr_head(&t, 1, PVDC_HS_GAMMA_LUT, 1 * MiB + 512);
+    pvdc_wr_head(&t, 1, PVDC_HS_LUT_SIZES, PVDC_XY(0, 2));
+    pvdc_wr_head(&t, 1, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_GAMMA);
+    pvdc_wr_head(&t, 0, PVDC_HS_BACKGROUND, 0x102030);
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, BIT(0) | BIT(1));
+    pvdc_doorbell(&t, 2);
+    g_assert_cmphex(pvdc_rd(&t, PVDC_REG_MULTI_DOORBELL), ==, 7);
 
     qtest_qmp_assert_success(t.qts, "{ 'execute': 'migrate', "
                              "'arguments': { 'uri': %s } }", uri);
@@ -869,7 +875,7 @@ static bool load_and_run(Dir *d, const uint8_t *data, size_t len)
     g_autofree char *log = dir_file(d, "stderr");
     g_autofree char *uri = g_strdup_printf("file:%s", path);
     unsigned int failed = 0;
-    Snapshot active;
+    PVDCSnapshot active;
     PVDCTest t;
     Model m;
     bool loaded;
@@ -885,7 +891,7 @@ static bool load_and_run(Dir *d, const uint8_t *data, size_t len)
     pvdc_test_attach(&t, t.qts);
     t.now = 0;
     model_init(&m, &t);
-    snapshot_active(&t, &active);
+    pvdc_snapshot_active(&t, &active);
     g_assert_cmphex(model_check_active(&m, &active, &failed), ==, 0);
 
     {
@@ -894,22 +900,22 @@ static bool load_and_run(Dir *d, const uint8_t *data, size_t len)
         /* every register, in one qtest round trip */
         qtest_memread(t.qts, t.mmio.addr, bar, PVDC_MMIO_SIZE);
     }
-    wr(&t, PVDC_REG_INT_ENABLE,
-       MAKE_64BIT_MASK(0, t.heads * PVDC_INT_BITS_PER_HEAD));
+    pvdc_wr(&t, PVDC_REG_INT_ENABLE,
+            MAKE_64BIT_MASK(0, t.heads * PVDC_INT_BITS_PER_HEAD));
     for (unsigned int h = 0; h < t.heads; h++) {
-        wr(&t, PVDC_HEAD_CONTROL(h) + PVDC_HEAD_CRC_CTRL,
-           PVDC_CRC_CTRL_ENABLE);
-        (void)head_ctl(&t, h, PVDC_HEAD_CRC_VALUE);
+        pvdc_wr(&t, PVDC_HEAD_CONTROL(h) + PVDC_HEAD_CRC_CTRL,
+                PVDC_CRC_CTRL_ENABLE);
+        (void)pvdc_head_ctl(&t, h, PVDC_HEAD_CRC_VALUE);
         compose(t.qts, h);
     }
-    step_to(&t, t.now + 3 * PERIOD_1MS);
-    wr(&t, PVDC_REG_MULTI_DOORBELL, MAKE_64BIT_MASK(0, t.heads));
-    step_to(&t, t.now + 3 * PERIOD_1MS);
+    pvdc_step_to(&t, t.now + 3 * PERIOD_1MS);
+    pvdc_wr(&t, PVDC_REG_MULTI_DOORBELL, MAKE_64BIT_MASK(0, t.heads));
+    pvdc_step_to(&t, t.now + 3 * PERIOD_1MS);
     for (unsigned int h = 0; h < t.heads; h++) {
-        (void)head_ctl(&t, h, PVDC_HEAD_CRC_VALUE);
+        (void)pvdc_head_ctl(&t, h, PVDC_HEAD_CRC_VALUE);
         compose(t.qts, h);
     }
-    (void)rd(&t, PVDC_REG_INT_ACK);
+    (void)pvdc_rd(&t, PVDC_REG_INT_ACK);
     pvdc_test_stop(&t);
     return true;
 }
@@ -968,9 +974,9 @@ static void test_hostile_routes_are_refused(void)
     PVDCTest t;
 
     pvdc_test_start(&t, SOURCE_PROPS);
-    wr_head(&t, 1, PVDC_HS_CONNECTOR, 0);
-    enable_head(&t, 1, CLOCK_1MS);
-    enable_head(&t, 2, CLOCK_2MS);
+    pvdc_wr_head(&t, 1, PVDC_HS_CONNECTOR, 0);
+    pvdc_enable_head(&t, 1, CLOCK_1MS);
+    pvdc_enable_head(&t, 2, CLOCK_2MS);
     qtest_qmp_assert_success(t.qts, "{ 'execute': 'migrate', "
                              "'arguments': { 'uri': %s } }", uri);
     g_assert_true(pvdc_migration_wait(t.qts));
@@ -1020,11 +1026,11 @@ static void save_bound_source(const char *path, uint64_t *bar0)
 
     pvdc_test_start(&t, SOURCE_PROPS);
     *bar0 = t.mmio.addr;
-    write_bind_table(&t, table, entries, 2);
-    g_assert_cmphex(bind_range(&t, 0x80000000, 3 * PVDC_BIND_PAGE_SIZE,
-                               table, 2), ==, PVDC_BIND_OK);
-    g_assert_cmphex(bind_range(&t, 0x90000000, PVDC_BIND_PAGE_SIZE,
-                               table, 1), ==, PVDC_BIND_OK);
+    pvdc_write_bind_table(&t, table, entries, 2);
+    g_assert_cmphex(pvdc_bind_range(&t, 0x80000000, 3 * PVDC_BIND_PAGE_SIZE,
+                                    table, 2), ==, PVDC_BIND_OK);
+    g_assert_cmphex(pvdc_bind_range(&t, 0x90000000, PVDC_BIND_PAGE_SIZE,
+                                    table, 1), ==, PVDC_BIND_OK);
     qtest_qmp_assert_success(t.qts, "{ 'execute': 'migrate', "
                              "'arguments': { 'uri': %s } }", uri);
     g_assert_true(pvdc_migration_wait(t.qts));

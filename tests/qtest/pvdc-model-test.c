@@ -35,8 +35,8 @@ typedef struct Random {
 
 static void random_write(Random *r, uint32_t addr, uint32_t val)
 {
-    wr(&r->t, addr, val);
-    r->m.now = now_ns(&r->t);
+    pvdc_wr(&r->t, addr, val);
+    r->m.now = pvdc_now_ns(&r->t);
     model_write(&r->m, addr, val);
 }
 
@@ -104,7 +104,7 @@ static void random_bind(Random *r)
         if (g_rand_int_range(rng, 0, 12) == 0) {
             e[2 * (n - 1) + 1] += BIND_PAGE;        /* too long */
         }
-        write_bind_table(&r->t, BIND_TABLE, e, n);
+        pvdc_write_bind_table(&r->t, BIND_TABLE, e, n);
         model_bind_table(m, BIND_TABLE, e, n);
     }
     random_write(r, PVDC_REG_BIND_ADDR, addr);
@@ -113,7 +113,7 @@ static void random_bind(Random *r)
     random_write(r, PVDC_REG_BIND_TABLE_HI, 0);
     random_write(r, PVDC_REG_BIND_ENTRIES, n);
     random_write(r, PVDC_REG_BIND_CMD, cmd);
-    g_assert_cmphex(rd(&r->t, PVDC_REG_BIND_STATUS), ==, m->bind_status);
+    g_assert_cmphex(pvdc_rd(&r->t, PVDC_REG_BIND_STATUS), ==, m->bind_status);
     g_assert_cmpuint(pvdc_statistic(r->t.qts, "x-bindings"), ==,
                      m->num_bindings);
 }
@@ -487,12 +487,12 @@ static void random_group_move(Random *r)
 
 static void model_compare(Random *r)
 {
-    Snapshot dev, model;
+    PVDCSnapshot dev, model;
 
     memset(&model, 0, sizeof(model));
     memcpy(model.head, r->m.ha, sizeof(r->m.ha));
     memcpy(model.plane, r->m.pa, sizeof(r->m.pa));
-    snapshot_active(&r->t, &dev);
+    pvdc_snapshot_active(&r->t, &dev);
     for (unsigned int h = 0; h < r->m.heads; h++) {
         for (unsigned int i = 0; i < PVDC_HEAD_STATE_REGS; i++) {
             if (dev.head[h][i] != model.head[h][i]) {
@@ -518,12 +518,12 @@ static void model_compare(Random *r)
  * The device changed nothing of the heads outside @latched since @before:
  * their head state, and the planes they showed, bit for bit.
  */
-static void assert_other_heads_kept(Random *r, const Snapshot *before,
+static void assert_other_heads_kept(Random *r, const PVDCSnapshot *before,
                                     uint32_t latched)
 {
-    Snapshot now;
+    PVDCSnapshot now;
 
-    snapshot_active(&r->t, &now);
+    pvdc_snapshot_active(&r->t, &now);
     for (unsigned int h = 0; h < r->m.heads; h++) {
         if (latched & BIT(h)) {
             continue;
@@ -554,11 +554,11 @@ static void model_check_latch_points(Random *r, uint32_t done)
             continue;
         }
         if (done & BIT(h)) {
-            g_assert_cmpint(m->latch[h], <=, now_ns(&r->t));
+            g_assert_cmpint(m->latch[h], <=, pvdc_now_ns(&r->t));
             r->timed_enables += !model_on(m->ha[h]) &&
                                 model_on(m->harm[h]);
         } else if (!model_group_may_defer(m, m->group[h])) {
-            g_assert_cmpint(m->latch[h], >, now_ns(&r->t));
+            g_assert_cmpint(m->latch[h], >, pvdc_now_ns(&r->t));
         }
     }
 }
@@ -567,9 +567,9 @@ static void model_check_latch_points(Random *r, uint32_t done)
 static void model_sync(Random *r)
 {
     Model *m = &r->m;
-    uint32_t done = m->armed & ~rd(&r->t, PVDC_REG_MULTI_DOORBELL);
+    uint32_t done = m->armed & ~pvdc_rd(&r->t, PVDC_REG_MULTI_DOORBELL);
     uint32_t result[PVDC_MAX_HEADS];
-    Snapshot before;
+    PVDCSnapshot before;
     unsigned int h;
 
     model_check_latch_points(r, done);
@@ -601,9 +601,9 @@ static void model_sync(Random *r)
     }
     for (h = 0; h < m->heads; h++) {
         if (done & BIT(h)) {
-            g_assert_cmpuint(head_ctl(&r->t, h, PVDC_HEAD_DONE_SEQ), ==,
+            g_assert_cmpuint(pvdc_head_ctl(&r->t, h, PVDC_HEAD_DONE_SEQ), ==,
                              m->seq[h]);
-            g_assert_cmphex(head_ctl(&r->t, h, PVDC_HEAD_RESULT), ==,
+            g_assert_cmphex(pvdc_head_ctl(&r->t, h, PVDC_HEAD_RESULT), ==,
                             result[h]);
         }
     }
@@ -734,9 +734,9 @@ static void random_step(Random *r, unsigned int i)
     } else if (op < 90) {
         random_bind(r);
     } else if (r->m.armed) {
-        step_next(&r->t);
+        pvdc_step_next(&r->t);
     } else {
-        step_to(&r->t, r->t.now + g_rand_int_range(r->rng, 1, 3000000));
+        pvdc_step_to(&r->t, r->t.now + g_rand_int_range(r->rng, 1, 3000000));
     }
     model_sync(r);
     /* Between latches, nothing may change either. */

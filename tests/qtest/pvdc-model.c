@@ -250,16 +250,16 @@ static uint32_t model_check_mode(Model *m, ModelView *v, unsigned int h)
     uint64_t total = 0;
 
     if (!model_mode_period(m, a)) {
-        return head_result(PVDC_ERR_MODE);
+        return pvdc_head_result(PVDC_ERR_MODE);
     }
     /* a connector that exists, driven by no other head left enabled */
     if (a[HS(PVDC_HS_CONNECTOR)] >= m->heads) {
-        return head_result(PVDC_ERR_CONNECTOR);
+        return pvdc_head_result(PVDC_ERR_CONNECTOR);
     }
     for (unsigned int k = 0; k < m->heads; k++) {
         if (k != h && model_on(v->h[k]) &&
             v->h[k][HS(PVDC_HS_CONNECTOR)] == a[HS(PVDC_HS_CONNECTOR)]) {
-            return head_result(PVDC_ERR_CONNECTOR);
+            return pvdc_head_result(PVDC_ERR_CONNECTOR);
         }
     }
     if (model_on(old) &&
@@ -267,24 +267,24 @@ static uint32_t model_check_mode(Model *m, ModelView *v, unsigned int h)
                 (HS(PVDC_HS_PIXEL_CLOCK) - HS(PVDC_HS_HTIMING) + 1) *
                 sizeof(uint32_t)) ||
          a[HS(PVDC_HS_CONNECTOR)] != old[HS(PVDC_HS_CONNECTOR)])) {
-        return head_result(PVDC_ERR_MODESET_REQUIRED);
+        return pvdc_head_result(PVDC_ERR_MODESET_REQUIRED);
     }
     if (model_on(old) &&
         a[HS(PVDC_HS_BANDWIDTH)] != old[HS(PVDC_HS_BANDWIDTH)]) {
-        return head_result(PVDC_ERR_BANDWIDTH_CHANGE);
+        return pvdc_head_result(PVDC_ERR_BANDWIDTH_CHANGE);
     }
     for (unsigned int k = 0; k < m->heads; k++) {
         total += model_on(v->h[k]) ? v->h[k][HS(PVDC_HS_BANDWIDTH)] : 0;
     }
     if (total > m->bandwidth_total) {
-        return head_result(PVDC_ERR_BANDWIDTH_ALLOC);
+        return pvdc_head_result(PVDC_ERR_BANDWIDTH_ALLOC);
     }
     if (model_color_bad(m, a)) {
-        return head_result(PVDC_ERR_COLOR);
+        return pvdc_head_result(PVDC_ERR_COLOR);
     }
     if ((a[HS(PVDC_HS_CTRL)] & PVDC_HS_CTRL_WRITEBACK) &&
         model_writeback_bad(m, a)) {
-        return head_result(PVDC_ERR_WRITEBACK);
+        return pvdc_head_result(PVDC_ERR_WRITEBACK);
     }
     return 0;
 }
@@ -297,7 +297,7 @@ static uint32_t model_check_sums(Model *m, ModelView *v, unsigned int h)
     for (p = 0; p < m->planes; p++) {
         if (model_on(v->p[p]) && model_scaled(v->p[p]) &&
             ++scaled > m->scalers) {
-            return result_of(PVDC_ERR_SCALERS, p);
+            return pvdc_result_of(PVDC_ERR_SCALERS, p);
         }
     }
     for (p = 0; p < m->planes; p++) {
@@ -315,7 +315,7 @@ static uint32_t model_check_sums(Model *m, ModelView *v, unsigned int h)
         }
     }
     if (bandwidth > v->h[h][HS(PVDC_HS_BANDWIDTH)]) {
-        return head_result(PVDC_ERR_BANDWIDTH);
+        return pvdc_head_result(PVDC_ERR_BANDWIDTH);
     }
     return 0;
 }
@@ -328,7 +328,7 @@ static uint32_t model_check_head(Model *m, ModelView *v, unsigned int h)
 
     /* ENABLE, the three colour stages and WRITEBACK: bits 0 to 4 */
     if (a[HS(PVDC_HS_CTRL)] & ~0x1fu) {
-        return head_result(PVDC_ERR_HEAD_RESERVED);
+        return pvdc_head_result(PVDC_ERR_HEAD_RESERVED);
     }
     if (model_on(a)) {
         err = model_check_mode(m, v, h);
@@ -337,22 +337,22 @@ static uint32_t model_check_head(Model *m, ModelView *v, unsigned int h)
         }
     } else if (a[HS(PVDC_HS_CTRL)] & PVDC_HS_CTRL_WRITEBACK) {
         /* no frame to write */
-        return head_result(PVDC_ERR_WRITEBACK);
+        return pvdc_head_result(PVDC_ERR_WRITEBACK);
     }
     for (p = 0; p < m->planes; p++) {
         if (v->by[p] == (int)h && !model_on(v->p[p])) {
             /* carried disabled: still taken from its head */
             if (model_busy(m, v, p)) {
-                return result_of(PVDC_ERR_PLANE_BUSY, p);
+                return pvdc_result_of(PVDC_ERR_PLANE_BUSY, p);
             }
         } else if (v->by[p] == (int)h) {
             err = model_check_plane(m, v, h, p);
             if (err) {
-                return result_of(err, p);
+                return pvdc_result_of(err, p);
             }
         } else if (v->by[p] < 0 && model_on(v->p[p]) &&
                    v->p[p][PS(PVDC_PS_HEAD)] == h && !model_on(a)) {
-            return result_of(PVDC_ERR_HEAD_DISABLED, p);
+            return pvdc_result_of(PVDC_ERR_HEAD_DISABLED, p);
         }
     }
     return model_check_sums(m, v, h);
@@ -438,7 +438,7 @@ void model_latch(Model *m, uint32_t group, uint32_t result[PVDC_MAX_HEADS])
             memcpy(m->ha[h], m->harm[h], sizeof(m->ha[h]));
             result[h] = PVDC_RESULT_APPLIED;
         } else {
-            result[h] = h == failed ? err : head_result(PVDC_ERR_GROUP);
+            result[h] = h == failed ? err : pvdc_head_result(PVDC_ERR_GROUP);
         }
         m->armed &= ~BIT(h);
     }
@@ -450,7 +450,7 @@ void model_latch(Model *m, uint32_t group, uint32_t result[PVDC_MAX_HEADS])
     }
 }
 
-uint32_t model_check_active(Model *m, const Snapshot *active,
+uint32_t model_check_active(Model *m, const PVDCSnapshot *active,
                             unsigned int *failed)
 {
     ModelView v;
@@ -470,7 +470,7 @@ uint32_t model_check_active(Model *m, const Snapshot *active,
         if (model_on(m->pa[p])) {
             if (head >= m->heads) {
                 *failed = 0;
-                return result_of(PVDC_ERR_PLANE_HEAD, p);
+                return pvdc_result_of(PVDC_ERR_PLANE_HEAD, p);
             }
             v.by[p] = head;
         }
@@ -558,32 +558,32 @@ static void model_amend(Model *m, unsigned int h)
 
 void model_init(Model *m, PVDCTest *t)
 {
-    uint32_t limits = rd(t, PVDC_REG_SCALE_LIMITS);
+    uint32_t limits = pvdc_rd(t, PVDC_REG_SCALE_LIMITS);
 
     memset(m, 0, sizeof(*m));
     m->heads = t->heads;
     m->overlays = t->overlays;
     m->planes = t->planes;
-    m->scalers = rd(t, PVDC_REG_NUM_SCALERS);
-    m->max_w = PVDC_X(rd(t, PVDC_REG_MAX_SIZE));
-    m->max_h = PVDC_Y(rd(t, PVDC_REG_MAX_SIZE));
-    m->bandwidth_total = rd(t, PVDC_REG_BANDWIDTH_TOTAL);
-    m->lut_size = rd(t, PVDC_REG_LUT_SIZE);
-    m->pitch_align = rd(t, PVDC_REG_PITCH_ALIGN);
-    m->offset_align = rd(t, PVDC_REG_OFFSET_ALIGN);
-    m->cursor_max = PVDC_X(rd(t, PVDC_REG_CURSOR_MAX));
+    m->scalers = pvdc_rd(t, PVDC_REG_NUM_SCALERS);
+    m->max_w = PVDC_X(pvdc_rd(t, PVDC_REG_MAX_SIZE));
+    m->max_h = PVDC_Y(pvdc_rd(t, PVDC_REG_MAX_SIZE));
+    m->bandwidth_total = pvdc_rd(t, PVDC_REG_BANDWIDTH_TOTAL);
+    m->lut_size = pvdc_rd(t, PVDC_REG_LUT_SIZE);
+    m->pitch_align = pvdc_rd(t, PVDC_REG_PITCH_ALIGN);
+    m->offset_align = pvdc_rd(t, PVDC_REG_OFFSET_ALIGN);
+    m->cursor_max = PVDC_X(pvdc_rd(t, PVDC_REG_CURSOR_MAX));
     m->max_down = (limits >> PVDC_SCALE_MAX_DOWNSCALE_SHIFT) &
                   PVDC_SCALE_FACTOR_MASK;
     m->max_up = (limits >> PVDC_SCALE_MAX_UPSCALE_SHIFT) &
                 PVDC_SCALE_FACTOR_MASK;
     m->vram = t->vram_size;
     for (int i = 0; i < PVDC_MAX_FORMATS; i++) {
-        m->fmt_table[i] = rd(t, PVDC_REG_FORMAT_TABLE(i));
+        m->fmt_table[i] = pvdc_rd(t, PVDC_REG_FORMAT_TABLE(i));
     }
-    m->fmt_mask[PVDC_PLANE_TYPE_PRIMARY] = rd(t, PVDC_REG_FORMATS_PRIMARY);
-    m->fmt_mask[PVDC_PLANE_TYPE_OVERLAY] = rd(t, PVDC_REG_FORMATS_OVERLAY);
-    m->fmt_mask[PVDC_PLANE_TYPE_CURSOR] = rd(t, PVDC_REG_FORMATS_CURSOR);
-    m->wb_mask = rd(t, PVDC_REG_FORMATS_WRITEBACK);
+    m->fmt_mask[PVDC_PLANE_TYPE_PRIMARY] = pvdc_rd(t, PVDC_REG_FORMATS_PRIMARY);
+    m->fmt_mask[PVDC_PLANE_TYPE_OVERLAY] = pvdc_rd(t, PVDC_REG_FORMATS_OVERLAY);
+    m->fmt_mask[PVDC_PLANE_TYPE_CURSOR] = pvdc_rd(t, PVDC_REG_FORMATS_CURSOR);
+    m->wb_mask = pvdc_rd(t, PVDC_REG_FORMATS_WRITEBACK);
     for (unsigned int h = 0; h < m->heads; h++) {
         m->hs[h][HS(PVDC_HS_BANDWIDTH)] = m->bandwidth_total / m->heads;
         m->ha[h][HS(PVDC_HS_BANDWIDTH)] = m->bandwidth_total / m->heads;

@@ -106,7 +106,7 @@ void model_latch(Model *m, uint32_t group, uint32_t result[PVDC_MAX_HEADS]);
  * commit of all heads that changes nothing.  Returns 0, or the first error
  * (with its head in @failed).
  */
-uint32_t model_check_active(Model *m, const Snapshot *active,
+uint32_t model_check_active(Model *m, const PVDCSnapshot *active,
                             unsigned int *failed);
 
 static inline bool model_on(const uint32_t *regs)

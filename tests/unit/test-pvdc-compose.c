@@ -1,15 +1,15 @@
 /*
  * pvdc: check the composition engine against a per-pixel reference.
  *
- * A standalone program (bench/Makefile builds it against the QEMU headers
- * and links the engine, hw/display/pvdc-compose*.c, directly): every case
- * composes a scene with pvdc_compose() and with the straightforward model
- * below, which reads framebuffers one pixel at a time and applies the
- * rules of docs/specs/pvdc.rst ("Composition") literally, and compares
- * the two frames.  The model shares no code with the engine and derives
- * what it can another way: YCbCr coefficients by inverting the encoding
- * matrix numerically, chroma by generic bilinear weights, the colour
- * matrix in 128-bit integers.
+ * A unit test, standalone (tests/unit/Makefile builds it against the QEMU
+ * headers and links the engine, hw/display/pvdc-compose*.c, directly):
+ * every case composes a scene with pvdc_compose() and with the
+ * straightforward model below, which reads framebuffers one pixel at a
+ * time and applies the rules of docs/specs/pvdc.rst ("Composition")
+ * literally, and compares the two frames.  The model shares no code with
+ * the engine and derives what it can another way: YCbCr coefficients by
+ * inverting the encoding matrix numerically, chroma by generic bilinear
+ * weights, the colour matrix in 128-bit integers.
  *
  * Everything the spec defines exactly is compared exactly: format
  * conversion, nearest sampling, blending in 8-bit arithmetic, the colour
@@ -37,7 +37,7 @@
 #include <zlib.h>
 #include "qemu/bswap.h"
 #include "pvdc-compose.h"
-#include "../tests/qtest/pvdc-color-ref.h"
+#include "../qtest/pvdc-color-ref.h"
 
 #define VRAM_SIZE       (16 * 1024 * 1024)
 #define MIB             (1024 * 1024)
