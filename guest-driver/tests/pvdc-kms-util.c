@@ -5,9 +5,89 @@
  * frame CRCs and the device's registers.  Compiled once and linked into
  * every program (guest-driver/tests/meson.build).
  */
+#include <getopt.h>
+
 #include "pvdc-kms-util.h"
 
+/* The most options a program has (kms_options() sizes its getopt() string). */
+#define KMS_MAX_OPTIONS		16
+
 int kms_failures;
+
+/* ------------------------------------------------------------------------ */
+/* Command lines                                                            */
+/* ------------------------------------------------------------------------ */
+
+void kms_usage(char **argv, const struct kms_option *opts, const char *operands)
+{
+	const struct kms_option *o;
+
+	fprintf(stderr, "usage: %s", argv[0]);
+	for (o = opts; o->name; o++) {
+		if (o->type == KMS_OPTION_FLAG)
+			fprintf(stderr, " [-%c]", o->name);
+		else
+			fprintf(stderr, " [-%c %s]", o->name, o->arg);
+	}
+	fprintf(stderr, "%s%s\n", operands ? " " : "",
+		operands ? operands : "");
+	exit(2);
+}
+
+int kms_options(int argc, char **argv, int first,
+		const struct kms_option *opts, const char *operands)
+{
+	char optstring[2 * KMS_MAX_OPTIONS + 1];
+	const struct kms_option *o;
+	size_t n = 0;
+	int opt;
+
+	for (o = opts; o->name; o++) {
+		if (o - opts >= KMS_MAX_OPTIONS) {
+			fprintf(stderr, "%s: more than %d options\n", argv[0],
+				KMS_MAX_OPTIONS);
+			exit(2);
+		}
+		optstring[n++] = o->name;
+		if (o->type != KMS_OPTION_FLAG)
+			optstring[n++] = ':';
+	}
+	optstring[n] = 0;
+	optind = first;
+	while ((opt = getopt(argc, argv, optstring)) != -1) {
+		for (o = opts; o->name && o->name != opt; o++)
+			;
+		if (!o->name)	/* getopt() said what was wrong: '?' */
+			kms_usage(argv, opts, operands);
+		switch (o->type) {
+		case KMS_OPTION_FLAG:
+			*(bool *)o->value = true;
+			break;
+		case KMS_OPTION_STRING:
+			*(const char **)o->value = optarg;
+			break;
+		case KMS_OPTION_INT:
+			*(int *)o->value = atoi(optarg);
+			break;
+		case KMS_OPTION_UINT:
+			*(unsigned int *)o->value = strtoul(optarg, NULL, 10);
+			break;
+		case KMS_OPTION_DOUBLE:
+			*(double *)o->value = atof(optarg);
+			break;
+		}
+	}
+	return optind;
+}
+
+const char *kms_operand(int argc, char **argv, int i, const char *otherwise)
+{
+	return i < argc ? argv[i] : otherwise;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reporting, clocks, devices, buffers, properties                          */
+/* ------------------------------------------------------------------------ */
 
 void kms_result(bool ok, const char *fmt, ...)
 {
@@ -47,6 +127,16 @@ int kms_open(const char *path)
 		exit(1);
 	}
 	return fd;
+}
+
+void kms_resources(int fd, drmModeRes **res, drmModePlaneRes **pres)
+{
+	*res = drmModeGetResources(fd);
+	*pres = drmModeGetPlaneResources(fd);
+	if (!*res || !*pres) {
+		printf("not ok resources: %s\n", strerror(errno));
+		exit(1);
+	}
 }
 
 /* kms_open(), for a client of the atomic uAPI with universal planes. */
@@ -144,6 +234,19 @@ void kms_buffer_destroy(int fd, struct kms_buffer *buf)
 	if (buf->handle)
 		drmIoctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &destroy);
 	memset(buf, 0, sizeof(*buf));
+}
+
+void kms_cursor_image(int fd, struct kms_buffer *buf, uint32_t argb)
+{
+	uint32_t i;
+
+	if (kms_buffer_create(fd, buf, KMS_CURSOR_SIZE, KMS_CURSOR_SIZE,
+			      DRM_FORMAT_ARGB8888)) {
+		printf("not ok cursor buffer: %s\n", strerror(errno));
+		exit(1);
+	}
+	for (i = 0; i < KMS_CURSOR_SIZE * KMS_CURSOR_SIZE; i++)
+		((uint32_t *)buf->map)[i] = argb;
 }
 
 /*
@@ -283,6 +386,32 @@ drmModeModeInfo kms_mode_at_hz(const drmModeModeInfo *m, unsigned int hz)
 	return r;
 }
 
+uint32_t kms_mode_blob(int fd, const drmModeModeInfo *mode)
+{
+	uint32_t blob;
+
+	if (drmModeCreatePropertyBlob(fd, mode, sizeof(*mode), &blob)) {
+		printf("not ok mode blob: %s\n", strerror(errno));
+		exit(1);
+	}
+	return blob;
+}
+
+void kms_mode_buffers(int fd, struct kms_buffer *buf, unsigned int n,
+		      const drmModeModeInfo *mode, unsigned int phase)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (kms_buffer_create(fd, &buf[i], mode->hdisplay,
+				      mode->vdisplay, DRM_FORMAT_XRGB8888)) {
+			printf("not ok buffers: %s\n", strerror(errno));
+			exit(1);
+		}
+		kms_buffer_fill(&buf[i], phase + i);
+	}
+}
+
 /* Add property @name of object @obj to @req; exits if there is none. */
 void kms_add(int fd, drmModeAtomicReq *req, uint32_t obj, uint32_t type,
 	     const char *name, uint64_t val)
@@ -309,12 +438,7 @@ void kms_display_open(struct kms_display *d, const char *card)
 	d->fd = kms_open_atomic(card);
 	/* Without it, a virtual driver hides its cursor planes. */
 	drmSetClientCap(d->fd, DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT, 1);
-	res = drmModeGetResources(d->fd);
-	pres = drmModeGetPlaneResources(d->fd);
-	if (!res || !pres) {
-		printf("not ok resources: %s\n", strerror(errno));
-		exit(1);
-	}
+	kms_resources(d->fd, &res, &pres);
 	for (i = 0; i < (int)pres->count_planes && i < KMS_MAX_PLANES; i++) {
 		drmModePlane *p = drmModeGetPlane(d->fd, pres->planes[i]);
 
@@ -368,20 +492,20 @@ void kms_display_open(struct kms_display *d, const char *card)
 		}
 		if (!h->crtc_id || !h->primary)
 			continue;
-		for (j = 0; j < 2; j++) {
-			if (kms_buffer_create(d->fd, &h->buf[j],
-					      h->mode.hdisplay,
-					      h->mode.vdisplay,
-					      DRM_FORMAT_XRGB8888)) {
-				printf("not ok buffers: %s\n", strerror(errno));
-				exit(1);
-			}
-			kms_buffer_fill(&h->buf[j], h->pipe * 2 + j);
-		}
+		kms_mode_buffers(d->fd, h->buf, 2, &h->mode, h->pipe * 2);
 		d->num_heads++;
 	}
 	drmModeFreePlaneResources(pres);
 	drmModeFreeResources(res);
+}
+
+struct kms_head *kms_display_head(struct kms_display *d, unsigned int index)
+{
+	if (index >= d->num_heads) {
+		printf("not ok head %u: %u heads\n", index, d->num_heads);
+		exit(1);
+	}
+	return &d->heads[index];
 }
 
 /* The @n-th overlay plane (pvdc's can go on every head). */
@@ -432,10 +556,7 @@ void kms_head_on(struct kms_display *d, drmModeAtomicReq *req,
 
 	if (!mode)
 		mode = &h->mode;
-	if (drmModeCreatePropertyBlob(d->fd, mode, sizeof(*mode), &blob)) {
-		printf("not ok mode blob: %s\n", strerror(errno));
-		exit(1);
-	}
+	blob = kms_mode_blob(d->fd, mode);
 	w = h->buf[0].width < mode->hdisplay ? h->buf[0].width :
 	    mode->hdisplay;
 	ht = h->buf[0].height < mode->vdisplay ? h->buf[0].height :
@@ -682,6 +803,44 @@ bool kms_crc_since(const char *debugfs, unsigned int pipe, uint32_t since,
 	ok = kms_crc_stable(&c, since, crc);
 	kms_crc_close(&c);
 	return ok;
+}
+
+bool kms_commit_crc(struct kms_display *d, drmModeAtomicReq *req,
+		    const char *debugfs, const struct kms_head *h,
+		    uint32_t *crc, const char *name)
+{
+	uint32_t since;
+	int err;
+
+	since = kms_commit_shown(d, req, 0, &err);
+	if (!since) {
+		kms_result(false, "%s: commit: %s", name, strerror(-err));
+		return false;
+	}
+	if (!kms_crc_since(debugfs, h->pipe, since, crc)) {
+		kms_result(false, "%s: no stable CRC", name);
+		return false;
+	}
+	return true;
+}
+
+int kms_crc_start(int argc, char **argv, struct kms_display *d,
+		  const char **debugfs, const char *setup)
+{
+	const char *card = KMS_CARD;
+	const struct kms_option opts[] = {
+		{ 'c', KMS_OPTION_STRING, &card, "CARD" },
+		{ 'd', KMS_OPTION_STRING, debugfs, "DEBUGFS" },
+		{ 0 }
+	};
+	int first = kms_options(argc, argv, 1, opts, "TEST...");
+
+	kms_display_open(d, card);
+	if (!d->num_heads) {
+		printf("not ok %s: no connected head\n", setup);
+		exit(1);
+	}
+	return first;
 }
 
 /*

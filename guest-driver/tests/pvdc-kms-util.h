@@ -42,6 +42,48 @@
 /* "not ok" lines kms_result() printed: a program fails if there was one. */
 extern int kms_failures;
 
+/* ------------------------------------------------------------------------ */
+/* Command lines                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* The device a program drives unless its command line names another. */
+#define KMS_CARD		"/dev/dri/card0"
+/* Its DRM debugfs directory (the CRC interface). */
+#define KMS_DEBUGFS		"/sys/kernel/debug/dri/0"
+
+/* What kms_options() stores for an option in what its @value points to. */
+enum kms_option_type {
+	KMS_OPTION_FLAG,	/* bool, true when given */
+	KMS_OPTION_STRING,	/* const char *, the argument */
+	KMS_OPTION_INT,		/* int, atoi() */
+	KMS_OPTION_UINT,	/* unsigned int, decimal */
+	KMS_OPTION_DOUBLE,	/* double, atof() */
+};
+
+/* An option of a program's command line; a list ends with { 0 }. */
+struct kms_option {
+	char name;			/* -name */
+	enum kms_option_type type;
+	void *value;
+	const char *arg;		/* its argument in the usage line */
+};
+
+/*
+ * getopt() over argv[@first..] with the options @opts; the index of the
+ * first operand.  An unknown option or a missing argument prints "usage:
+ * PROGRAM [-x ARG]... @operands" on stderr and exits with 2.
+ */
+int kms_options(int argc, char **argv, int first,
+		const struct kms_option *opts, const char *operands);
+
+/* The usage line of kms_options() on stderr, and an exit with 2. */
+__attribute__((noreturn))
+void kms_usage(char **argv, const struct kms_option *opts,
+	       const char *operands);
+
+/* Operand argv[@i] where there is one, else @otherwise. */
+const char *kms_operand(int argc, char **argv, int i, const char *otherwise);
+
 __attribute__((format(printf, 2, 3)))
 void kms_result(bool ok, const char *fmt, ...);
 
@@ -52,6 +94,9 @@ uint64_t kms_now_ns(void);
 double kms_now(void);
 
 int kms_open(const char *path);
+
+/* The mode setting resources of @fd; exits when it has none. */
+void kms_resources(int fd, drmModeRes **res, drmModePlaneRes **pres);
 
 /* kms_open(), for a client of the atomic uAPI with universal planes. */
 int kms_open_atomic(const char *path);
@@ -80,6 +125,12 @@ int kms_buffer_create(int fd, struct kms_buffer *buf, uint32_t width,
 		      uint32_t height, uint32_t format);
 
 void kms_buffer_destroy(int fd, struct kms_buffer *buf);
+
+/* The cursor images of the tests: a size every cursor plane takes. */
+#define KMS_CURSOR_SIZE		64
+
+/* A cursor image of solid @argb (ARGB8888); exits on failure. */
+void kms_cursor_image(int fd, struct kms_buffer *buf, uint32_t argb);
 
 /*
  * Colour bars shifted by @phase, for 32-bit formats; solid for others (a
@@ -140,12 +191,25 @@ uint64_t kms_mode_period_ns(const drmModeModeInfo *m);
 /* @m with its pixel clock changed for a refresh of @hz (same timings). */
 drmModeModeInfo kms_mode_at_hz(const drmModeModeInfo *m, unsigned int hz);
 
+/* A property blob of @mode (for MODE_ID); exits on failure. */
+uint32_t kms_mode_blob(int fd, const drmModeModeInfo *mode);
+
+/*
+ * @n buffers the size of @mode, XRGB8888, with colour bars shifted by
+ * @phase, @phase + 1, ... (kms_buffer_fill()); exits on failure.
+ */
+void kms_mode_buffers(int fd, struct kms_buffer *buf, unsigned int n,
+		      const drmModeModeInfo *mode, unsigned int phase);
+
 /* Add property @name of object @obj to @req; exits if there is none. */
 void kms_add(int fd, drmModeAtomicReq *req, uint32_t obj, uint32_t type,
 	     const char *name, uint64_t val);
 
 /* Every connected head with its CRTC, planes, preferred mode and buffers. */
 void kms_display_open(struct kms_display *d, const char *card);
+
+/* Head @index of @d; exits when there is no such head. */
+struct kms_head *kms_display_head(struct kms_display *d, unsigned int index);
 
 /* The @n-th overlay plane (pvdc's can go on every head). */
 uint32_t kms_overlay(struct kms_display *d, unsigned int n);
@@ -234,6 +298,24 @@ bool kms_crc_stable(struct kms_crc *c, uint32_t since, uint32_t *crc);
 /* The stable CRC of pipe @pipe since vblank @since (kms_crc_stable()). */
 bool kms_crc_since(const char *debugfs, unsigned int pipe, uint32_t since,
 		   uint32_t *crc);
+
+/*
+ * Commit @req (freed) with an event and take the stable CRC of the picture
+ * of head @h it shows (kms_commit_shown(), kms_crc_since() under @debugfs);
+ * false, with a "not ok" line for @name, if either fails.
+ */
+bool kms_commit_crc(struct kms_display *d, drmModeAtomicReq *req,
+		    const char *debugfs, const struct kms_head *h,
+		    uint32_t *crc, const char *name);
+
+/*
+ * The start of a program that tests head 0 through frame CRCs: its command
+ * line, [-c CARD] [-d DEBUGFS] TEST... (@debugfs replaced when given), and
+ * its display, with head 0, or an exit after "not ok @setup: no connected
+ * head".  The index of the first TEST.
+ */
+int kms_crc_start(int argc, char **argv, struct kms_display *d,
+		  const char **debugfs, const char *setup);
 
 /*
  * The shadow registers of every plane and head of the device whose BAR 0

@@ -28,7 +28,7 @@ SCALERS = 1
 HEAD_KIB = 3 * 1920 * 1080 * 4 // 1024
 DEVICE = (f"pvdc,id=pvdc0,heads={HEADS},scalers={SCALERS},"
           f"bandwidth-kib={HEADS * HEAD_KIB},x-link-up-delay-ms=30")
-# kms_buffer_fill() in guest-driver/tests/pvdc-kms-util.h: eight vertical
+# kms_buffer_fill() in guest-driver/tests/pvdc-kms-util.c: eight vertical
 # bars, XRGB, shifted by a phase that depends on how many flips happened.
 BARS = [0xffffff, 0xffff00, 0x00ffff, 0x00ff00,
         0xff00ff, 0xff0000, 0x0000ff, 0x000000]
