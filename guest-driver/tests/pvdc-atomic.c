@@ -177,15 +177,12 @@ static drmModeAtomicReq *all_on_request(void)
 
 static void discover(void)
 {
-	drmModeRes *res = drmModeGetResources(fd);
-	drmModePlaneRes *pres = drmModeGetPlaneResources(fd);
+	drmModeRes *res;
+	drmModePlaneRes *pres;
 	uint32_t used = 0;
 	int i, j;
 
-	if (!res || !pres) {
-		printf("not ok resources: %s\n", strerror(errno));
-		exit(1);
-	}
+	kms_resources(fd, &res, &pres);
 	for (i = 0; i < (int)pres->count_planes && num_planes < MAX_PLANES; i++) {
 		drmModePlane *p = drmModeGetPlane(fd, pres->planes[i]);
 		struct plane *pl = &planes[num_planes];
@@ -222,20 +219,8 @@ static void discover(void)
 		}
 		if (!h->primary)
 			continue;
-		if (drmModeCreatePropertyBlob(fd, &h->mode, sizeof(h->mode),
-					      &h->mode_blob)) {
-			printf("not ok mode blob: %s\n", strerror(errno));
-			exit(1);
-		}
-		for (j = 0; j < 2; j++) {
-			if (kms_buffer_create(fd, &h->buf[j], h->mode.hdisplay,
-					      h->mode.vdisplay,
-					      DRM_FORMAT_XRGB8888)) {
-				printf("not ok buffers: %s\n", strerror(errno));
-				exit(1);
-			}
-			kms_buffer_fill(&h->buf[j], h->pipe * 2 + j);
-		}
+		h->mode_blob = kms_mode_blob(fd, &h->mode);
+		kms_mode_buffers(fd, h->buf, 2, &h->mode, h->pipe * 2);
 		num_heads++;
 	}
 	drmModeFreePlaneResources(pres);
@@ -769,21 +754,18 @@ static void test_busy(void)
 
 int main(int argc, char **argv)
 {
-	const char *path = "/dev/dri/card0";
-	int scalers = 2, flips = 60, head_kib = 0, opt;
+	int scalers = 2, flips = 60, head_kib = 0;
+	const struct kms_option opts[] = {
+		{ 's', KMS_OPTION_INT, &scalers, "SCALERS" },
+		{ 'f', KMS_OPTION_INT, &flips, "FLIPS" },
+		{ 'b', KMS_OPTION_INT, &head_kib, "KIB" },
+		{ 0 }
+	};
+	const char *path;
 
-	while ((opt = getopt(argc, argv, "s:f:b:")) != -1) {
-		if (opt == 's')
-			scalers = atoi(optarg);
-		else if (opt == 'f')
-			flips = atoi(optarg);
-		else if (opt == 'b')
-			head_kib = atoi(optarg);
-		else
-			return 2;
-	}
-	if (optind < argc)
-		path = argv[optind];
+	path = kms_operand(argc, argv,
+			   kms_options(argc, argv, 1, opts, "[DEVICE]"),
+			   KMS_CARD);
 
 	fd = kms_open_atomic(path);
 	kms_result(!drmSetClientCap(fd, DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT, 1),

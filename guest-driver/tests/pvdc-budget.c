@@ -127,7 +127,7 @@ int main(int argc, char **argv)
 	bool ok;
 	int ret;
 
-	kms_display_open(&disp, argc > 1 ? argv[1] : "/dev/dri/card0");
+	kms_display_open(&disp, kms_operand(argc, argv, 1, KMS_CARD));
 	if (disp.num_heads < 2) {
 		printf("not ok heads: %u connected\n", disp.num_heads);
 		return 1;

@@ -52,7 +52,7 @@
 
 static struct kms_display d;
 static struct kms_head *head;
-static const char *debugfs = "/sys/kernel/debug/dri/0";
+static const char *debugfs = KMS_DEBUGFS;
 static volatile uint32_t *bar0;
 static uint32_t max_degamma, max_gamma;
 
@@ -174,23 +174,12 @@ static bool scene(unsigned int pic, uint32_t degamma, uint32_t ctm,
 		  uint32_t gamma, uint32_t *crc, const char *name)
 {
 	drmModeAtomicReq *req = drmModeAtomicAlloc();
-	uint32_t since;
-	int err;
 
 	kms_add(d.fd, req, head->primary, PLANE, "FB_ID", pics[pic].fb_id);
 	kms_add(d.fd, req, head->crtc_id, CRTC, "DEGAMMA_LUT", degamma);
 	kms_add(d.fd, req, head->crtc_id, CRTC, "CTM", ctm);
 	kms_add(d.fd, req, head->crtc_id, CRTC, "GAMMA_LUT", gamma);
-	since = kms_commit_shown(&d, req, 0, &err);
-	if (!since) {
-		kms_result(false, "%s: commit: %s", name, strerror(-err));
-		return false;
-	}
-	if (!kms_crc_since(debugfs, head->pipe, since, crc)) {
-		kms_result(false, "%s: no stable CRC", name);
-		return false;
-	}
-	return true;
+	return kms_commit_crc(&d, req, debugfs, head, crc, name);
 }
 
 /* @name: the scene's CRC is @want's. */
@@ -584,23 +573,9 @@ static void hold(void)
 
 int main(int argc, char **argv)
 {
-	const char *card = "/dev/dri/card0";
-	int opt, ret;
+	int first, ret;
 
-	while ((opt = getopt(argc, argv, "c:d:")) != -1) {
-		if (opt == 'c')
-			card = optarg;
-		else if (opt == 'd')
-			debugfs = optarg;
-		else
-			return 2;
-	}
-
-	kms_display_open(&d, card);
-	if (!d.num_heads) {
-		printf("not ok color-setup: no connected head\n");
-		return 1;
-	}
+	first = kms_crc_start(argc, argv, &d, &debugfs, "color-setup");
 	head = &d.heads[0];
 	bar0 = kms_bar_map(d.card, 0, NULL);
 	pics_create();
@@ -615,26 +590,26 @@ int main(int argc, char **argv)
 
 	max_degamma = PVDC_X(kms_reg(bar0, PVDC_REG_LUT_SIZE));
 	max_gamma = PVDC_Y(kms_reg(bar0, PVDC_REG_LUT_SIZE));
-	if (kms_wanted(argc, argv, optind, "properties"))
+	if (kms_wanted(argc, argv, first, "properties"))
 		test_properties();
 
-	if (kms_wanted(argc, argv, optind, "hold")) {
+	if (kms_wanted(argc, argv, first, "hold")) {
 		hold();
 		close(d.fd);
 		return kms_failures ? 1 : 0;
 	}
 	take_refs();
 	if (refs_ok) {
-		if (kms_wanted(argc, argv, optind, "identity"))
+		if (kms_wanted(argc, argv, first, "identity"))
 			test_identity();
-		if (kms_wanted(argc, argv, optind, "known"))
+		if (kms_wanted(argc, argv, first, "known"))
 			test_known();
-		if (kms_wanted(argc, argv, optind, "latched"))
+		if (kms_wanted(argc, argv, first, "latched"))
 			test_latched();
 	}
-	if (kms_wanted(argc, argv, optind, "refusals"))
+	if (kms_wanted(argc, argv, first, "refusals"))
 		test_refusals();
-	if (refs_ok && kms_wanted(argc, argv, optind, "legacy"))
+	if (refs_ok && kms_wanted(argc, argv, first, "legacy"))
 		test_legacy();
 	ret = head_reset();
 	kms_result(!ret, "pipeline-off-at-the-end%s%s", ret ? ": " : "",

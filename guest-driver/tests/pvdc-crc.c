@@ -92,8 +92,8 @@ static int find_head(int fd, drmModeRes *res, uint32_t *conn_id,
 
 int main(int argc, char **argv)
 {
-	const char *path = argc > 1 ? argv[1] : "/dev/dri/card0";
-	const char *dbg = argc > 2 ? argv[2] : "/sys/kernel/debug/dri/0";
+	const char *path = kms_operand(argc, argv, 1, KMS_CARD);
+	const char *dbg = kms_operand(argc, argv, 2, KMS_DEBUGFS);
 	struct kms_buffer a, b;
 	drmModeModeInfo mode;
 	uint32_t crc_a = 0, crc_b = 0, crc_a2 = 0, conn_id = 0, crtc_id = 0;

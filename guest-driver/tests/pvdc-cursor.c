@@ -30,14 +30,14 @@
  *           delay, misses frames: every head's vblank counter must have
  *           advanced by exactly the frames its timestamps span).
  */
-#include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
 
 #include "pvdc-kms-util.h"
 #include "pvdc-regs.h"
 
-#define CURSOR_SIZE	64
+/* The size of kms_cursor_image()'s images. */
+#define CURSOR_SIZE	KMS_CURSOR_SIZE
 
 static struct kms_display disp;
 static struct kms_head *head;
@@ -50,20 +50,6 @@ static int light(const drmModeModeInfo *mode)
 
 	kms_head_on(&disp, req, head, mode);
 	return kms_commit(&disp, req, DRM_MODE_ATOMIC_ALLOW_MODESET, NULL);
-}
-
-/* A cursor image: a solid square of @argb. */
-static void cursor_create(struct kms_buffer *buf, uint32_t argb)
-{
-	uint32_t i;
-
-	if (kms_buffer_create(disp.fd, buf, CURSOR_SIZE, CURSOR_SIZE,
-			      DRM_FORMAT_ARGB8888)) {
-		printf("not ok cursor buffer: %s\n", strerror(errno));
-		exit(1);
-	}
-	for (i = 0; i < CURSOR_SIZE * CURSOR_SIZE; i++)
-		((uint32_t *)buf->map)[i] = argb;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -174,8 +160,8 @@ static void test_moves(void)
 	uint64_t end;
 	double frames, per_frame;
 
-	cursor_create(&images[0], 0xffff0000);
-	cursor_create(&images[1], 0xff00ff00);
+	kms_cursor_image(disp.fd, &images[0], 0xffff0000);
+	kms_cursor_image(disp.fd, &images[1], 0xff00ff00);
 	if (drmModeSetCursor(disp.fd, head->crtc_id, images[0].handle,
 			     CURSOR_SIZE, CURSOR_SIZE)) {
 		kms_result(false, "moves: set cursor: %s", strerror(errno));
@@ -278,9 +264,9 @@ static void test_pinned(void)
 		kms_result(false, "pinned: set-up: %s", strerror(errno));
 		return;
 	}
-	cursor_create(&a, 0xffff0000);
-	cursor_create(&b, 0xff00ff00);
-	cursor_create(&c, 0xff0000ff);
+	kms_cursor_image(disp.fd, &a, 0xffff0000);
+	kms_cursor_image(disp.fd, &b, 0xff00ff00);
+	kms_cursor_image(disp.fd, &c, 0xff0000ff);
 
 	/* A on screen: its offset is where the device reads the cursor. */
 	drmModeSetCursor(disp.fd, head->crtc_id, a.handle, CURSOR_SIZE,
@@ -504,46 +490,28 @@ static void test_legacy(void)
 
 int main(int argc, char **argv)
 {
-	const char *card = "/dev/dri/card0";
+	const char *card = KMS_CARD;
 	unsigned int head_index = 0;
-	int opt, i;
+	const struct kms_option opts[] = {
+		{ 'd', KMS_OPTION_STRING, &card, "CARD" },
+		{ 'H', KMS_OPTION_UINT, &head_index, "HEAD" },
+		{ 't', KMS_OPTION_DOUBLE, &seconds, "SECONDS" },
+		{ 'r', KMS_OPTION_UINT, &hz, "HZ" },
+		{ 'm', KMS_OPTION_UINT, &moves_per_frame, "MOVES" },
+		{ 0 }
+	};
+	int first, i;
 
-	while ((opt = getopt(argc, argv, "d:H:t:r:m:")) != -1) {
-		switch (opt) {
-		case 'd':
-			card = optarg;
-			break;
-		case 'H':
-			head_index = atoi(optarg);
-			break;
-		case 't':
-			seconds = atof(optarg);
-			break;
-		case 'r':
-			hz = atoi(optarg);
-			break;
-		case 'm':
-			moves_per_frame = atoi(optarg);
-			break;
-		default:
-			fprintf(stderr, "usage: %s [-d CARD] [-H HEAD] [-t SECONDS] [-r HZ] [-m MOVES] TEST...\n",
-				argv[0]);
-			return 2;
-		}
-	}
+	first = kms_options(argc, argv, 1, opts, "TEST...");
 	kms_display_open(&disp, card);
-	if (head_index >= disp.num_heads) {
-		printf("not ok head %u: %u heads\n", head_index, disp.num_heads);
-		return 1;
-	}
-	head = &disp.heads[head_index];
+	head = kms_display_head(&disp, head_index);
 	head->mode = kms_mode_at_hz(&head->mode, hz);
 	if (light(NULL)) {
 		printf("not ok light head %u: %s\n", head_index,
 		       strerror(errno));
 		return 1;
 	}
-	for (i = optind; i < argc; i++) {
+	for (i = first; i < argc; i++) {
 		if (!strcmp(argv[i], "moves"))
 			test_moves();
 		else if (!strcmp(argv[i], "pinned"))

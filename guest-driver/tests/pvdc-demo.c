@@ -1146,7 +1146,7 @@ static int run(struct demo *d, int64_t duration_ns)
 
 int main(int argc, char **argv)
 {
-	const char *path = argc > 2 ? argv[2] : "/dev/dri/card0";
+	const char *path = kms_operand(argc, argv, 2, KMS_CARD);
 	double duration = argc > 1 ? strtod(argv[1], NULL) : 0;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct demo d = { .fd = -1 };

@@ -33,7 +33,6 @@
  * Head 0 shows solid red, then green, then blue (the colours the host
  * checks, see tests/guest/test_fence.py); head 1 shows colour bars.
  */
-#include <getopt.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -255,15 +254,12 @@ static bool wait_event_of(int h)
 
 static void discover(void)
 {
-	drmModeRes *res = drmModeGetResources(fd);
-	drmModePlaneRes *pres = drmModeGetPlaneResources(fd);
+	drmModeRes *res;
+	drmModePlaneRes *pres;
 	uint32_t used = 0;
 	int i, j;
 
-	if (!res || !pres) {
-		printf("not ok resources: %s\n", strerror(errno));
-		exit(1);
-	}
+	kms_resources(fd, &res, &pres);
 	for (i = 0; i < res->count_connectors && num_heads < MAX_HEADS; i++) {
 		struct head *h = &heads[num_heads];
 
@@ -288,11 +284,7 @@ static void discover(void)
 		if (!h->primary_id || j < 0)
 			continue;
 		h->dev_plane = j;
-		if (drmModeCreatePropertyBlob(fd, &h->mode, sizeof(h->mode),
-					      &h->mode_blob)) {
-			printf("not ok mode blob: %s\n", strerror(errno));
-			exit(1);
-		}
+		h->mode_blob = kms_mode_blob(fd, &h->mode);
 		for (j = 0; j < NUM_COLOURS; j++) {
 			struct kms_buffer *b = &h->buf[j];
 			uint32_t y, x;
@@ -646,19 +638,17 @@ static void test_stuck_fence(bool pause)
 
 int main(int argc, char **argv)
 {
-	const char *card = "/dev/dri/card0";
 	bool pause = false;
-	int opt, timeline, ret;
+	const struct kms_option opts[] = {
+		{ 'w', KMS_OPTION_FLAG, &pause, NULL },
+		{ 0 }
+	};
+	const char *card;
+	int timeline, ret;
 
-	while ((opt = getopt(argc, argv, "w")) != -1) {
-		if (opt != 'w') {
-			fprintf(stderr, "usage: pvdc-fence [-w] [DEVICE]\n");
-			return 2;
-		}
-		pause = true;
-	}
-	if (optind < argc)
-		card = argv[optind];
+	card = kms_operand(argc, argv,
+			   kms_options(argc, argv, 1, opts, "[DEVICE]"),
+			   KMS_CARD);
 
 	/* Blocked here, so that sigwait() gets it in every thread's stead. */
 	if (pause) {

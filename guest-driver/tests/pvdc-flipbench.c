@@ -28,7 +28,6 @@
  *   checkbench test_only_ns=A version_ns=B checks=C
  */
 
-#include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
 #include <time.h>
@@ -355,43 +354,24 @@ static int check_bench(unsigned int checks)
 
 int main(int argc, char **argv)
 {
-	const char *card = "/dev/dri/card0";
+	const char *card = KMS_CARD;
 	unsigned int want = 1, checks = 0, total = 0;
+	const struct kms_option opts[] = {
+		{ 'd', KMS_OPTION_STRING, &card, "CARD" },
+		{ 'k', KMS_OPTION_UINT, &want, "HEADS" },
+		{ 't', KMS_OPTION_DOUBLE, &run.seconds, "SECONDS" },
+		{ 'n', KMS_OPTION_UINT, &run.max_flips, "FLIPS" },
+		{ 'c', KMS_OPTION_UINT, &checks, "CHECKS" },
+		{ 'r', KMS_OPTION_UINT, &run.slow_hz, "HZ" },
+		{ 'o', KMS_OPTION_FLAG, &run.overlay, NULL },
+		{ 0 }
+	};
 	pthread_t threads[MAX_HEADS], events;
 	double seconds = 0;
-	int opt, status = 0;
+	int status = 0;
 	unsigned int i;
 
-	while ((opt = getopt(argc, argv, "d:k:t:n:c:r:o")) != -1) {
-		switch (opt) {
-		case 'd':
-			card = optarg;
-			break;
-		case 'k':
-			want = atoi(optarg);
-			break;
-		case 't':
-			run.seconds = atof(optarg);
-			break;
-		case 'n':
-			run.max_flips = atoi(optarg);
-			break;
-		case 'c':
-			checks = atoi(optarg);
-			break;
-		case 'r':
-			run.slow_hz = atoi(optarg);
-			break;
-		case 'o':
-			run.overlay = true;
-			break;
-		default:
-			fprintf(stderr, "usage: %s [-d CARD] [-k HEADS] "
-				"[-t SECONDS] [-n FLIPS] [-c CHECKS] [-r HZ] "
-				"[-o]\n", argv[0]);
-			return 2;
-		}
-	}
+	kms_options(argc, argv, 1, opts, NULL);
 	if (want < 1 || want > MAX_HEADS)
 		want = 1;
 

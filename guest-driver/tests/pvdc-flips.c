@@ -38,14 +38,14 @@
  *
  * Both storms report "# storm ..." lines with the counts, for bench/run.py.
  */
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include "pvdc-kms-util.h"
 
-#define CURSOR_SIZE	64
+/* The size of kms_cursor_image()'s images. */
+#define CURSOR_SIZE	KMS_CURSOR_SIZE
 #define MAX_CHILDREN	16
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
 /* The kernel itself gives up on a flip after 10 s. */
@@ -158,19 +158,6 @@ static void child_on_term(int sig)
 	child_stop = 1;
 }
 
-static void cursor_image(struct kms_buffer *buf, uint32_t argb)
-{
-	uint32_t i;
-
-	if (kms_buffer_create(disp.fd, buf, CURSOR_SIZE, CURSOR_SIZE,
-			      DRM_FORMAT_ARGB8888)) {
-		printf("not ok cursor buffer: %s\n", strerror(errno));
-		exit(1);
-	}
-	for (i = 0; i < CURSOR_SIZE * CURSOR_SIZE; i++)
-		((uint32_t *)buf->map)[i] = argb;
-}
-
 enum storm { STORM_LEGACY, STORM_ATOMIC, STORM_SPIN };
 
 static const char *const storm_names[] = {
@@ -257,8 +244,8 @@ static void test_storm(enum storm storm)
 		kms_result(false, "%s: needs two heads", name);
 		return;
 	}
-	cursor_image(&images[0], 0xffff0000);
-	cursor_image(&images[1], 0xff00ff00);
+	kms_cursor_image(disp.fd, &images[0], 0xffff0000);
+	kms_cursor_image(disp.fd, &images[1], 0xff00ff00);
 	if (drmModeSetCursor(disp.fd, b->crtc_id, images[0].handle,
 			     CURSOR_SIZE, CURSOR_SIZE)) {
 		kms_result(false, "%s: set cursor: %s", name, strerror(errno));
@@ -419,7 +406,7 @@ static void test_moves(void)
 	struct kms_buffer image;
 	unsigned int i, refused = 0;
 
-	cursor_image(&image, 0xff0000ff);
+	kms_cursor_image(disp.fd, &image, 0xff0000ff);
 	if (drmModeSetCursor(disp.fd, h->crtc_id, image.handle, CURSOR_SIZE,
 			     CURSOR_SIZE)) {
 		kms_result(false, "moves: set cursor: %s", strerror(errno));
@@ -437,30 +424,18 @@ static void test_moves(void)
 
 int main(int argc, char **argv)
 {
-	const char *card = "/dev/dri/card0";
+	const char *card = KMS_CARD;
+	const struct kms_option opts[] = {
+		{ 'd', KMS_OPTION_STRING, &card, "CARD" },
+		{ 'n', KMS_OPTION_UINT, &flips, "FLIPS" },
+		{ 'c', KMS_OPTION_UINT, &children, "CHILDREN" },
+		{ 'r', KMS_OPTION_UINT, &hz, "HZ" },
+		{ 0 }
+	};
 	unsigned int i;
-	int opt;
+	int first;
 
-	while ((opt = getopt(argc, argv, "d:n:c:r:")) != -1) {
-		switch (opt) {
-		case 'd':
-			card = optarg;
-			break;
-		case 'n':
-			flips = strtoul(optarg, NULL, 0);
-			break;
-		case 'c':
-			children = strtoul(optarg, NULL, 0);
-			break;
-		case 'r':
-			hz = strtoul(optarg, NULL, 0);
-			break;
-		default:
-			fprintf(stderr, "usage: %s [-d CARD] [-n FLIPS] [-c CHILDREN] [-r HZ] TEST...\n",
-				argv[0]);
-			return 2;
-		}
-	}
+	first = kms_options(argc, argv, 1, opts, "TEST...");
 	if (!flips || children > MAX_CHILDREN || !hz) {
 		fprintf(stderr, "bad -n, -c or -r\n");
 		return 2;
@@ -478,12 +453,12 @@ int main(int argc, char **argv)
 	}
 	fb_id_prop = kms_prop_id(disp.fd, disp.heads[0].primary,
 				 DRM_MODE_OBJECT_PLANE, "FB_ID");
-	if (kms_wanted(argc, argv, optind, "moves"))
+	if (kms_wanted(argc, argv, first, "moves"))
 		test_moves();
-	if (kms_wanted(argc, argv, optind, "fresh"))
+	if (kms_wanted(argc, argv, first, "fresh"))
 		test_fresh();
 	for (i = 0; i < ARRAY_LEN(storm_names); i++)
-		if (kms_wanted(argc, argv, optind, storm_names[i]))
+		if (kms_wanted(argc, argv, first, storm_names[i]))
 			test_storm(i);
 
 	return kms_failures ? 1 : 0;

@@ -34,7 +34,6 @@
  *                 host checks that the device refused none
  *                 (x-commits-rejected).
  */
-#include <getopt.h>
 #include <poll.h>
 #include <pthread.h>
 
@@ -410,29 +409,17 @@ static void test_plane_moves(void)
 
 int main(int argc, char **argv)
 {
-	const char *card = "/dev/dri/card0";
-	int opt, i;
+	const char *card = KMS_CARD;
+	const struct kms_option opts[] = {
+		{ 'd', KMS_OPTION_STRING, &card, "CARD" },
+		{ 't', KMS_OPTION_DOUBLE, &seconds, "SECONDS" },
+		{ 'r', KMS_OPTION_UINT, &hz, "HZ" },
+		{ 's', KMS_OPTION_UINT, &hz1, "HZ1" },
+		{ 0 }
+	};
+	int first, i;
 
-	while ((opt = getopt(argc, argv, "d:t:r:s:")) != -1) {
-		switch (opt) {
-		case 'd':
-			card = optarg;
-			break;
-		case 't':
-			seconds = atof(optarg);
-			break;
-		case 'r':
-			hz = atoi(optarg);
-			break;
-		case 's':
-			hz1 = atoi(optarg);
-			break;
-		default:
-			fprintf(stderr, "usage: %s [-d CARD] [-t SECONDS] [-r HZ] [-s HZ1] TEST...\n",
-				argv[0]);
-			return 2;
-		}
-	}
+	first = kms_options(argc, argv, 1, opts, "TEST...");
 	kms_display_open(&disp, card);
 	if (kms_buffer_create(disp.fd, &small, 320, 180, DRM_FORMAT_XRGB8888)) {
 		printf("not ok buffer: %s\n", strerror(errno));
@@ -447,7 +434,7 @@ int main(int argc, char **argv)
 		printf("not ok light the heads: %s\n", strerror(errno));
 		return 1;
 	}
-	for (i = optind; i < argc; i++) {
+	for (i = first; i < argc; i++) {
 		if (!strcmp(argv[i], "modesets"))
 			with_head0_flipping("modesets", head1_modesets);
 		else if (!strcmp(argv[i], "overlays"))

@@ -101,7 +101,7 @@ static void report_connectors(int fd)
 int main(int argc, char **argv)
 {
 	double timeout = argc > 1 ? atof(argv[1]) : 30;
-	const char *path = argc > 2 ? argv[2] : "/dev/dri/card0";
+	const char *path = kms_operand(argc, argv, 2, KMS_CARD);
 	int fd = kms_open(path);
 	int sock = open_uevents();
 	int ret;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later OR MIT */
 /*
- * Helpers shared by the in-guest KMS test programs (header only, so that
- * every program stays one .c file): TAP-like reporting, dumb buffers and
- * property lookup.
+ * Helpers shared by the in-guest KMS test programs (pvdc-kms-util.c, one
+ * library linked into each): TAP-like reporting, dumb buffers, property
+ * lookup, a display of heads with their planes, frame CRCs, the device's
+ * registers.  The includes are what every program uses.
  */
 #ifndef PVDC_KMS_UTIL_H
 #define PVDC_KMS_UTIL_H
@@ -38,63 +39,67 @@
 #define DRM_MODE_CONNECTOR_WRITEBACK 18
 #endif
 
-static int kms_failures;
+/* "not ok" lines kms_result() printed: a program fails if there was one. */
+extern int kms_failures;
 
-#define KMS_UNUSED __attribute__((unused))
+/* ------------------------------------------------------------------------ */
+/* Command lines                                                            */
+/* ------------------------------------------------------------------------ */
 
-static KMS_UNUSED void __attribute__((format(printf, 2, 3)))
-kms_result(bool ok, const char *fmt, ...)
-{
-	va_list ap;
+/* The device a program drives unless its command line names another. */
+#define KMS_CARD		"/dev/dri/card0"
+/* Its DRM debugfs directory (the CRC interface). */
+#define KMS_DEBUGFS		"/sys/kernel/debug/dri/0"
 
-	printf("%s ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!ok)
-		kms_failures++;
-}
+/* What kms_options() stores for an option in what its @value points to. */
+enum kms_option_type {
+	KMS_OPTION_FLAG,	/* bool, true when given */
+	KMS_OPTION_STRING,	/* const char *, the argument */
+	KMS_OPTION_INT,		/* int, atoi() */
+	KMS_OPTION_UINT,	/* unsigned int, decimal */
+	KMS_OPTION_DOUBLE,	/* double, atof() */
+};
+
+/* An option of a program's command line; a list ends with { 0 }. */
+struct kms_option {
+	char name;			/* -name */
+	enum kms_option_type type;
+	void *value;
+	const char *arg;		/* its argument in the usage line */
+};
+
+/*
+ * getopt() over argv[@first..] with the options @opts; the index of the
+ * first operand.  An unknown option or a missing argument prints "usage:
+ * PROGRAM [-x ARG]... @operands" on stderr and exits with 2.
+ */
+int kms_options(int argc, char **argv, int first,
+		const struct kms_option *opts, const char *operands);
+
+/* The usage line of kms_options() on stderr, and an exit with 2. */
+__attribute__((noreturn))
+void kms_usage(char **argv, const struct kms_option *opts,
+	       const char *operands);
+
+/* Operand argv[@i] where there is one, else @otherwise. */
+const char *kms_operand(int argc, char **argv, int i, const char *otherwise);
+
+__attribute__((format(printf, 2, 3)))
+void kms_result(bool ok, const char *fmt, ...);
 
 /* CLOCK_MONOTONIC, the clock of DRM's event timestamps. */
-static KMS_UNUSED uint64_t kms_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
+uint64_t kms_now_ns(void);
 
 /* kms_now_ns(), in seconds. */
-static KMS_UNUSED double kms_now(void)
-{
-	return kms_now_ns() / 1e9;
-}
+double kms_now(void);
 
-static KMS_UNUSED int kms_open(const char *path)
-{
-	int fd = open(path, O_RDWR | O_CLOEXEC);
+int kms_open(const char *path);
 
-	if (fd < 0) {
-		printf("not ok open: %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
-	return fd;
-}
+/* The mode setting resources of @fd; exits when it has none. */
+void kms_resources(int fd, drmModeRes **res, drmModePlaneRes **pres);
 
 /* kms_open(), for a client of the atomic uAPI with universal planes. */
-static KMS_UNUSED int kms_open_atomic(const char *path)
-{
-	int fd = kms_open(path);
-
-	if (drmSetClientCap(fd, DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1) ||
-	    drmSetClientCap(fd, DRM_CLIENT_CAP_ATOMIC, 1)) {
-		printf("not ok atomic-cap: %s\n", strerror(errno));
-		exit(1);
-	}
-	return fd;
-}
+int kms_open_atomic(const char *path);
 
 /*
  * A framebuffer in one dumb buffer.  NV12 and P010 have their Cb:Cr plane
@@ -110,198 +115,44 @@ struct kms_buffer {
 };
 
 /* NV12 and P010: a Y plane and an interleaved Cb:Cr plane. */
-static KMS_UNUSED bool kms_format_two_planes(uint32_t format)
-{
-	return format == DRM_FORMAT_NV12 || format == DRM_FORMAT_P010;
-}
+bool kms_format_two_planes(uint32_t format);
 
 /* Bytes per pixel of the Y (or only) plane. */
-static KMS_UNUSED uint32_t kms_format_cpp(uint32_t format)
-{
-	switch (format) {
-	case DRM_FORMAT_NV12:
-		return 1;
-	case DRM_FORMAT_RGB565:
-	case DRM_FORMAT_YUYV:
-	case DRM_FORMAT_P010:
-		return 2;
-	default:
-		return 4;
-	}
-}
+uint32_t kms_format_cpp(uint32_t format);
 
 /* A dumb buffer with a framebuffer on it; 0 or -errno. */
-static KMS_UNUSED int kms_buffer_create(int fd, struct kms_buffer *buf,
-					uint32_t width, uint32_t height,
-					uint32_t format)
-{
-	struct drm_mode_create_dumb create = { 0 };
-	struct drm_mode_map_dumb map = { 0 };
-	uint32_t handles[4] = { 0 }, pitches[4] = { 0 }, offsets[4] = { 0 };
-	uint32_t cpp = kms_format_cpp(format);
-	bool two = kms_format_two_planes(format);
+int kms_buffer_create(int fd, struct kms_buffer *buf, uint32_t width,
+		      uint32_t height, uint32_t format);
 
-	memset(buf, 0, sizeof(*buf));
-	/* A Cb:Cr sample is two Y pixels wide: round odd widths up. */
-	create.width = two ? width + (width & 1) : width;
-	create.height = two ? height + (height + 1) / 2 : height;
-	create.bpp = cpp * 8;
-	if (drmIoctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &create))
-		return -errno;
-	buf->width = width;
-	buf->height = height;
-	buf->format = format;
-	buf->cpp = cpp;
-	buf->pitch = create.pitch;
-	buf->handle = create.handle;
-	buf->size = create.size;
+void kms_buffer_destroy(int fd, struct kms_buffer *buf);
 
-	handles[0] = buf->handle;
-	pitches[0] = buf->pitch;
-	if (two) {
-		buf->chroma_offset = buf->pitch * height;
-		buf->chroma_pitch = buf->pitch;
-		handles[1] = buf->handle;
-		pitches[1] = buf->chroma_pitch;
-		offsets[1] = buf->chroma_offset;
-	}
-	if (drmModeAddFB2(fd, width, height, format, handles, pitches, offsets,
-			  &buf->fb_id, 0))
-		return -errno;
+/* The cursor images of the tests: a size every cursor plane takes. */
+#define KMS_CURSOR_SIZE		64
 
-	map.handle = buf->handle;
-	if (drmIoctl(fd, DRM_IOCTL_MODE_MAP_DUMB, &map))
-		return -errno;
-	buf->map = mmap(NULL, buf->size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			fd, map.offset);
-	if (buf->map == MAP_FAILED) {
-		buf->map = NULL;
-		return -errno;
-	}
-	return 0;
-}
-
-static KMS_UNUSED void kms_buffer_destroy(int fd, struct kms_buffer *buf)
-{
-	struct drm_mode_destroy_dumb destroy = { .handle = buf->handle };
-
-	if (buf->map)
-		munmap(buf->map, buf->size);
-	if (buf->fb_id)
-		drmModeRmFB(fd, buf->fb_id);
-	if (buf->handle)
-		drmIoctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &destroy);
-	memset(buf, 0, sizeof(*buf));
-}
+/* A cursor image of solid @argb (ARGB8888); exits on failure. */
+void kms_cursor_image(int fd, struct kms_buffer *buf, uint32_t argb);
 
 /*
  * Colour bars shifted by @phase, for 32-bit formats; solid for others (a
  * grey for YCbCr).
  */
-static KMS_UNUSED void kms_buffer_fill(struct kms_buffer *buf,
-				       unsigned int phase)
-{
-	static const uint32_t bars[] = {
-		0xffffffff, 0xffffff00, 0xff00ffff, 0xff00ff00,
-		0xffff00ff, 0xffff0000, 0xff0000ff, 0xff000000,
-	};
-	uint32_t x, y;
-
-	for (y = 0; y < buf->height; y++) {
-		uint8_t *line = (uint8_t *)buf->map + (size_t)y * buf->pitch;
-
-		if (buf->cpp != 4) {
-			memset(line, 0x80, (size_t)buf->width * buf->cpp);
-			continue;
-		}
-		for (x = 0; x < buf->width; x++) {
-			unsigned int bar = (x * 8 / buf->width + phase) % 8;
-
-			((uint32_t *)line)[x] = bars[bar];
-		}
-	}
-	if (buf->chroma_pitch)
-		memset((uint8_t *)buf->map + buf->chroma_offset, 0x80,
-		       (size_t)buf->chroma_pitch * ((buf->height + 1) / 2));
-}
+void kms_buffer_fill(struct kms_buffer *buf, unsigned int phase);
 
 /*
  * The id of the property NAME of an object, 0 if it has none; with @out,
  * also its description (for its range or enum values; the caller frees it
  * with drmModeFreeProperty()).
  */
-static KMS_UNUSED uint32_t kms_prop_find(int fd, uint32_t obj, uint32_t type,
-					 const char *name,
-					 drmModePropertyRes **out)
-{
-	drmModeObjectProperties *props;
-	uint32_t id = 0, i;
+uint32_t kms_prop_find(int fd, uint32_t obj, uint32_t type, const char *name,
+		       drmModePropertyRes **out);
 
-	props = drmModeObjectGetProperties(fd, obj, type);
-	if (!props)
-		return 0;
-	for (i = 0; i < props->count_props && !id; i++) {
-		drmModePropertyRes *p = drmModeGetProperty(fd, props->props[i]);
+uint32_t kms_prop_id(int fd, uint32_t obj, uint32_t type, const char *name);
 
-		if (p && !strcmp(p->name, name)) {
-			id = p->prop_id;
-			if (out) {
-				*out = p;
-				p = NULL;
-			}
-		}
-		drmModeFreeProperty(p);
-	}
-	drmModeFreeObjectProperties(props);
-	return id;
-}
-
-static KMS_UNUSED uint32_t kms_prop_id(int fd, uint32_t obj, uint32_t type,
-				       const char *name)
-{
-	return kms_prop_find(fd, obj, type, name, NULL);
-}
-
-static KMS_UNUSED bool kms_prop_value(int fd, uint32_t obj, uint32_t type,
-				      const char *name, uint64_t *value)
-{
-	drmModeObjectProperties *props;
-	bool found = false;
-	uint32_t i;
-
-	props = drmModeObjectGetProperties(fd, obj, type);
-	if (!props)
-		return false;
-	for (i = 0; i < props->count_props && !found; i++) {
-		drmModePropertyRes *p = drmModeGetProperty(fd, props->props[i]);
-
-		if (p && !strcmp(p->name, name)) {
-			*value = props->prop_values[i];
-			found = true;
-		}
-		drmModeFreeProperty(p);
-	}
-	drmModeFreeObjectProperties(props);
-	return found;
-}
+bool kms_prop_value(int fd, uint32_t obj, uint32_t type, const char *name,
+		    uint64_t *value);
 
 /* 0 when the connector is connected and has a mode, copied to @mode. */
-static KMS_UNUSED int kms_connector_mode(drmModeConnector *conn,
-					 drmModeModeInfo *mode)
-{
-	int i;
-
-	if (conn->connection != DRM_MODE_CONNECTED || !conn->count_modes)
-		return -1;
-	*mode = conn->modes[0];
-	for (i = 0; i < conn->count_modes; i++) {
-		if (conn->modes[i].type & DRM_MODE_TYPE_PREFERRED) {
-			*mode = conn->modes[i];
-			break;
-		}
-	}
-	return 0;
-}
+int kms_connector_mode(drmModeConnector *conn, drmModeModeInfo *mode);
 
 /* ------------------------------------------------------------------------ */
 /* A display for the timing and head tests: heads with their planes        */
@@ -332,305 +183,77 @@ struct kms_display {
  * A thread that must react within a frame (flip on every vblank): real-time
  * priority over the other threads of the test, where allowed.
  */
-static KMS_UNUSED void kms_realtime(void)
-{
-	struct sched_param param = { .sched_priority = 10 };
-
-	pthread_setschedparam(pthread_self(), SCHED_FIFO, &param);
-}
+void kms_realtime(void);
 
 /* The device's frame period of @m, to the nanosecond (FRAME_PERIOD). */
-static KMS_UNUSED uint64_t kms_mode_period_ns(const drmModeModeInfo *m)
-{
-	return (uint64_t)m->htotal * m->vtotal * 1000000ull / m->clock;
-}
+uint64_t kms_mode_period_ns(const drmModeModeInfo *m);
 
 /* @m with its pixel clock changed for a refresh of @hz (same timings). */
-static KMS_UNUSED drmModeModeInfo kms_mode_at_hz(const drmModeModeInfo *m,
-						 unsigned int hz)
-{
-	drmModeModeInfo r = *m;
+drmModeModeInfo kms_mode_at_hz(const drmModeModeInfo *m, unsigned int hz);
 
-	r.clock = (uint32_t)(((uint64_t)m->htotal * m->vtotal * hz + 999) /
-			     1000);
-	r.vrefresh = hz;
-	return r;
-}
+/* A property blob of @mode (for MODE_ID); exits on failure. */
+uint32_t kms_mode_blob(int fd, const drmModeModeInfo *mode);
+
+/*
+ * @n buffers the size of @mode, XRGB8888, with colour bars shifted by
+ * @phase, @phase + 1, ... (kms_buffer_fill()); exits on failure.
+ */
+void kms_mode_buffers(int fd, struct kms_buffer *buf, unsigned int n,
+		      const drmModeModeInfo *mode, unsigned int phase);
 
 /* Add property @name of object @obj to @req; exits if there is none. */
-static KMS_UNUSED void kms_add(int fd, drmModeAtomicReq *req, uint32_t obj,
-			       uint32_t type, const char *name, uint64_t val)
-{
-	uint32_t prop = kms_prop_id(fd, obj, type, name);
-
-	if (!prop) {
-		printf("not ok property %s of object %u missing\n", name, obj);
-		exit(1);
-	}
-	drmModeAtomicAddProperty(req, obj, prop, val);
-}
+void kms_add(int fd, drmModeAtomicReq *req, uint32_t obj, uint32_t type,
+	     const char *name, uint64_t val);
 
 /* Every connected head with its CRTC, planes, preferred mode and buffers. */
-static KMS_UNUSED void kms_display_open(struct kms_display *d,
-					const char *card)
-{
-	drmModeRes *res;
-	drmModePlaneRes *pres;
-	uint32_t used = 0;
-	int i, j, k;
+void kms_display_open(struct kms_display *d, const char *card);
 
-	memset(d, 0, sizeof(*d));
-	d->card = card;
-	d->fd = kms_open_atomic(card);
-	/* Without it, a virtual driver hides its cursor planes. */
-	drmSetClientCap(d->fd, DRM_CLIENT_CAP_CURSOR_PLANE_HOTSPOT, 1);
-	res = drmModeGetResources(d->fd);
-	pres = drmModeGetPlaneResources(d->fd);
-	if (!res || !pres) {
-		printf("not ok resources: %s\n", strerror(errno));
-		exit(1);
-	}
-	for (i = 0; i < (int)pres->count_planes && i < KMS_MAX_PLANES; i++) {
-		drmModePlane *p = drmModeGetPlane(d->fd, pres->planes[i]);
-
-		if (!p)
-			continue;
-		d->planes[d->num_planes] = p->plane_id;
-		d->plane_crtcs[d->num_planes] = p->possible_crtcs;
-		kms_prop_value(d->fd, p->plane_id, DRM_MODE_OBJECT_PLANE, "type",
-			       &d->plane_type[d->num_planes]);
-		d->num_planes++;
-		drmModeFreePlane(p);
-	}
-	for (i = 0; i < res->count_connectors && d->num_heads < KMS_MAX_HEADS;
-	     i++) {
-		drmModeConnector *c = drmModeGetConnector(d->fd,
-							  res->connectors[i]);
-		struct kms_head *h = &d->heads[d->num_heads];
-
-		if (!c)
-			continue;
-		if (kms_connector_mode(c, &h->mode)) {
-			drmModeFreeConnector(c);
-			continue;
-		}
-		for (j = 0; j < c->count_encoders && !h->crtc_id; j++) {
-			drmModeEncoder *e = drmModeGetEncoder(d->fd,
-							      c->encoders[j]);
-
-			for (k = 0; e && k < res->count_crtcs; k++) {
-				if ((e->possible_crtcs & (1u << k)) &&
-				    !(used & (1u << k))) {
-					used |= 1u << k;
-					h->pipe = k;
-					h->crtc_id = res->crtcs[k];
-					break;
-				}
-			}
-			drmModeFreeEncoder(e);
-		}
-		h->conn_id = c->connector_id;
-		drmModeFreeConnector(c);
-		for (j = 0; j < (int)d->num_planes; j++) {
-			if (!(d->plane_crtcs[j] & (1u << h->pipe)))
-				continue;
-			if (d->plane_type[j] == DRM_PLANE_TYPE_PRIMARY &&
-			    !h->primary)
-				h->primary = d->planes[j];
-			if (d->plane_type[j] == DRM_PLANE_TYPE_CURSOR &&
-			    !h->cursor)
-				h->cursor = d->planes[j];
-		}
-		if (!h->crtc_id || !h->primary)
-			continue;
-		for (j = 0; j < 2; j++) {
-			if (kms_buffer_create(d->fd, &h->buf[j],
-					      h->mode.hdisplay,
-					      h->mode.vdisplay,
-					      DRM_FORMAT_XRGB8888)) {
-				printf("not ok buffers: %s\n", strerror(errno));
-				exit(1);
-			}
-			kms_buffer_fill(&h->buf[j], h->pipe * 2 + j);
-		}
-		d->num_heads++;
-	}
-	drmModeFreePlaneResources(pres);
-	drmModeFreeResources(res);
-}
+/* Head @index of @d; exits when there is no such head. */
+struct kms_head *kms_display_head(struct kms_display *d, unsigned int index);
 
 /* The @n-th overlay plane (pvdc's can go on every head). */
-static KMS_UNUSED uint32_t kms_overlay(struct kms_display *d, unsigned int n)
-{
-	unsigned int i, seen = 0;
-
-	for (i = 0; i < d->num_planes; i++)
-		if (d->plane_type[i] == DRM_PLANE_TYPE_OVERLAY && seen++ == n)
-			return d->planes[i];
-	return 0;
-}
+uint32_t kms_overlay(struct kms_display *d, unsigned int n);
 
 /* Add @plane showing @fb at full size, unscaled unless @w x @h differ. */
-static KMS_UNUSED void kms_plane_set(struct kms_display *d,
-				     drmModeAtomicReq *req, uint32_t plane,
-				     struct kms_head *h, struct kms_buffer *fb,
-				     uint32_t x, uint32_t y, uint32_t w,
-				     uint32_t h_)
-{
-	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "FB_ID", fb->fb_id);
-	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_ID",
-		h->crtc_id);
-	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "SRC_X", 0);
-	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "SRC_Y", 0);
-	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "SRC_W",
-		(uint64_t)fb->width << 16);
-	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "SRC_H",
-		(uint64_t)fb->height << 16);
-	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_X", x);
-	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_Y", y);
-	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_W", w);
-	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_H", h_);
-}
+void kms_plane_set(struct kms_display *d, drmModeAtomicReq *req, uint32_t plane,
+		   struct kms_head *h, struct kms_buffer *fb, uint32_t x,
+		   uint32_t y, uint32_t w, uint32_t h_);
 
-static KMS_UNUSED void kms_plane_off(struct kms_display *d,
-				     drmModeAtomicReq *req, uint32_t plane)
-{
-	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "FB_ID", 0);
-	kms_add(d->fd, req, plane, DRM_MODE_OBJECT_PLANE, "CRTC_ID", 0);
-}
+void kms_plane_off(struct kms_display *d, drmModeAtomicReq *req,
+		   uint32_t plane);
 
 /*
  * Head @h on with @mode (its own if NULL) and its first buffer, cropped
  * (not scaled) to the mode: a scaler is for what a test asks for.
  */
-static KMS_UNUSED void kms_head_on(struct kms_display *d,
-				   drmModeAtomicReq *req, struct kms_head *h,
-				   const drmModeModeInfo *mode)
-{
-	uint32_t blob, w, ht;
+void kms_head_on(struct kms_display *d, drmModeAtomicReq *req,
+		 struct kms_head *h, const drmModeModeInfo *mode);
 
-	if (!mode)
-		mode = &h->mode;
-	if (drmModeCreatePropertyBlob(d->fd, mode, sizeof(*mode), &blob)) {
-		printf("not ok mode blob: %s\n", strerror(errno));
-		exit(1);
-	}
-	w = h->buf[0].width < mode->hdisplay ? h->buf[0].width :
-	    mode->hdisplay;
-	ht = h->buf[0].height < mode->vdisplay ? h->buf[0].height :
-	     mode->vdisplay;
-	kms_add(d->fd, req, h->crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID", blob);
-	kms_add(d->fd, req, h->crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
-	kms_add(d->fd, req, h->conn_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID",
-		h->crtc_id);
-	kms_plane_set(d, req, h->primary, h, &h->buf[0], 0, 0, w, ht);
-	kms_add(d->fd, req, h->primary, DRM_MODE_OBJECT_PLANE, "SRC_W",
-		(uint64_t)w << 16);
-	kms_add(d->fd, req, h->primary, DRM_MODE_OBJECT_PLANE, "SRC_H",
-		(uint64_t)ht << 16);
-}
-
-static KMS_UNUSED void kms_head_off(struct kms_display *d,
-				    drmModeAtomicReq *req, struct kms_head *h)
-{
-	kms_add(d->fd, req, h->crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID", 0);
-	kms_add(d->fd, req, h->crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 0);
-	kms_add(d->fd, req, h->conn_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID",
-		0);
-	kms_plane_off(d, req, h->primary);
-}
+void kms_head_off(struct kms_display *d, drmModeAtomicReq *req,
+		  struct kms_head *h);
 
 /* Commit and free @req; 0 or -errno. */
-static KMS_UNUSED int kms_commit(struct kms_display *d, drmModeAtomicReq *req,
-				 uint32_t flags, void *data)
-{
-	int ret = drmModeAtomicCommit(d->fd, req, flags, data);
-
-	ret = ret ? -errno : 0;
-	drmModeAtomicFree(req);
-	return ret;
-}
-
-static KMS_UNUSED void kms_flip_done(int fd, unsigned int seq,
-				     unsigned int sec, unsigned int usec,
-				     unsigned int crtc, void *data)
-{
-	(void)fd; (void)sec; (void)usec; (void)crtc;
-	*(unsigned int *)data = seq;
-}
+int kms_commit(struct kms_display *d, drmModeAtomicReq *req, uint32_t flags,
+	       void *data);
 
 /*
  * Commit @req (freed) with an event; the vblank from which its picture is
  * on screen, or 0 with -errno in @err.
  */
-static KMS_UNUSED uint32_t kms_commit_shown(struct kms_display *d,
-					    drmModeAtomicReq *req,
-					    uint32_t flags, int *err)
-{
-	drmEventContext ev = {
-		.version = 3,
-		.page_flip_handler2 = kms_flip_done,
-	};
-	struct pollfd pfd = { .fd = d->fd, .events = POLLIN };
-	unsigned int seq = 0;
-
-	*err = kms_commit(d, req, flags | DRM_MODE_PAGE_FLIP_EVENT, &seq);
-	if (*err)
-		return 0;
-	/* The kernel itself gives up on a flip after 10 s. */
-	while (!seq && poll(&pfd, 1, 10000) > 0)
-		drmHandleEvent(d->fd, &ev);
-	if (!seq)
-		*err = -ETIMEDOUT;
-	return seq;
-}
+uint32_t kms_commit_shown(struct kms_display *d, drmModeAtomicReq *req,
+			  uint32_t flags, int *err);
 
 /*
  * BAR @bar of the PCI device at sysfs path @dev, mapped: the device's
  * registers read without being a client of its driver.  While the driver
  * holds the BARs, that needs the guest booted with iomem=relaxed.
  */
-static KMS_UNUSED volatile uint32_t *kms_bar_map_path(const char *dev,
-						      int bar, size_t *size)
-{
-	char path[512];
-	struct stat st;
-	void *map;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/resource%d", dev, bar);
-	fd = open(path, O_RDWR | O_SYNC | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
-		printf("not ok %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
-	map = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED) {
-		printf("not ok mmap %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
-	if (size)
-		*size = st.st_size;
-	return map;
-}
+volatile uint32_t *kms_bar_map_path(const char *dev, int bar, size_t *size);
 
 /* BAR @bar of the device behind @card (/dev/dri/cardN). */
-static KMS_UNUSED volatile uint32_t *kms_bar_map(const char *card, int bar,
-						 size_t *size)
-{
-	const char *name = strrchr(card, '/');
-	char dev[256];
+volatile uint32_t *kms_bar_map(const char *card, int bar, size_t *size);
 
-	snprintf(dev, sizeof(dev), "/sys/class/drm/%s/device",
-		 name ? name + 1 : card);
-	return kms_bar_map_path(dev, bar, size);
-}
-
-static KMS_UNUSED uint32_t kms_reg(volatile uint32_t *bar, uint32_t reg)
-{
-	return bar[reg / 4];
-}
+uint32_t kms_reg(volatile uint32_t *bar, uint32_t reg);
 
 /*
  * Connector @conn_id as an output: its preferred mode, to @mode, and the
@@ -638,31 +261,8 @@ static KMS_UNUSED uint32_t kms_reg(volatile uint32_t *bar, uint32_t reg)
  * CRTC indices, updated).  The CRTC's index, or -1 when the connector is
  * not connected or no CRTC is left for it.
  */
-static KMS_UNUSED int kms_output(int fd, const drmModeRes *res,
-				 uint32_t conn_id, drmModeModeInfo *mode,
-				 uint32_t *used)
-{
-	drmModeConnector *conn = drmModeGetConnector(fd, conn_id);
-	int i, c, pipe = -1;
-
-	if (!conn || kms_connector_mode(conn, mode))
-		goto out;
-	for (i = 0; i < conn->count_encoders && pipe < 0; i++) {
-		drmModeEncoder *enc = drmModeGetEncoder(fd, conn->encoders[i]);
-
-		for (c = 0; enc && c < res->count_crtcs && pipe < 0; c++) {
-			if ((enc->possible_crtcs & (1u << c)) &&
-			    !(*used & (1u << c))) {
-				*used |= 1u << c;
-				pipe = c;
-			}
-		}
-		drmModeFreeEncoder(enc);
-	}
-out:
-	drmModeFreeConnector(conn);
-	return pipe;
-}
+int kms_output(int fd, const drmModeRes *res, uint32_t conn_id,
+	       drmModeModeInfo *mode, uint32_t *used);
 
 /* ------------------------------------------------------------------------ */
 /* Frame CRCs through the DRM debugfs CRC interface                         */
@@ -684,144 +284,50 @@ struct kms_crc {
  * (/sys/kernel/debug/dri/N) and open its data file; false, with a
  * "not ok" line, if that fails.
  */
-static KMS_UNUSED bool kms_crc_open(struct kms_crc *c, const char *dbg,
-				    int pipe)
-{
-	char file[256];
-	int fd;
-
-	memset(c, 0, sizeof(*c));
-	c->data = -1;
-	c->frames_ok = true;
-	snprintf(file, sizeof(file), "%s/crtc-%d/crc/control", dbg, pipe);
-	fd = open(file, O_WRONLY | O_CLOEXEC);
-	if (fd < 0 || write(fd, "auto", 4) != 4) {
-		printf("not ok crc-source-auto: %s: %s\n", file,
-		       strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return false;
-	}
-	close(fd);
-	snprintf(file, sizeof(file), "%s/crtc-%d/crc/data", dbg, pipe);
-	c->data = open(file, O_RDONLY | O_CLOEXEC);
-	if (c->data < 0) {
-		printf("not ok crc-capture-opens: %s: %s\n", file,
-		       strerror(errno));
-		return false;
-	}
-	return true;
-}
+bool kms_crc_open(struct kms_crc *c, const char *dbg, int pipe);
 
 /* Stops the capture. */
-static KMS_UNUSED void kms_crc_close(struct kms_crc *c)
-{
-	if (c->data >= 0)
-		close(c->data);
-	c->data = -1;
-}
-
-/* One read() is one entry: "0xFRAME 0xCRC\n", NUL-terminated. */
-static KMS_UNUSED bool kms_crc_read(struct kms_crc *c, uint32_t *crc,
-				    uint32_t *frame_out)
-{
-	unsigned int frame, value;
-	char line[64];
-	ssize_t len;
-
-	len = read(c->data, line, sizeof(line) - 1);
-	if (len <= 0) {
-		printf("# reading CRCs: %s\n", len ? strerror(errno) : "EOF");
-		return false;
-	}
-	line[len] = 0;
-	if (sscanf(line, "%x %x", &frame, &value) != 2) {
-		printf("# bad CRC entry: %s\n", line);
-		return false;
-	}
-	if (c->last_frame && frame <= c->last_frame)
-		c->frames_ok = false;
-	c->last_frame = frame;
-	*crc = value;
-	*frame_out = frame;
-	return true;
-}
+void kms_crc_close(struct kms_crc *c);
 
 /*
  * The CRC of a still picture shown since vblank @since: KMS_CRC_SAMPLES
  * equal values, once the entries of older frames are drained.
  */
-static KMS_UNUSED bool kms_crc_stable(struct kms_crc *c, uint32_t since,
-				      uint32_t *crc)
-{
-	uint32_t value, frame;
-	int i;
-
-	do {
-		if (!kms_crc_read(c, crc, &frame))
-			return false;
-	} while (frame < since + KMS_CRC_SETTLE);
-	for (i = 1; i < KMS_CRC_SAMPLES; i++) {
-		if (!kms_crc_read(c, &value, &frame) || value != *crc)
-			return false;
-	}
-	return true;
-}
+bool kms_crc_stable(struct kms_crc *c, uint32_t since, uint32_t *crc);
 
 /* The stable CRC of pipe @pipe since vblank @since (kms_crc_stable()). */
-static KMS_UNUSED bool kms_crc_since(const char *debugfs, unsigned int pipe,
-				     uint32_t since, uint32_t *crc)
-{
-	struct kms_crc c;
-	bool ok;
+bool kms_crc_since(const char *debugfs, unsigned int pipe, uint32_t since,
+		   uint32_t *crc);
 
-	if (!kms_crc_open(&c, debugfs, pipe))
-		return false;
-	ok = kms_crc_stable(&c, since, crc);
-	kms_crc_close(&c);
-	return ok;
-}
+/*
+ * Commit @req (freed) with an event and take the stable CRC of the picture
+ * of head @h it shows (kms_commit_shown(), kms_crc_since() under @debugfs);
+ * false, with a "not ok" line for @name, if either fails.
+ */
+bool kms_commit_crc(struct kms_display *d, drmModeAtomicReq *req,
+		    const char *debugfs, const struct kms_head *h,
+		    uint32_t *crc, const char *name);
+
+/*
+ * The start of a program that tests head 0 through frame CRCs: its command
+ * line, [-c CARD] [-d DEBUGFS] TEST... (@debugfs replaced when given), and
+ * its display, with head 0, or an exit after "not ok @setup: no connected
+ * head".  The index of the first TEST.
+ */
+int kms_crc_start(int argc, char **argv, struct kms_display *d,
+		  const char **debugfs, const char *setup);
 
 /*
  * The shadow registers of every plane and head of the device whose BAR 0
  * is @bar0 (a malloc'ed array of @count).
  */
-static KMS_UNUSED uint32_t *kms_shadow_registers(volatile uint32_t *bar0,
-						 size_t *count)
-{
-	uint32_t planes = kms_reg(bar0, PVDC_REG_NUM_PLANES);
-	uint32_t heads = kms_reg(bar0, PVDC_REG_NUM_HEADS);
-	size_t n = 0, i;
-	uint32_t p, h, *regs;
-
-	regs = calloc((size_t)planes * PVDC_PLANE_STATE_REGS +
-		      (size_t)heads * PVDC_HEAD_STATE_REGS, 4);
-	for (p = 0; p < planes; p++)
-		for (i = 0; i < PVDC_PLANE_STATE_REGS; i++)
-			regs[n++] = kms_reg(bar0, PVDC_PLANE_SHADOW(p) + i * 4);
-	for (h = 0; h < heads; h++)
-		for (i = 0; i < PVDC_HEAD_STATE_REGS; i++)
-			regs[n++] = kms_reg(bar0, PVDC_HEAD_SHADOW(h) + i * 4);
-	*count = n;
-	return regs;
-}
+uint32_t *kms_shadow_registers(volatile uint32_t *bar0, size_t *count);
 
 /*
  * Whether the test @name was asked for in argv[@first..]: all of them when
  * none is named, except "hold", which keeps the picture for the host and
  * only runs when named.
  */
-static KMS_UNUSED bool kms_wanted(int argc, char **argv, int first,
-				  const char *name)
-{
-	int i;
-
-	if (first >= argc)
-		return strcmp(name, "hold");
-	for (i = first; i < argc; i++)
-		if (!strcmp(argv[i], name))
-			return true;
-	return false;
-}
+bool kms_wanted(int argc, char **argv, int first, const char *name);
 
 #endif /* PVDC_KMS_UTIL_H */

@@ -221,7 +221,7 @@ static void hold(int n, int seconds)
 int main(int argc, char **argv)
 {
 	int seconds = argc > 1 ? atoi(argv[1]) : -1;
-	const char *path = argc > 2 ? argv[2] : "/dev/dri/card0";
+	const char *path = kms_operand(argc, argv, 2, KMS_CARD);
 	struct head heads[MAX_HEADS];
 	drmModeRes *res;
 	int fd, i, n;

@@ -56,7 +56,7 @@
 static struct kms_display d;
 static struct kms_head *head;
 static uint32_t overlay;
-static const char *debugfs = "/sys/kernel/debug/dri/0";
+static const char *debugfs = KMS_DEBUGFS;
 
 /* ------------------------------------------------------------------------ */
 /* Framebuffers of one or two buffer objects                                */
@@ -233,19 +233,7 @@ static int fb_ycbcr(struct fb *f, uint32_t w, uint32_t h, uint32_t format)
 /* Commit @req and take the CRC of its picture; false with a reason. */
 static bool scene_crc(drmModeAtomicReq *req, uint32_t *crc, const char *name)
 {
-	uint32_t since;
-	int err;
-
-	since = kms_commit_shown(&d, req, 0, &err);
-	if (!since) {
-		kms_result(false, "%s: commit: %s", name, strerror(-err));
-		return false;
-	}
-	if (!kms_crc_since(debugfs, head->pipe, since, crc)) {
-		kms_result(false, "%s: no stable CRC", name);
-		return false;
-	}
-	return true;
+	return kms_commit_crc(&d, req, debugfs, head, crc, name);
 }
 
 /* Plane @plane showing the top @src_h lines of @f at @x, @y, @w x @h. */
@@ -990,23 +978,9 @@ static void test_properties(void)
 
 int main(int argc, char **argv)
 {
-	const char *card = "/dev/dri/card0";
-	int opt, ret;
+	int first, ret;
 
-	while ((opt = getopt(argc, argv, "c:d:")) != -1) {
-		if (opt == 'c')
-			card = optarg;
-		else if (opt == 'd')
-			debugfs = optarg;
-		else
-			return 2;
-	}
-
-	kms_display_open(&d, card);
-	if (!d.num_heads) {
-		printf("not ok planes-setup: no connected head\n");
-		return 1;
-	}
+	first = kms_crc_start(argc, argv, &d, &debugfs, "planes-setup");
 	head = &d.heads[0];
 	overlay = kms_overlay(&d, 0);
 	if (!overlay) {
@@ -1022,20 +996,20 @@ int main(int argc, char **argv)
 	printf("# head %u %ux%u, overlay plane %u\n", head->pipe,
 	       head->mode.hdisplay, head->mode.vdisplay, overlay);
 
-	if (kms_wanted(argc, argv, optind, "properties"))
+	if (kms_wanted(argc, argv, first, "properties"))
 		test_properties();
-	if (kms_wanted(argc, argv, optind, "ycbcr"))
+	if (kms_wanted(argc, argv, first, "ycbcr"))
 		test_ycbcr();
-	if (kms_wanted(argc, argv, optind, "upscale"))
+	if (kms_wanted(argc, argv, first, "upscale"))
 		test_upscale();
-	if (kms_wanted(argc, argv, optind, "pitch"))
+	if (kms_wanted(argc, argv, first, "pitch"))
 		test_pitch();
-	if (kms_wanted(argc, argv, optind, "bandwidth") ||
-	    kms_wanted(argc, argv, optind, "refusals"))
+	if (kms_wanted(argc, argv, first, "bandwidth") ||
+	    kms_wanted(argc, argv, first, "refusals"))
 		bar0 = kms_bar_map(d.card, 0, NULL);
-	if (kms_wanted(argc, argv, optind, "bandwidth"))
+	if (kms_wanted(argc, argv, first, "bandwidth"))
 		test_bandwidth();
-	if (kms_wanted(argc, argv, optind, "refusals"))
+	if (kms_wanted(argc, argv, first, "refusals"))
 		test_refusals();
 
 	close(d.fd);

@@ -241,26 +241,22 @@ static void on_usr1(int sig)
 
 int main(int argc, char **argv)
 {
-	const char *card = "/dev/dri/card0", *source;
+	const char *card = KMS_CARD, *source;
+	const struct kms_option opts[] = {
+		{ 'd', KMS_OPTION_STRING, &card, "CARD" },
+		{ 0 }
+	};
 	struct prime_buffer primary = { .dmabuf = -1 };
 	struct prime_buffer overlay = { .dmabuf = -1 };
 	struct kms_head *h;
 	drmModeAtomicReq *req;
-	int opt, fd = -1;
+	int first, fd = -1;
 	uint32_t plane;
 
-	while ((opt = getopt(argc, argv, "d:")) != -1) {
-		if (opt != 'd') {
-			fprintf(stderr, "usage: %s [-d CARD] SOURCE\n", argv[0]);
-			return 2;
-		}
-		card = optarg;
-	}
-	if (optind >= argc) {
-		fprintf(stderr, "usage: %s [-d CARD] SOURCE\n", argv[0]);
-		return 2;
-	}
-	source = argv[optind];
+	first = kms_options(argc, argv, 1, opts, "SOURCE");
+	if (first >= argc)
+		kms_usage(argv, opts, "SOURCE");
+	source = argv[first];
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGUSR1, on_usr1);
 

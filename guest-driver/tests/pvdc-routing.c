@@ -169,24 +169,7 @@ static void buffers_create(void)
 static void add(drmModeAtomicReq *req, uint32_t obj, uint32_t type,
 		const char *name, uint64_t val)
 {
-	uint32_t prop = kms_prop_id(fd, obj, type, name);
-
-	if (!prop) {
-		printf("not ok property %s of object %u missing\n", name, obj);
-		exit(1);
-	}
-	drmModeAtomicAddProperty(req, obj, prop, val);
-}
-
-static uint32_t mode_blob(const drmModeModeInfo *mode)
-{
-	uint32_t blob;
-
-	if (drmModeCreatePropertyBlob(fd, mode, sizeof(*mode), &blob)) {
-		printf("not ok mode blob: %s\n", strerror(errno));
-		exit(1);
-	}
-	return blob;
+	kms_add(fd, req, obj, type, name, val);
 }
 
 /*
@@ -198,7 +181,7 @@ static void crtc_set(drmModeAtomicReq *req, unsigned int k,
 {
 	struct kms_buffer *fb = &fbs[k];
 
-	add(req, crtcs[k], CRTC, "MODE_ID", mode ? mode_blob(mode) : 0);
+	add(req, crtcs[k], CRTC, "MODE_ID", mode ? kms_mode_blob(fd, mode) : 0);
 	add(req, crtcs[k], CRTC, "ACTIVE", !!mode);
 	add(req, primaries[k], PLANE, "FB_ID", mode ? fb->fb_id : 0);
 	add(req, primaries[k], PLANE, "CRTC_ID", mode ? crtcs[k] : 0);
@@ -690,18 +673,16 @@ int main(int argc, char **argv)
 		"encoders", "two-on-one", "nonblocking", "writeback",
 		"writeback-only", "hold-move", "hold-swap", "hold-legacy",
 	};
-	const char *card = "/dev/dri/card0";
+	const char *card = KMS_CARD;
+	const struct kms_option opts[] = {
+		{ 'c', KMS_OPTION_STRING, &card, "CARD" },
+		{ 0 }
+	};
 	sigset_t set;
 	unsigned int i;
 	bool legacy;
-	int opt;
 
-	while ((opt = getopt(argc, argv, "c:")) != -1) {
-		if (opt == 'c')
-			card = optarg;
-		else
-			return 2;
-	}
+	kms_options(argc, argv, 1, opts, "TEST...");
 	/* Signals for hold(), blocked before any thread could take them. */
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);

@@ -22,23 +22,21 @@
 
 int main(int argc, char **argv)
 {
-	const char *card = "/dev/dri/card0";
 	struct kms_display d;
 	drmModeAtomicReq *req;
 	bool wait = false;
+	const struct kms_option opts[] = {
+		{ 'w', KMS_OPTION_FLAG, &wait, NULL },
+		{ 0 }
+	};
+	const char *card;
 	sigset_t usr1;
 	double start;
-	int opt, ret, sig;
+	int ret, sig;
 
-	while ((opt = getopt(argc, argv, "w")) != -1) {
-		if (opt != 'w') {
-			fprintf(stderr, "usage: %s [-w] [DEVICE]\n", argv[0]);
-			return 2;
-		}
-		wait = true;
-	}
-	if (optind < argc)
-		card = argv[optind];
+	card = kms_operand(argc, argv,
+			   kms_options(argc, argv, 1, opts, "[DEVICE]"),
+			   KMS_CARD);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
 	/* Blocked before "# ready": a signal sent after it is never lost. */

@@ -29,7 +29,6 @@
  *	ones, prints "# done" and waits for SIGTERM.  The host compares the
  *	device's x-mmio-writes statistic around the TEST_ONLY burst.
  */
-#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
@@ -821,8 +820,13 @@ static void run_test_only(unsigned int count, unsigned int seed)
 int main(int argc, char **argv)
 {
 	unsigned int threads = 4, count = 300, seed = 1;
-	const char *mode, *path = "/dev/dri/card0";
-	int opt;
+	const struct kms_option opts[] = {
+		{ 'j', KMS_OPTION_UINT, &threads, "THREADS" },
+		{ 'n', KMS_OPTION_UINT, &count, "COUNT" },
+		{ 's', KMS_OPTION_UINT, &seed, "SEED" },
+		{ 0 }
+	};
+	const char *mode, *path;
 
 	if (argc < 2) {
 		fprintf(stderr,
@@ -831,19 +835,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	mode = argv[1];
-	optind = 2;
-	while ((opt = getopt(argc, argv, "j:n:s:")) != -1) {
-		if (opt == 'j')
-			threads = atoi(optarg);
-		else if (opt == 'n')
-			count = atoi(optarg);
-		else if (opt == 's')
-			seed = atoi(optarg);
-		else
-			return 2;
-	}
-	if (optind < argc)
-		path = argv[optind];
+	path = kms_operand(argc, argv,
+			   kms_options(argc, argv, 2, opts, "[DEVICE]"),
+			   KMS_CARD);
 
 	fd = kms_open_atomic(path);
 	/* Writeback connectors too, where the device has them. */

@@ -63,7 +63,6 @@
  *
  * Prints "ok NAME" / "not ok NAME: why" per check, and "# ..." figures.
  */
-#include <getopt.h>
 #include <math.h>
 #include <poll.h>
 
@@ -805,29 +804,17 @@ static void test_fast_enables(void)
 
 int main(int argc, char **argv)
 {
-	const char *card = "/dev/dri/card0";
-	int opt, i;
+	const char *card = KMS_CARD;
+	const struct kms_option opts[] = {
+		{ 'd', KMS_OPTION_STRING, &card, "CARD" },
+		{ 'H', KMS_OPTION_UINT, &head_index, "HEAD" },
+		{ 'n', KMS_OPTION_UINT, &frames, "FRAMES" },
+		{ 'l', KMS_OPTION_UINT, &linkup_ms, "LINKUP_MS" },
+		{ 0 }
+	};
+	int first, i;
 
-	while ((opt = getopt(argc, argv, "d:H:n:l:")) != -1) {
-		switch (opt) {
-		case 'd':
-			card = optarg;
-			break;
-		case 'H':
-			head_index = atoi(optarg);
-			break;
-		case 'n':
-			frames = atoi(optarg);
-			break;
-		case 'l':
-			linkup_ms = atoi(optarg);
-			break;
-		default:
-			fprintf(stderr, "usage: %s [-d CARD] [-H HEAD] [-n FRAMES] [-l LINKUP_MS] TEST...\n",
-				argv[0]);
-			return 2;
-		}
-	}
+	first = kms_options(argc, argv, 1, opts, "TEST...");
 	kms_display_open(&disp, card);
 	if (head_index >= disp.num_heads || frames < 2) {
 		printf("not ok head %u: %u heads\n", head_index, disp.num_heads);
@@ -843,7 +830,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	for (i = optind; i < argc; i++) {
+	for (i = first; i < argc; i++) {
 		if (!strcmp(argv[i], "intervals"))
 			test_intervals();
 		else if (!strcmp(argv[i], "waits"))

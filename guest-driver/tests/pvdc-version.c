@@ -5,15 +5,11 @@
  * Prints the DRM_IOCTL_VERSION answer and "ok drm-version" when the driver
  * name is "pvdc"; exits non-zero otherwise.
  */
-#include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
-#include <unistd.h>
-#include <xf86drm.h>
+#include "pvdc-kms-util.h"
 
 int main(int argc, char **argv)
 {
-	const char *path = argc > 1 ? argv[1] : "/dev/dri/card0";
+	const char *path = kms_operand(argc, argv, 1, KMS_CARD);
 	drmVersionPtr v;
 	int fd, ok;
 

@@ -57,7 +57,7 @@
 
 static struct kms_display d;
 static struct kms_head *head;
-static const char *debugfs = "/sys/kernel/debug/dri/0";
+static const char *debugfs = KMS_DEBUGFS;
 static volatile uint32_t *bar0;
 static uint32_t wb_conn;			/* the head's writeback connector */
 static uint32_t overlay;
@@ -787,40 +787,26 @@ int main(int argc, char **argv)
 	static const char *const tests[] = {
 		"scene", "gamma", "formats", "once", "refusals", "hold",
 	};
-	const char *card = "/dev/dri/card0";
 	unsigned int i;
-	int opt, ret, plain_fd;
+	int first, ret, plain_fd;
 
-	while ((opt = getopt(argc, argv, "c:d:")) != -1) {
-		if (opt == 'c')
-			card = optarg;
-		else if (opt == 'd')
-			debugfs = optarg;
-		else
-			return 2;
-	}
-
-	kms_display_open(&d, card);
-	if (!d.num_heads) {
-		printf("not ok writeback-setup: no connected head\n");
-		return 1;
-	}
+	first = kms_crc_start(argc, argv, &d, &debugfs, "writeback-setup");
 	head = &d.heads[0];
 	bar0 = kms_bar_map(d.card, 0, NULL);
 	/* A client of the atomic uAPI that does not ask for them. */
-	plain_fd = kms_open_atomic(card);
+	plain_fd = kms_open_atomic(d.card);
 	if (drmSetClientCap(d.fd, DRM_CLIENT_CAP_WRITEBACK_CONNECTORS, 1)) {
 		printf("not ok writeback-cap: %s\n", strerror(errno));
 		return 1;
 	}
-	if (kms_wanted(argc, argv, optind, "properties"))
+	if (kms_wanted(argc, argv, first, "properties"))
 		test_properties(plain_fd);
 	close(plain_fd);
 	wb_conn = find_writeback();
 	overlay = kms_overlay(&d, 0);
 	if (!wb_conn || !overlay) {
 		for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
-			if (kms_wanted(argc, argv, optind, tests[i]))
+			if (kms_wanted(argc, argv, first, tests[i]))
 				printf("ok %s # skip %s\n", tests[i],
 				       !wb_conn ? "no writeback connector" :
 				       "no overlay plane");
@@ -834,20 +820,20 @@ int main(int argc, char **argv)
 	       head->mode.hdisplay, head->mode.vdisplay, wb_conn);
 	pictures_create();
 
-	if (kms_wanted(argc, argv, optind, "hold")) {
+	if (kms_wanted(argc, argv, first, "hold")) {
 		hold();
 		close(d.fd);
 		return kms_failures ? 1 : 0;
 	}
-	if (kms_wanted(argc, argv, optind, "scene"))
+	if (kms_wanted(argc, argv, first, "scene"))
 		test_scene();
-	if (kms_wanted(argc, argv, optind, "gamma"))
+	if (kms_wanted(argc, argv, first, "gamma"))
 		test_gamma();
-	if (kms_wanted(argc, argv, optind, "formats"))
+	if (kms_wanted(argc, argv, first, "formats"))
 		test_formats();
-	if (kms_wanted(argc, argv, optind, "once"))
+	if (kms_wanted(argc, argv, first, "once"))
 		test_once();
-	if (kms_wanted(argc, argv, optind, "refusals"))
+	if (kms_wanted(argc, argv, first, "refusals"))
 		test_refusals();
 	ret = detach();
 	kms_result(!ret, "writeback-connector-detached-at-the-end%s%s",

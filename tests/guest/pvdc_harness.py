@@ -830,7 +830,7 @@ class Picture:
         return (r << 16) | (g << 8) | b
 
 
-# The colour bars pvdc-modeset shows (guest-driver/tests/pvdc-kms-util.h,
+# The colour bars pvdc-modeset shows (guest-driver/tests/pvdc-kms-util.c,
 # kms_buffer_fill), as 0xRRGGBB.  Head h shows them shifted by h (front
 # buffer 0) or h + 4 (front buffer 1), so a picture tells which head it is.
 MODESET_BARS = [0xffffff, 0xffff00, 0x00ffff, 0x00ff00,
