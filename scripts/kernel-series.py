@@ -184,18 +184,6 @@ def step_files(tree):
     return out
 
 
-def cover_letter(subjects, total):
-    """docs/series/linux.txt as patch 0: its first line is the subject,
-    and it must name every patch by its subject."""
-    with open(os.path.join(ROOT, COVER)) as f:
-        title, _, body = f.read().partition("\n")
-    missing = [s for s in subjects if s not in body]
-    if missing:
-        sys.exit(f"kernel-series: {COVER} does not name: " +
-                 "; ".join(missing))
-    return title, body.lstrip("\n")
-
-
 def diffstat(diff):
     """git format-patch's summary of DIFF, from git itself: checkpatch
     reads it (a patch that touches MAINTAINERS says so there)."""
@@ -246,11 +234,8 @@ def series(tree):
         slug = re.sub(r"[^A-Za-z0-9]+", "-", step.subject).strip("-")
         patches.append((f"{n:04d}-{slug[:52]}.patch",
                         mail(n, total, step.subject, body, diff, who, date)))
-    title, text = cover_letter([s.subject for s, _ in steps], total)
-    cover = (f"From 0000000000000000000000000000000000000000 "
-             f"Mon Sep 17 00:00:00 2001\nFrom: {who}\nDate: {date}\n"
-             f"Subject: [PATCH 0/{total}] {title}\n\n{text}")
-    return [("0000-cover-letter.patch", cover)] + patches
+    return [graft.cover_letter(COVER, [s.subject for s, _ in steps], who,
+                               date)] + patches
 
 
 def main():
