@@ -50,6 +50,9 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "pvdc test", "GIT_AUTHOR_EMAIL": "test@pvdc",
            "GIT_COMMITTER_NAME": "pvdc test",
            "GIT_COMMITTER_EMAIL": "test@pvdc"}
 BUILD_TIMEOUT = 3 * 3600
+# Where the qtests' QEMU finds its firmware (the +ds source has none), as
+# scripts/build-qemu.sh configures it: qemu-system-data's blobs and SeaBIOS.
+FIRMWARE = ["/usr/share/qemu", "/usr/share/seabios"]
 QTEST_TIMEOUT = 1800
 
 
@@ -130,14 +133,28 @@ def pvdc_qtests(repo):
         return sorted(set(re.findall(r"'(pvdc[\w-]*-test)'", f.read())))
 
 
+def qemu_wrapper(build):
+    """The build's QEMU with the firmware path, under the name the qtests
+    take the target from."""
+    path = os.path.join(build, "pvdc-qtest", "qemu-system-x86_64")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\nexec " +
+                os.path.join(build, "qemu-system-x86_64") + " " +
+                " ".join(f"-L {d}" for d in FIRMWARE) + ' "$@"\n')
+    os.chmod(path, 0o755)
+    return path
+
+
 def run_qtests(build, tests):
     """Run the qtests TESTS of the commit just built; (ok, output)."""
     out, ok = [], True
+    qemu = qemu_wrapper(build)
     for t in tests:
         t0 = time.monotonic()
         rc, text = run([f"./tests/qtest/{t}", "--tap", "-k"], cwd=build,
                        timeout=QTEST_TIMEOUT,
-                       env={"QTEST_QEMU_BINARY": "./qemu-system-x86_64",
+                       env={"QTEST_QEMU_BINARY": qemu,
                             # As many as meson.build's plain qtest runs.
                             "PVDC_MIGRATION_MUTATIONS": "200"})
         passed = len(re.findall(r"^ok ", text, re.M))
