@@ -173,7 +173,9 @@ def build_commit(repo, build, commit):
     git(repo, "checkout", "-q", "--detach", commit)
     with open(os.path.join(repo, "hw", "display", "Kconfig")) as f:
         has_pvdc = re.search(r"^config PVDC$", f.read(), re.M)
-    devices = "CONFIG_Q35=y\n" + ("CONFIG_PVDC=y\n" if has_pvdc else "")
+    # pcie-root-port: the qtests plug a pvdc in one and unplug it.
+    devices = "CONFIG_Q35=y\n" + ("CONFIG_PVDC=y\nCONFIG_PCIE_PORT=y\n"
+                                  if has_pvdc else "")
     path = os.path.join(repo, DEVICES)
     try:
         with open(path) as f:
