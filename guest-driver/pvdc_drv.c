@@ -148,6 +148,14 @@ static const struct drm_mode_config_helper_funcs pvdc_mode_config_helpers = {
 	.atomic_commit_setup = pvdc_global_commit_setup,
 };
 
+/*
+ * The driver's own version, for DRM_IOCTL_VERSION: it changes with what the
+ * driver offers userspace, not with the device's register map, which
+ * pvdc_read_caps() checks on its own.
+ */
+#define DRIVER_MAJOR	1
+#define DRIVER_MINOR	0
+
 DEFINE_DRM_GEM_FOPS(pvdc_fops);
 
 static const struct drm_driver pvdc_driver = {
@@ -156,8 +164,8 @@ static const struct drm_driver pvdc_driver = {
 	.fops			= &pvdc_fops,
 	.name			= PVDC_DRIVER_NAME,
 	.desc			= "QEMU paravirtual display controller",
-	.major			= PVDC_VERSION_MAJOR,
-	.minor			= PVDC_VERSION_MINOR,
+	.major			= DRIVER_MAJOR,
+	.minor			= DRIVER_MINOR,
 	.gem_create_object	= pvdc_gem_create_object,
 	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
 	.dumb_create		= pvdc_gem_dumb_create,

@@ -15,7 +15,8 @@ recompiles exactly what was touched; a fragment sits between marker lines
 so that the next graft replaces it.  With --diff, the same content comes
 out as the patch series to post upstream (SERIES below, in order; each
 patch builds on its own), in mbox form for "git am" on stdout, or as
-numbered .patch files in DIR.
+numbered .patch files in DIR, after the cover letter (docs/series/qemu.txt,
+which must name every patch) as 0000-cover-letter.patch.
 """
 
 import argparse
@@ -41,15 +42,25 @@ class Fragment:
     allowed) is inserted when its text is not in the file yet."""
 
     def __init__(self, qemu_file, source=None, text=None, anchor=None,
-                 marked=True):
+                 marked=True, part=None):
         self.qemu_file, self.source, self.text = qemu_file, source, text
-        self.anchor, self.marked = anchor, marked
+        self.anchor, self.marked, self.part = anchor, marked, part
 
     def lines(self):
+        """The text; with PART, the PART-th paragraph of SOURCE (blocks
+        separated by an empty line, which goes with the block after it:
+        the first part alone ends the file without one), so that steps
+        can take one QEMU file's lines in turn."""
         if self.source is None:
             return self.text
         with open(os.path.join(ROOT, self.source)) as f:
-            return f.read()
+            text = f.read()
+        if self.part is None:
+            return text
+        parts = re.split(r"(?<=\n)(?=\n\S)", text)
+        if self.part >= len(parts):
+            sys.exit(f"graft: {self.source} has no paragraph {self.part}")
+        return parts[self.part]
 
 
 class Step:
@@ -62,6 +73,9 @@ class Step:
         self.copied, self.fragments = list(copied), list(fragments)
 
 
+# The device's files are named one by one: a file renamed, added or
+# removed in hw/display/ or include/hw/display/ stops the series with a
+# message (step_files()) until it is given its step here.
 SERIES = [
     Step("hw/display: add the pvdc register map and its specification",
          "pvdc is a paravirtual display controller with atomic commits: N\n"
@@ -75,17 +89,46 @@ SERIES = [
          "can take their register definitions from it.",
          copied=["include/hw/display/pvdc-regs.h", "docs/specs/pvdc.rst"],
          fragments=[Fragment("docs/specs/index.rst", text="   pvdc\n",
-                             anchor="   pvpanic", marked=False)]),
+                             anchor="   pvpanic", marked=False),
+                    # The device's line in the table of PCI IDs, which
+                    # is where QEMU assigns its own devices' IDs.
+                    Fragment("docs/specs/pci-ids.rst",
+                             text="1b36:0015\n  PCI paravirtual display "
+                                  "controller (``-device pvdc``, :doc:`pvdc`)"
+                                  "\n\n",
+                             anchor="All these devices are documented",
+                             marked=False)]),
+    Step("hw/display: add the pvdc composition engine",
+         "How pvdc turns a head's planes into the picture it shows: pixel\n"
+         "formats converted to and from the device's, scaling, blending,\n"
+         "the colour pipeline (LUTs and matrix) and the frame CRC, on\n"
+         "pixman images, with no device state.  It has no caller yet: the\n"
+         "device of the next patch composes each head through it.  Built\n"
+         "with CONFIG_PVDC, which the next patch gives its device.",
+         copied=["hw/display/pvdc-compose.c", "hw/display/pvdc-compose.h",
+                 "hw/display/pvdc-compose-internal.h",
+                 "hw/display/pvdc-compose-color.c",
+                 "hw/display/pvdc-compose-convert.c",
+                 "hw/display/pvdc-fields.h"],
+         fragments=[Fragment("hw/display/meson.build",
+                             "hw/display/meson.build", part=0),
+                    Fragment("hw/display/Kconfig", "hw/display/Kconfig")]),
     Step("hw/display: add the pvdc paravirtual display controller",
          "The device model as docs/specs/pvdc.rst specifies it: one QEMU\n"
-         "console per head composed with pixman, vblank and commit\n"
-         "interrupts from the virtual clock, EDID and hotplug, frame CRCs and\n"
-         "migration.  It is built when CONFIG_PVDC is set (by default with\n"
-         "PCI_DEVICES).",
-         copied=["hw/display/pvdc*.c", "hw/display/pvdc*.h",
-                 "include/hw/display/pvdc*.h"],
-         fragments=[Fragment("hw/display/meson.build", "hw/display/meson.build"),
-                    Fragment("hw/display/Kconfig", "hw/display/Kconfig"),
+         "console per head composed with the engine of the previous patch,\n"
+         "vblank and commit interrupts from the virtual clock, EDID and\n"
+         "hotplug, frame CRCs, writeback, guest memory bindings, the boot\n"
+         "display and migration.  It is built when CONFIG_PVDC is set (by\n"
+         "default with PCI_DEVICES).",
+         copied=["hw/display/pvdc.c", "hw/display/pvdc.h",
+                 "hw/display/pvdc-internal.h", "hw/display/pvdc-mmio.c",
+                 "hw/display/pvdc-rules.c", "hw/display/pvdc-color.c",
+                 "hw/display/pvdc-latch.c", "hw/display/pvdc-timing.c",
+                 "hw/display/pvdc-capture.c", "hw/display/pvdc-console.c",
+                 "hw/display/pvdc-output.c", "hw/display/pvdc-memory.c",
+                 "hw/display/pvdc-boot.c"],
+         fragments=[Fragment("hw/display/meson.build",
+                             "hw/display/meson.build", part=1),
                     Fragment("hw/display/trace-events",
                              "hw/display/trace-events")]),
     Step("tests/qtest: add pvdc tests",
@@ -127,11 +170,17 @@ BEGIN = "# pvdc graft begin (scripts/graft-qemu.py)\n"
 END = "# pvdc graft end\n"
 
 
-def markers(qemu_file):
-    """The marker lines around a fragment, as comments of that language."""
-    if qemu_file.endswith((".c", ".h")):
-        return ("/* " + BEGIN[2:-1] + " */\n", "/* " + END[2:-1] + " */\n")
-    return BEGIN, END
+def markers(frag):
+    """The marker lines around a fragment, as comments of that language;
+    a part of a source file names its number, for one file's parts to be
+    told apart."""
+    begin, end = BEGIN, END
+    if frag.part is not None:
+        begin = begin[:-1] + f" part {frag.part}\n"
+        end = end[:-1] + f" part {frag.part}\n"
+    if frag.qemu_file.endswith((".c", ".h")):
+        return ("/* " + begin[2:-1] + " */\n", "/* " + end[2:-1] + " */\n")
+    return begin, end
 
 
 def anchor_index(lines, anchor, qemu_file):
@@ -149,16 +198,23 @@ def splice(original, frag, marked):
     fragment whose text is there already)."""
     lines = original.splitlines(keepends=True)
     text = frag.lines()
-    begin, end = markers(frag.qemu_file)
+    begin, end = markers(frag)
+    at = None
+    if frag.marked and frag.part is not None and BEGIN in lines:
+        # The whole source, grafted before it was taken in parts.
+        start = lines.index(BEGIN)
+        del lines[start:lines.index(END, start) + 1]
     if frag.marked and begin in lines:
-        start = lines.index(begin)
-        del lines[start:lines.index(end, start) + 1]
+        # Replaced where it is: the parts of a file keep their order.
+        at = lines.index(begin)
+        del lines[at:lines.index(end, at) + 1]
     if not frag.marked and text in "".join(lines):
         return "".join(lines)
     block = text.splitlines(keepends=True)
     if marked and frag.marked:
         block = [begin] + block + [end]
-    at = anchor_index(lines, frag.anchor, frag.qemu_file)
+    if at is None:
+        at = anchor_index(lines, frag.anchor, frag.qemu_file)
     if at == len(lines) and lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     return "".join(lines[:at] + block + lines[at:])
@@ -176,25 +232,54 @@ def write_if_changed(path, text):
     return True
 
 
+def fragments():
+    """Every fragment of the series, in order; one whose text is empty
+    (a slot not filled yet) is left out."""
+    return [f for step in SERIES for f in step.fragments if f.lines()]
+
+
 def check_fragments():
-    marked = [f.qemu_file for step in SERIES for f in step.fragments
-              if f.marked]
+    marked = [(f.qemu_file, f.part) for f in fragments() if f.marked]
     if len(marked) != len(set(marked)):
-        sys.exit("graft: two marked fragments for the same QEMU file")
+        sys.exit("graft: two marked fragments for the same QEMU file "
+                 "(give each its part of the source)")
+
+
+# The repository's files that go into QEMU: each must be in a step (or
+# be a fragment's source, or BUILD_ONLY).
+QEMU_SIDE = ["hw/display/pvdc*", "include/hw/display/pvdc*",
+             "tests/qtest/pvdc*", "tests/qtest/fuzz/pvdc*",
+             "docs/specs/pvdc*", "docs/system/devices/pvdc*"]
 
 
 def step_files():
-    """[(step, [repository files it adds])], each file in its first step."""
-    seen, out = set(), []
+    """[(step, [repository files it adds])], each file in its first step.
+    A pattern that matches nothing, or a file of QEMU_SIDE in no step,
+    stops the series: SERIES is out of date."""
+    seen, out, errors = set(), [], []
     for step in SERIES:
         files = []
         for pattern in step.copied:
-            for src in sorted(glob.glob(os.path.join(ROOT, pattern))):
+            matches = sorted(glob.glob(os.path.join(ROOT, pattern)))
+            if not matches:
+                errors.append(f"{pattern} (step \"{step.subject}\") "
+                              "matches no file")
+            for src in matches:
                 rel = os.path.relpath(src, ROOT)
                 if rel not in seen:
                     seen.add(rel)
                     files.append(rel)
         out.append((step, files))
+    sources = {f.source for step in SERIES for f in step.fragments}
+    for pattern in QEMU_SIDE:
+        for src in sorted(glob.glob(os.path.join(ROOT, pattern))):
+            rel = os.path.relpath(src, ROOT)
+            if os.path.isfile(src) and rel not in seen | sources and \
+                    rel not in BUILD_ONLY:
+                errors.append(f"{rel} is in no step")
+    if errors:
+        sys.exit("graft: SERIES in scripts/graft-qemu.py is out of date:\n  "
+                 + "\n  ".join(errors))
     return out
 
 
@@ -210,13 +295,16 @@ def graft(tree):
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         shutil.copyfile(src, dst)
         changed.append(rel)
-    for step in SERIES:
-        for frag in step.fragments:
-            dst = os.path.join(tree, frag.qemu_file)
-            with open(dst) as f:
-                text = splice(f.read(), frag, marked=True)
-            if write_if_changed(dst, text):
-                changed.append(frag.qemu_file)
+    texts = {}     # QEMU file -> its text with the fragments so far
+    for frag in fragments():
+        if frag.qemu_file not in texts:
+            with open(os.path.join(tree, frag.qemu_file)) as f:
+                texts[frag.qemu_file] = f.read()
+        texts[frag.qemu_file] = splice(texts[frag.qemu_file], frag,
+                                       marked=True)
+    for qemu_file, text in texts.items():
+        if write_if_changed(os.path.join(tree, qemu_file), text):
+            changed.append(qemu_file)
     return changed
 
 
@@ -254,8 +342,29 @@ def commit_date():
         return email.utils.formatdate()
 
 
+COVER = "docs/series/qemu.txt"
+
+
+def cover_letter(path, subjects, who, date):
+    """Patch 0 of a series from the repository file PATH: its first line
+    is the subject, the rest the letter, which must name every patch by
+    its subject (SUBJECTS)."""
+    with open(os.path.join(ROOT, path)) as f:
+        title, _, body = f.read().partition("\n")
+    missing = [s for s in subjects if s not in body]
+    if missing:
+        sys.exit(f"{path} does not name the patch(es): " +
+                 "; ".join(missing))
+    return ("0000-cover-letter.patch",
+            f"From 0000000000000000000000000000000000000000 "
+            f"Mon Sep 17 00:00:00 2001\nFrom: {who}\nDate: {date}\n"
+            f"Subject: [PATCH 0/{len(subjects)}] {title}\n\n"
+            f"{body.lstrip(chr(10))}")
+
+
 def series(tree):
-    """The patches, as [(file name, mbox text)], against pristine TREE."""
+    """The patches, as [(file name, mbox text)], against pristine TREE;
+    the cover letter (COVER) first."""
     state = {}     # QEMU file -> its text after the steps so far
 
     def current(qemu_file):
@@ -275,7 +384,7 @@ def series(tree):
                 sys.exit(f"graft: {rel} already exists in {tree}")
             with open(os.path.join(ROOT, rel)) as f:
                 diff += file_diff(rel, None, f.read())
-        for frag in step.fragments:
+        for frag in [f for f in step.fragments if f.lines()]:
             old = current(frag.qemu_file)
             state[frag.qemu_file] = splice(old, frag, marked=False)
             diff += file_diff(frag.qemu_file, old, state[frag.qemu_file])
@@ -288,7 +397,8 @@ def series(tree):
                 f"{body}---\n" + "".join(diff))
         slug = re.sub(r"[^A-Za-z0-9]+", "-", step.subject).strip("-")
         patches.append((f"{n:04d}-{slug[:52]}.patch", mail))
-    return patches
+    return [cover_letter(COVER, [step.subject for step, _ in steps], who,
+                         date)] + patches
 
 
 def main():
@@ -311,7 +421,8 @@ def main():
                     f.write(text)
                 print(os.path.join(args.output_directory, name))
         else:
-            sys.stdout.write("\n".join(text for _, text in patches))
+            # For git am: without the cover letter, which has no diff.
+            sys.stdout.write("\n".join(text for _, text in patches[1:]))
         return
     changed = graft(args.tree)
     for rel in changed:

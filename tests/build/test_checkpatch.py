@@ -130,6 +130,8 @@ def main():
             tap.result(False, "graft-qemu.py --diff makes the series",
                      p.stderr.splitlines())
         for path in sorted(glob.glob(os.path.join(tmp, "*.patch"))):
+            if os.path.basename(path).startswith("0000-"):
+                continue    # the cover letter, which is no patch
             add("qemu-patch", report(tap, "qemu-patch",
                                      os.path.basename(path),
                                      findings(qemu_cp + [path]), accepted))

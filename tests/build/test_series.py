@@ -50,6 +50,10 @@ GIT_ENV = {"GIT_AUTHOR_NAME": "pvdc test", "GIT_AUTHOR_EMAIL": "test@pvdc",
            "GIT_COMMITTER_NAME": "pvdc test",
            "GIT_COMMITTER_EMAIL": "test@pvdc"}
 BUILD_TIMEOUT = 3 * 3600
+# Where the qtests' QEMU finds its firmware (the +ds source has none), as
+# scripts/build-qemu.sh configures it: qemu-system-data's blobs and SeaBIOS.
+FIRMWARE = ["/usr/share/qemu", "/usr/share/seabios"]
+QTEST_TIMEOUT = 1800
 
 
 def log(msg):
@@ -95,17 +99,22 @@ def scratch_repository(src, repo):
 
 
 def make_series(src, out):
+    """(cover letter or None, [patches])."""
     shutil.rmtree(out, ignore_errors=True)
     rc, text = run([sys.executable, os.path.join(ROOT, "scripts",
                                                  "graft-qemu.py"),
                     "--diff", src, "-o", out])
     if rc:
         raise RuntimeError(f"graft-qemu.py --diff exited {rc}:\n{text}")
-    return sorted(os.path.join(out, f) for f in os.listdir(out))
+    files = sorted(os.path.join(out, f) for f in os.listdir(out))
+    cover = [f for f in files if os.path.basename(f).startswith("0000-")]
+    return (cover[0] if cover else None), [f for f in files
+                                           if f not in cover]
 
 
 def series_key(patches, version):
-    h = hashlib.sha256("\n".join([version] + CONFIGURE).encode())
+    # "qtests": a series is verified once each patch's qtests passed too.
+    h = hashlib.sha256("\n".join([version, "qtests"] + CONFIGURE).encode())
     for path in patches:
         with open(path) as f:
             # The date does not change what is applied and built.
@@ -124,12 +133,49 @@ def pvdc_qtests(repo):
         return sorted(set(re.findall(r"'(pvdc[\w-]*-test)'", f.read())))
 
 
+def qemu_wrapper(build):
+    """The build's QEMU with the firmware path, under the name the qtests
+    take the target from."""
+    path = os.path.join(build, "pvdc-qtest", "qemu-system-x86_64")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\nexec " +
+                os.path.join(build, "qemu-system-x86_64") + " " +
+                " ".join(f"-L {d}" for d in FIRMWARE) + ' "$@"\n')
+    os.chmod(path, 0o755)
+    return path
+
+
+def run_qtests(build, tests):
+    """Run the qtests TESTS of the commit just built; (ok, output)."""
+    out, ok = [], True
+    qemu = qemu_wrapper(build)
+    for t in tests:
+        t0 = time.monotonic()
+        rc, text = run([f"./tests/qtest/{t}", "--tap", "-k"], cwd=build,
+                       timeout=QTEST_TIMEOUT,
+                       env={"QTEST_QEMU_BINARY": qemu,
+                            # As many as meson.build's plain qtest runs.
+                            "PVDC_MIGRATION_MUTATIONS": "200"})
+        passed = len(re.findall(r"^ok ", text, re.M))
+        failed = re.findall(r"^not ok .*$", text, re.M)
+        log(f"{t}: {passed} passed, {len(failed)} failed in "
+            f"{time.monotonic() - t0:.0f} s")
+        if rc or failed or not passed:
+            ok = False
+            out.append(f"{t} exited {rc}: " + "\n".join(failed[:10]) +
+                       "\n" + text[-3000:])
+    return ok, "\n".join(out)
+
+
 def build_commit(repo, build, commit):
     """Check COMMIT out and build it; (ok, output)."""
     git(repo, "checkout", "-q", "--detach", commit)
     with open(os.path.join(repo, "hw", "display", "Kconfig")) as f:
         has_pvdc = re.search(r"^config PVDC$", f.read(), re.M)
-    devices = "CONFIG_Q35=y\n" + ("CONFIG_PVDC=y\n" if has_pvdc else "")
+    # pcie-root-port: the qtests plug a pvdc in one and unplug it.
+    devices = "CONFIG_Q35=y\n" + ("CONFIG_PVDC=y\nCONFIG_PCIE_PORT=y\n"
+                                  if has_pvdc else "")
     path = os.path.join(repo, DEVICES)
     try:
         with open(path) as f:
@@ -194,13 +240,21 @@ def main():
     lock = open(os.path.join(work, ".lock"), "w")
     fcntl.flock(lock, fcntl.LOCK_EX)
 
-    patches = make_series(src, os.path.join(work, "patches"))
+    cover, patches = make_series(src, os.path.join(work, "patches"))
     subjects = [subject(p) for p in patches]
     print("# " + "\n# ".join(subjects))
     tap.result(len(patches) >= 5 and all(
         re.match(r"\[PATCH \d+/\d+\] \S+: ", s) for s in subjects),
         f"graft-qemu.py --diff makes a series of {len(patches)} patches "
         "with subsystem prefixes", "\n".join(subjects))
+    letter = open(cover).read() if cover else ""
+    missing = [s for s in subjects
+               if re.sub(r"^\[PATCH \d+/\d+\] ", "", s) not in letter]
+    tap.result(re.search(rf"^Subject: \[PATCH 0/{len(patches)}\] ", letter,
+                         re.M) and not missing,
+               f"the cover letter is patch 0/{len(patches)} and names every "
+               "patch", "no cover letter" if not cover else
+               "missing: " + "; ".join(missing))
 
     verified_file = os.path.join(work, "verified-series")
     trees_file = os.path.join(work, "built-trees")
@@ -239,19 +293,34 @@ def main():
             commits = git(repo, "rev-list", "--reverse",
                           "base..HEAD").split()
             all_built = len(commits) == len(subjects)
+            before = set()      # the qtests of the commits before
             for commit, s in zip(commits, subjects):
                 tree = git(repo, "rev-parse", commit + "^{tree}")
+                git(repo, "checkout", "-q", "--detach", commit)
+                tests = pvdc_qtests(repo)
+                new = [t for t in tests if t not in before]
+                before = set(tests)
                 if tree in built:
                     tap.result(True, f"{s} builds (this tree was built "
                                      "before)")
-                    continue
-                ok, out = build_commit(repo, build, commit)
-                tap.result(ok, f"{s} builds", "" if ok else out)
-                all_built &= ok
-                if ok:
-                    built.add(tree)
-                    with open(trees_file, "w") as f:
-                        f.write("\n".join(sorted(built)) + "\n")
+                    if not new:
+                        continue
+                    ok, out = build_commit(repo, build, commit)
+                else:
+                    ok, out = build_commit(repo, build, commit)
+                    tap.result(ok, f"{s} builds", "" if ok else out)
+                    all_built &= ok
+                    if ok:
+                        built.add(tree)
+                        with open(trees_file, "w") as f:
+                            f.write("\n".join(sorted(built)) + "\n")
+                if new:
+                    # The qtests a patch adds pass at that patch.
+                    if ok:
+                        ok, out = run_qtests(build, new)
+                    tap.result(ok, f"{s}: its qtests pass at this patch "
+                                   f"({' '.join(new)})", out)
+                    all_built &= ok
             git(repo, "checkout", "-q", "--detach", commits[-1])
             if all_built:
                 with open(verified_file, "w") as f:
