@@ -25,7 +25,6 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,35 +33,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
 from pvdc_paths import BUILD, CACHE, ROOT  # noqa: E402
 from pvdc_tap import Tap  # noqa: E402
+from scratch_git import (apply_series, cover_names_every_patch,  # noqa: E402
+                         git, log, run, scratch_repository, subject,
+                         title)
 
 DRIVER_DIR = "drivers/gpu/drm/pvdc"
-GIT_ENV = {"GIT_AUTHOR_NAME": "pvdc test", "GIT_AUTHOR_EMAIL": "test@pvdc",
-           "GIT_COMMITTER_NAME": "pvdc test",
-           "GIT_COMMITTER_EMAIL": "test@pvdc"}
 # modinfo fields that say where a module was built, not what it is.
 BUILT_WHERE = {"srcversion", "intree", "name"}
-
-
-def log(msg):
-    print(f"# [{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def run(cmd, cwd=None, timeout=1800):
-    """(exit status, output) of CMD."""
-    try:
-        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
-                           timeout=timeout, env=dict(os.environ, **GIT_ENV))
-    except subprocess.TimeoutExpired as e:
-        return 124, f"{' '.join(cmd)}: no end within {timeout} s\n" + \
-            str(e.stdout or "")
-    return p.returncode, p.stdout + p.stderr
-
-
-def git(repo, *args, timeout=1800):
-    rc, out = run(["git", "-C", repo, *args], timeout=timeout)
-    if rc:
-        raise RuntimeError(f"git {' '.join(args)} exited {rc}:\n{out}")
-    return out.strip()
 
 
 def linux_source():
@@ -74,24 +51,6 @@ def linux_source():
         if os.path.isfile(os.path.join(tree, "Makefile")):
             return os.path.basename(os.path.dirname(stamp)), tree
     return None, None
-
-
-def scratch_repository(src, repo):
-    """A git repository whose first commit, tagged base, is SRC."""
-    if os.path.exists(os.path.join(repo, ".git", "pvdc-base-ready")):
-        return
-    log(f"creating the scratch repository from {src}")
-    shutil.rmtree(repo, ignore_errors=True)
-    # Hard links: git replaces a file it changes instead of writing into
-    # it, so the cached source stays as extracted.
-    rc, out = run(["cp", "-al", src, repo])
-    if rc:
-        raise RuntimeError(out)
-    git(repo, "init", "-q")
-    git(repo, "add", "-A", "-f")
-    git(repo, "commit", "-q", "-m", f"Linux {os.path.basename(src)}")
-    git(repo, "tag", "base")
-    open(os.path.join(repo, ".git", "pvdc-base-ready"), "w").close()
 
 
 def kmake(repo, build, kver, *targets, timeout=3600):
@@ -167,28 +126,6 @@ def symbols(ko):
     return sorted(" ".join(line.split()[1:]) for line in out.splitlines())
 
 
-def cover_names_every_patch(tap, patches):
-    cover = [p for p in patches if os.path.basename(p).startswith("0000-")]
-    rest = [p for p in patches if p not in cover]
-    subjects = []
-    for path in rest:
-        with open(path) as f:
-            m = re.search(r"^Subject: \[PATCH \d+/\d+\] (.*)$", f.read(),
-                          re.M)
-        subjects.append(m.group(1) if m else path)
-    if not cover:
-        tap.result(False, "the series has a cover letter")
-        return rest, subjects
-    with open(cover[0]) as f:
-        text = f.read()
-    missing = [s for s in subjects if s not in text]
-    tap.result(re.search(rf"^Subject: \[PATCH 0/{len(rest)}\] ", text, re.M)
-               and not missing,
-               f"the cover letter is patch 0/{len(rest)} and names every "
-               "patch", "missing: " + "; ".join(missing))
-    return rest, subjects
-
-
 def main():
     tap = Tap()
     t0 = time.monotonic()
@@ -222,20 +159,18 @@ def main():
     if rc:
         return tap.done()
     patches = sorted(glob.glob(os.path.join(out_dir, "*.patch")))
-    patches, subjects = cover_names_every_patch(tap, patches)
+    cover = [p for p in patches if os.path.basename(p).startswith("0000-")]
+    patches = [p for p in patches if p not in cover]
+    cover_names_every_patch(tap, cover[0] if cover else None, patches)
+    subjects = [title(subject(p)) for p in patches]
     print("# " + "\n# ".join(subjects))
 
-    scratch_repository(src, repo)
-    run(["git", "-C", repo, "am", "--abort"])
-    git(repo, "checkout", "-q", "--detach", "base")
-    git(repo, "reset", "-q", "--hard", "base")
-    git(repo, "clean", "-q", "-fdx")
-    rc, out = run(["git", "-C", repo, "am", "--whitespace=error-all"] +
-                  patches)
+    scratch_repository(src, repo, f"Linux {os.path.basename(src)}",
+                       hardlinks=True)
+    rc, out = apply_series(repo, patches)
     tap.result(rc == 0, f"git am applies the series onto Linux {version}",
                out)
     if rc:
-        run(["git", "-C", repo, "am", "--abort"])
         return tap.done()
     commits = git(repo, "rev-list", "--reverse", "base..HEAD").split()
 

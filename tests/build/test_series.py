@@ -25,7 +25,6 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 
@@ -33,6 +32,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
 from pvdc_tap import Tap  # noqa: E402
 from pvdc_paths import BUILD, CACHE, ROOT  # noqa: E402
+from scratch_git import (apply_series, cover_names_every_patch,  # noqa: E402
+                         git, log, run, scratch_repository, subject)
 
 # A minimal QEMU (q35, and pvdc once the series has its Kconfig symbol:
 # the device list is written per commit), with git's default for a
@@ -46,56 +47,11 @@ CONFIGURE = ["--python=/usr/bin/python3", "--target-list=x86_64-softmmu",
              "--enable-docs", "--enable-werror", "--disable-download",
              "--disable-install-blobs"]
 DEVICES = "configs/devices/x86_64-softmmu/pvdc-series.mak"
-GIT_ENV = {"GIT_AUTHOR_NAME": "pvdc test", "GIT_AUTHOR_EMAIL": "test@pvdc",
-           "GIT_COMMITTER_NAME": "pvdc test",
-           "GIT_COMMITTER_EMAIL": "test@pvdc"}
 BUILD_TIMEOUT = 3 * 3600
 # Where the qtests' QEMU finds its firmware (the +ds source has none), as
 # scripts/build-qemu.sh configures it: qemu-system-data's blobs and SeaBIOS.
 FIRMWARE = ["/usr/share/qemu", "/usr/share/seabios"]
 QTEST_TIMEOUT = 1800
-
-
-def log(msg):
-    print(f"# [{time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def run(cmd, cwd=None, timeout=600, env=None):
-    """(exit status, output) of CMD."""
-    try:
-        p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True,
-                           timeout=timeout,
-                           env=dict(os.environ, **GIT_ENV, **(env or {})))
-    except subprocess.TimeoutExpired as e:
-        return 124, f"{' '.join(cmd)}: no end within {timeout} s\n" + \
-            (e.stdout or "")
-    return p.returncode, p.stdout + p.stderr
-
-
-def git(repo, *args, timeout=600):
-    rc, out = run(["git", "-C", repo, *args], timeout=timeout)
-    if rc:
-        raise RuntimeError(f"git {' '.join(args)} exited {rc}:\n{out}")
-    return out.strip()
-
-
-def scratch_repository(src, repo):
-    """A git repository whose first commit, tagged base, is SRC as it is."""
-    if os.path.exists(os.path.join(repo, ".git", "pvdc-base-ready")):
-        return
-    log(f"creating the scratch repository from {src}")
-    shutil.rmtree(repo, ignore_errors=True)
-    shutil.copytree(src, repo, symlinks=True)
-    stamp = os.path.join(repo, ".pvdc-extracted")
-    if os.path.exists(stamp):
-        os.remove(stamp)
-    git(repo, "init", "-q")
-    # Everything, .gitignore'd files too: the tree the project builds.
-    git(repo, "add", "-A", "-f")
-    git(repo, "commit", "-q", "-m",
-        f"QEMU {os.path.basename(src)} (Debian's source package)")
-    git(repo, "tag", "base")
-    open(os.path.join(repo, ".git", "pvdc-base-ready"), "w").close()
 
 
 def make_series(src, out):
@@ -121,11 +77,6 @@ def series_key(patches, version):
             h.update(re.sub(r"^Date: .*\n", "", f.read(), flags=re.M)
                      .encode())
     return h.hexdigest()
-
-
-def subject(path):
-    with open(path) as f:
-        return re.search(r"^Subject: (.*)$", f.read(), re.M).group(1)
 
 
 def pvdc_qtests(repo):
@@ -247,14 +198,7 @@ def main():
         re.match(r"\[PATCH \d+/\d+\] \S+: ", s) for s in subjects),
         f"graft-qemu.py --diff makes a series of {len(patches)} patches "
         "with subsystem prefixes", "\n".join(subjects))
-    letter = open(cover).read() if cover else ""
-    missing = [s for s in subjects
-               if re.sub(r"^\[PATCH \d+/\d+\] ", "", s) not in letter]
-    tap.result(re.search(rf"^Subject: \[PATCH 0/{len(patches)}\] ", letter,
-                         re.M) and not missing,
-               f"the cover letter is patch 0/{len(patches)} and names every "
-               "patch", "no cover letter" if not cover else
-               "missing: " + "; ".join(missing))
+    cover_names_every_patch(tap, cover, patches)
 
     verified_file = os.path.join(work, "verified-series")
     trees_file = os.path.join(work, "built-trees")
@@ -277,16 +221,13 @@ def main():
         for s in subjects:
             tap.result(True, f"{s} builds ({note})")
     else:
-        scratch_repository(src, repo)
-        run(["git", "-C", repo, "am", "--abort"])
-        git(repo, "checkout", "-q", "--detach", "base")
-        git(repo, "reset", "-q", "--hard", "base")
-        rc, out = run(["git", "-C", repo, "am", "--whitespace=error-all"]
-                      + patches)
+        scratch_repository(src, repo,
+                           f"QEMU {os.path.basename(src)} (Debian's source "
+                           "package)")
+        rc, out = apply_series(repo, patches)
         tap.result(rc == 0, f"git am applies the series onto QEMU {version}",
                    out)
         if rc:
-            run(["git", "-C", repo, "am", "--abort"])
             for s in subjects:
                 tap.skip(f"{s} builds", "the series does not apply")
         else:
