@@ -174,7 +174,7 @@ static const struct drm_driver pvdc_driver = {
 static int pvdc_read_caps(struct pvdc_device *pvdc)
 {
 	struct drm_device *drm = &pvdc->drm;
-	u32 id, version, size, limits, connectors;
+	u32 id, version, major, minor, size, limits, connectors;
 	u64 vram;
 	unsigned int i;
 
@@ -184,9 +184,10 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 		return -ENODEV;
 	}
 	version = pvdc_read(pvdc, PVDC_REG_VERSION);
-	if (version >> 16 != PVDC_VERSION_MAJOR) {
-		drm_err(drm, "unsupported device version %u.%u\n",
-			version >> 16, version & 0xffff);
+	major = FIELD_GET(PVDC_VERSION_MAJOR_FIELD, version);
+	minor = FIELD_GET(PVDC_VERSION_MINOR_FIELD, version);
+	if (major != PVDC_VERSION_MAJOR) {
+		drm_err(drm, "unsupported device version %u.%u\n", major, minor);
 		return -ENODEV;
 	}
 
@@ -263,7 +264,7 @@ static int pvdc_read_caps(struct pvdc_device *pvdc)
 	pvdc->wb_format_mask = pvdc_read(pvdc, PVDC_REG_FORMATS_WRITEBACK);
 
 	drm_info(drm, "pvdc %u.%u (features %#x): %u heads, %u overlays each, %u scalers, %llu MiB VRAM, %u KiB/frame\n",
-		 version >> 16, version & 0xffff, pvdc->features,
+		 major, minor, pvdc->features,
 		 pvdc->num_heads, pvdc->num_overlays, pvdc->num_scalers,
 		 (u64)pvdc->vram_size >> 20, pvdc->bandwidth_total);
 
