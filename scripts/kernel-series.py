@@ -176,9 +176,15 @@ def step_files(tree):
                     text = kernel_makefile(text)
                 files.append((dst, text))
         out.append((step, files))
-    # Every source DKMS builds is in the series.
-    built = {os.path.relpath(p, ROOT) for p in
-             glob.glob(os.path.join(ROOT, DRIVER, "*.[ch]"))}
+    # Every source DKMS builds is in the series: the objects Kbuild names
+    # and the headers (not what a build left beside them, pvdc.mod.c).
+    with open(os.path.join(ROOT, DRIVER, "Kbuild")) as f:
+        objects = re.findall(r"\b(\w+)\.o\b",
+                             re.search(r"^pvdc-y\s*:=((?:.*\\\n)*.*)$",
+                                       f.read(), re.M).group(1))
+    built = {f"{DRIVER}/{o}.c" for o in objects} | \
+        {os.path.relpath(p, ROOT) for p in
+         glob.glob(os.path.join(ROOT, DRIVER, "*.h"))}
     if built - seen:
         sys.exit("kernel-series: in no step: " + " ".join(sorted(built - seen)))
     return out
