@@ -192,9 +192,12 @@ def step_files(tree):
 
 def diffstat(diff):
     """git format-patch's summary of DIFF, from git itself: checkpatch
-    reads it (a patch that touches MAINTAINERS says so there)."""
+    reads it (a patch that touches MAINTAINERS says so there).  Run at the
+    top of the repository: in a subdirectory of a git checkout (meson's
+    build directory), git apply leaves out every path outside it."""
     p = subprocess.run(["git", "apply", "--stat", "--summary", "-"],
-                       input="".join(diff), capture_output=True, text=True)
+                       input="".join(diff), capture_output=True, text=True,
+                       cwd=ROOT)
     if p.returncode:
         sys.exit(f"kernel-series: git apply --stat: {p.stderr}")
     return p.stdout + "\n"
