@@ -126,7 +126,7 @@ static bool pvdc_dma_map(PVDCState *s, AddressSpace *as, uint64_t addr,
 
 /*
  * Writeback marked what it wrote dirty when it wrote it
- * (pvdc_binding_write()): an unmap marks nothing again.
+ * (pvdc_binding_rw()): an unmap marks nothing again.
  */
 static void pvdc_dma_unmap(PVDCState *s, GArray *maps)
 {
@@ -579,43 +579,20 @@ static const uint8_t *pvdc_binding_ptr(PVDCBinding *b, uint64_t off,
     return len <= run->len - off ? (uint8_t *)run->host + off : NULL;
 }
 
-/* Copy bytes [@off, @off + @len) of @b, which it holds, to @dst. */
-static void pvdc_binding_copy(PVDCBinding *b, uint64_t off, uint64_t len,
-                              uint8_t *dst)
-{
-    unsigned int i;
-
-    if (b->view) {
-        memcpy(dst, b->view + off, len);
-        return;
-    }
-    if (!b->runs || !b->runs->len) {
-        return;
-    }
-    i = pvdc_binding_run(b, off);
-    off -= g_array_index(b->runs, PVDCBindMap, i).off;
-    for (; len && i < b->runs->len; i++) {
-        PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
-        uint64_t n;
-
-        n = MIN(len, map->len - off);
-        memcpy(dst, (uint8_t *)map->host + off, n);
-        dst += n;
-        len -= n;
-        off = 0;
-    }
-}
-
 /*
- * Write @len bytes from @src to bytes [@off, @off + @len) of @b, which
- * it holds, and mark them dirty as an unmap would: the mappings live on,
- * and a migration must send the pages again.
+ * Copy bytes [@off, @off + @len) of @b, which it holds, to @buf, or with
+ * @is_write from @buf to them and mark them dirty as an unmap would: the
+ * mappings live on, and a migration must send the pages again.
  */
-static void pvdc_binding_write(PVDCBinding *b, uint64_t off, uint64_t len,
-                               const uint8_t *src)
+static void pvdc_binding_rw(PVDCBinding *b, uint64_t off, uint64_t len,
+                            uint8_t *buf, bool is_write)
 {
     unsigned int i;
 
+    if (b->view && !is_write) {
+        memcpy(buf, b->view + off, len);
+        return;
+    }
     if (!b->runs || !b->runs->len) {
         return;
     }
@@ -623,20 +600,22 @@ static void pvdc_binding_write(PVDCBinding *b, uint64_t off, uint64_t len,
     off -= g_array_index(b->runs, PVDCBindMap, i).off;
     for (; len && i < b->runs->len; i++) {
         PVDCBindMap *map = &g_array_index(b->runs, PVDCBindMap, i);
-        uint8_t *dst;
+        uint8_t *host = (uint8_t *)map->host + off;
+        uint64_t n = MIN(len, map->len - off);
         MemoryRegion *mr;
         ram_addr_t ram_off;
-        uint64_t n;
 
-        n = MIN(len, map->len - off);
-        dst = (uint8_t *)map->host + off;
-        memcpy(dst, src, n);
-        /* RAM checked at the mapping: the pointer is in a RAM block. */
-        mr = memory_region_from_host(dst, &ram_off);
-        if (mr) {
-            memory_region_set_dirty(mr, ram_off, n);
+        if (!is_write) {
+            memcpy(buf, host, n);
+        } else {
+            memcpy(host, buf, n);
+            /* RAM checked at the mapping: the pointer is in a RAM block. */
+            mr = memory_region_from_host(host, &ram_off);
+            if (mr) {
+                memory_region_set_dirty(mr, ram_off, n);
+            }
         }
-        src += n;
+        buf += n;
         len -= n;
         off = 0;
     }
@@ -649,7 +628,7 @@ bool pvdc_memory_load(PVDCState *s, uint64_t addr, uint64_t len, void *dst)
     if (!b) {
         return false;
     }
-    pvdc_binding_copy(b, addr - b->addr, len, dst);
+    pvdc_binding_rw(b, addr - b->addr, len, dst, false);
     return true;
 }
 
@@ -670,8 +649,9 @@ bool pvdc_memory_store(PVDCState *s, uint64_t addr, uint32_t pitch,
         return false;
     }
     for (y = 0; y < lines; y++) {
-        pvdc_binding_write(b, addr - b->addr + (uint64_t)y * pitch, line,
-                           src + (uint64_t)y * stride);
+        /* A write only reads @src: dropping its const is safe. */
+        pvdc_binding_rw(b, addr - b->addr + (uint64_t)y * pitch, line,
+                        (uint8_t *)src + (uint64_t)y * stride, true);
     }
     trace_pvdc_memory_store(addr, pitch, lines);
     /* No dirty log for the consoles: as if the guest reported it. */
@@ -705,7 +685,7 @@ static const uint8_t *pvdc_memory_fetch(void *opaque, uint64_t offset,
     if (!copy) {
         return pvdc_binding_ptr(f->b, off, len);
     }
-    pvdc_binding_copy(f->b, off, len, copy);
+    pvdc_binding_rw(f->b, off, len, copy, false);
     f->s->bounce_bytes += len;
     return copy;
 }
