@@ -39,6 +39,9 @@ rows that miss their target are marked MISS.  Sections:
                overlay over it (composed), virtio-gpu-pci with one plane;
                the same for a VNC client (which gets what the server sends
                at its own refresh) with one plane on each device
+  fbdev        pixels pvdc composes for one changed line of the fbdev
+               console / for a full-screen change (guest RAM has no dirty
+               log: only the driver's damage keeps the cost in proportion)
 
 This is a benchmark, not a test: it is not part of the test suite, and a
 MISS does not make it fail (the exit status is 0 unless it could not run).
@@ -83,7 +86,7 @@ NOTIFY = re.compile(r"^virtio-pci-notify-")
 COMMANDS = "virtio_gpu_cmd_*"
 
 SECTIONS = ["composition", "damage", "idle", "flips", "flipcost", "check",
-            "timing", "ui"]
+            "timing", "ui", "fbdev"]
 
 
 # -- statistics and the result table ---------------------------------------
@@ -733,6 +736,87 @@ def bench_ui(res, args):
                     "guest's flips at the mode's refresh", ">= 0.99")
 
 
+# -- fbdev damage ------------------------------------------------------------
+
+COMPOSE = re.compile(r"pvdc_compose head (\d+) rect -?\d+,-?\d+ (\d+)x(\d+)")
+
+
+def composed_pixels(vm, cmd, settle=1.0, timeout=10.0):
+    """Pixels pvdc composes for what @cmd draws on the console: the
+    areas of its pvdc_compose trace records from the first one until none
+    has come for @settle seconds (the damage reaches the device from the
+    fbdev helper's worker, the picture is composed at the UI's next
+    refresh)."""
+    trace = MmioAccesses(vm, "", kinds=(), events=["pvdc_compose"])
+    trace.start()
+    try:
+        vm.check(cmd)
+        start = trace.offset
+        deadline = time.monotonic() + timeout
+        while os.path.getsize(vm.qemu_log) == start and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        seen, last = -1, time.monotonic()
+        while time.monotonic() - last < settle:
+            time.sleep(0.1)
+            n = os.path.getsize(vm.qemu_log)
+            if n != seen:
+                seen, last = n, time.monotonic()
+    finally:
+        trace.stop()
+    return sum(int(m.group(2)) * int(m.group(3))
+               for m in map(COMPOSE.search, trace.records) if m)
+
+
+def bench_fbdev(res, args):
+    sys.path.insert(0, os.path.join(ROOT, "tests", "ui"))
+    width, height = 640, 480
+    device = ("pvdc", ["-device", f"pvdc,id=pvdc0,xres={width},"
+                       f"yres={height}"], "pvdc")
+    tmp = tempfile.mkdtemp(prefix="pvdc-bench-fbdev-")
+    vnc = os.path.join(tmp, "vnc")
+    # A listener that asks for every update: without one nothing is
+    # composed at all.
+    try:
+        vm = boot(device, args, display=["-display", "none",
+                                         "-vnc", f"unix:{vnc}"])
+    except GuestError as e:
+        res.failed("fbdev", "boot", e)
+        return
+    counter = None
+    line, full = [], []
+    try:
+        counter = VncFrameCounter(vnc)
+        rows = int(vm.check("stty size < /dev/tty1").split()[0])
+        text = "x" * 40
+        for _ in range(args.repeats):
+            # One character row in the middle of the screen, the cursor
+            # there before and after: fbcon damages where it moves from,
+            # so the move is composed first, apart.
+            composed_pixels(vm, f"printf '\\033[{rows // 2};1H' > /dev/tty1")
+            line.append(composed_pixels(
+                vm, f"printf '{text}\\r' > /dev/tty1"))
+            full.append(composed_pixels(
+                vm, f"printf '\\033[2J\\033[H' > /dev/tty1; "
+                    f"for i in $(seq {rows - 1}); do echo {text}; "
+                    f"done > /dev/tty1"))
+    except (GuestError, OSError, ValueError) as e:
+        res.failed("fbdev", "console writes", e)
+    finally:
+        if counter:
+            counter.close()
+        vm.stop()
+    if not line or not all(full):
+        return
+    ratios = [a / b for a, b in zip(line, full)]
+    res.add("fbdev", "composed pixels: one console line / full screen",
+            statistics.median(ratios), ratios,
+            "a full-screen console change",
+            f"<= {2.0 / rows:.3f}",
+            extra={"line_pixels": line, "full_pixels": full,
+                   "rows": rows, "frame_pixels": width * height})
+
+
 # -- main --------------------------------------------------------------------
 
 def main():
@@ -772,6 +856,8 @@ def main():
         bench_timing(res, args)
     if "ui" in args.only:
         bench_ui(res, args)
+    if "fbdev" in args.only:
+        bench_fbdev(res, args)
     elapsed = time.monotonic() - t0
 
     print_table(res)

@@ -603,9 +603,9 @@ class MmioAccesses:
     address, value, size), in the order each vCPU made them.  EVENTS are
     more trace events (names or patterns, as trace-event-set-state takes
     them) switched on with them; stop() counts their records by name in
-    self.counted.  The events are switched through QMP and written to the
-    VM's QEMU log (GuestVM.qemu_log), never to the console the harness
-    reads."""
+    self.counted and keeps them, in order, in self.records.  The events are
+    switched through QMP and written to the VM's QEMU log
+    (GuestVM.qemu_log), never to the console the harness reads."""
 
     LINE = re.compile(r"memory_region_ops_(read|write) cpu (-?\d+) mr \S+ "
                       r"addr (0x[0-9a-f]+) value (0x[0-9a-f]+) size (\d+) "
@@ -622,6 +622,7 @@ class MmioAccesses:
         self.kinds = kinds
         self.offset = 0
         self.counted = {}
+        self.records = []
 
     def _switch(self, on):
         for name in self.events:
@@ -634,7 +635,7 @@ class MmioAccesses:
 
     def stop(self):
         self._switch(False)
-        accesses, self.counted = [], {}
+        accesses, self.counted, self.records = [], {}, []
         with open(self.vm.qemu_log, errors="replace") as f:
             f.seek(self.offset)
             for line in f:
@@ -651,6 +652,7 @@ class MmioAccesses:
                              for e in self.counted_events):
                     self.counted[m.group(1)] = \
                         self.counted.get(m.group(1), 0) + 1
+                    self.records.append(line)
         return accesses
 
 
