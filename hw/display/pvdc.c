@@ -213,6 +213,18 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
                               pvdc_default_bandwidth_total(s);
     s->conf.vram_size = s->vram_size ? s->vram_size :
                         pvdc_default_vram_size(s);
+    /* VRAM is at most 2 GiB: BIND_SPACE fits its 32 bits */
+    s->conf.bind_space = PVDC_ADDR_SPACE_SIZE - s->conf.vram_size;
+    if (s->bind_space) {
+        if (s->bind_space > s->conf.bind_space ||
+            s->bind_space % PVDC_BIND_PAGE_SIZE) {
+            error_setg(errp, "pvdc: x-bind-space must be a multiple of "
+                       "%d bytes, at most the %" PRIu64 " MiB above VRAM",
+                       PVDC_BIND_PAGE_SIZE, s->conf.bind_space / MiB);
+            return;
+        }
+        s->conf.bind_space = s->bind_space;
+    }
 
     pci_config_set_interrupt_pin(pci->config, 1);
     /* Without MSI on this machine the device still works with INTx. */
@@ -700,6 +712,8 @@ static const Property pvdc_properties[] = {
     /* 0: pvdc_default_bandwidth_total() */
     DEFINE_PROP_UINT32("bandwidth-kib", PVDCState, bandwidth_kib, 0),
     DEFINE_PROP_UINT32("x-link-up-delay-ms", PVDCState, link_up_delay_ms, 0),
+    /* 0: all of the device address space above VRAM */
+    DEFINE_PROP_SIZE("x-bind-space", PVDCState, bind_space, 0),
     /* 0: PVDC_DEFAULT_XRES x PVDC_DEFAULT_YRES, within the maximum */
     DEFINE_PROP_UINT32("xres", PVDCState, xres, 0),
     DEFINE_PROP_UINT32("yres", PVDCState, yres, 0),
@@ -833,6 +847,9 @@ static void pvdc_class_init(ObjectClass *klass, void *data)
         "time the link of a disabled head takes to come up, ms, up to "
         stringify(PVDC_MAX_LINK_UP_DELAY_MS)
         " (an enable takes a frame of its mode at least)");
+    object_class_property_set_description(klass, "x-bind-space",
+        "device address space above VRAM that bindings may use, bytes, a "
+        "multiple of " stringify(PVDC_BIND_PAGE_SIZE) " (0: all of it)");
     object_class_property_set_description(klass, "xres",
         "preferred width of every head's connector (0: 1024)");
     object_class_property_set_description(klass, "yres",

@@ -45,10 +45,10 @@ typedef struct Mem {
 
 #define TABLE_ROOM          256
 
-/* The machine with @extra (EXTRA or EXTRA_MEMFD) on its command line. */
-static void mem_start_with(Mem *m, const char *extra)
+/* pvdc with @props, the machine with @extra on its command line. */
+static void mem_start_props(Mem *m, const char *props, const char *extra)
 {
-    pvdc_test_start_with(&m->t, PROPS, extra);
+    pvdc_test_start_with(&m->t, props, extra);
     pc_alloc_init(&m->alloc, m->t.qts, ALLOC_NO_FLAGS);
     m->table = guest_alloc(&m->alloc, TABLE_ROOM * PVDC_BIND_ENTRY_SIZE);
     for (int i = 0; i < BUF_PAGES; i++) {
@@ -56,6 +56,12 @@ static void mem_start_with(Mem *m, const char *extra)
         g_assert_cmpuint(m->pages[i] % PAGE, ==, 0);
     }
     m->base = m->t.vram_size;
+}
+
+/* The machine with @extra (EXTRA or EXTRA_MEMFD) on its command line. */
+static void mem_start_with(Mem *m, const char *extra)
+{
+    mem_start_props(m, PROPS, extra);
 }
 
 static void mem_start(Mem *m)
@@ -164,6 +170,41 @@ static void test_scattered_pages_bind_and_unbind(void)
     g_assert_cmpuint(bindings(&m), ==, 0);
     /* The range is free again. */
     g_assert_cmphex(bind_scattered(&m, m.base), ==, PVDC_BIND_OK);
+    mem_stop(&m);
+}
+
+/*
+ * BIND_SPACE is the address space above VRAM: the rest of 2^32, or what
+ * x-bind-space leaves a test; a binding ends at its end at the latest.
+ */
+#define SMALL_BIND_SPACE    (16 * PAGE)
+
+static void test_bind_space_bounds_bindings(void)
+{
+    g_autofree char *props =
+        g_strdup_printf(PROPS ",x-bind-space=%d", SMALL_BIND_SPACE);
+    Mem m;
+
+    mem_start(&m);
+    g_assert_cmphex(pvdc_rd(&m.t, PVDC_REG_BIND_SPACE), ==,
+                    4 * GiB - m.t.vram_size);
+    /* Read-only. */
+    pvdc_wr(&m.t, PVDC_REG_BIND_SPACE, SMALL_BIND_SPACE);
+    g_assert_cmphex(pvdc_rd(&m.t, PVDC_REG_BIND_SPACE), ==,
+                    4 * GiB - m.t.vram_size);
+    mem_stop(&m);
+
+    mem_start_props(&m, props, EXTRA);
+    g_assert_cmphex(pvdc_rd(&m.t, PVDC_REG_BIND_SPACE), ==, SMALL_BIND_SPACE);
+    g_assert_cmphex(bind_one(&m, m.base + SMALL_BIND_SPACE, PAGE, m.pages[0],
+                             PAGE), ==, PVDC_BIND_ERR_RANGE);
+    g_assert_cmphex(bind_one(&m, m.base + SMALL_BIND_SPACE - PAGE, 2 * PAGE,
+                             m.pages[0], 2 * PAGE), ==, PVDC_BIND_ERR_RANGE);
+    g_assert_cmpuint(bindings(&m), ==, 0);
+    /* Its last page binds. */
+    g_assert_cmphex(bind_one(&m, m.base + SMALL_BIND_SPACE - PAGE, PAGE,
+                             m.pages[0], PAGE), ==, PVDC_BIND_OK);
+    g_assert_cmpuint(bindings(&m), ==, 1);
     mem_stop(&m);
 }
 
@@ -2068,6 +2109,8 @@ int main(int argc, char **argv)
                    test_scattered_pages_bind_and_unbind);
     qtest_add_func("/pvdc/memory/hostile-ranges-are-refused",
                    test_hostile_ranges_are_refused);
+    qtest_add_func("/pvdc/memory/bind-space-bounds-bindings",
+                   test_bind_space_bounds_bindings);
     qtest_add_func("/pvdc/memory/hostile-tables-are-refused",
                    test_hostile_tables_are_refused);
     qtest_add_func("/pvdc/memory/memory-that-is-not-ram-is-refused",

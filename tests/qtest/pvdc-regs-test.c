@@ -208,6 +208,8 @@ static const InvalidProp invalid_props[] = {
     { "max-height", "16385" },
     { "xres", "5000" },
     { "x-link-up-delay-ms", "5001" },  /* PVDC_MAX_LINK_UP_DELAY_MS + 1 */
+    { "x-bind-space", "6000" },         /* not whole pages */
+    { "x-bind-space", "4G" },           /* more than the space above VRAM */
 };
 
 /* Runs in a subprocess: QEMU is expected to exit before qtest connects. */
