@@ -228,7 +228,7 @@ struct PVDCState {
 
     /* properties */
     PVDCConfig conf;
-    uint64_t vram_size;         /* 0: conf.vram_size derived */
+    uint64_t vram_size;         /* 0: the default */
     uint32_t bandwidth_kib;     /* 0: conf.bandwidth_total derived */
     uint32_t link_up_delay_ms;
     uint64_t bind_space;        /* 0: conf.bind_space derived */

@@ -1894,13 +1894,13 @@ static void test_lost_binding_is_not_loaded(void)
 
 /*
  * What a user sets for eight 8K heads (docs/system/devices/pvdc.rst,
- * "Sizing"): the largest mode, and little VRAM, which framebuffers in
- * guest RAM do not need; the derived bandwidth then covers two
- * full-screen planes a head.  q35 puts all RAM past 2 GiB above 4 GiB,
- * where the buffers are (guest RAM costs the host only where written).
+ * "Sizing"): the largest mode, nothing else.  The default VRAM is small
+ * (framebuffers in guest RAM need none), and the derived bandwidth covers
+ * two full-screen planes a head.  q35 puts all RAM past 2 GiB above
+ * 4 GiB, where the buffers are (guest RAM costs the host only where
+ * written).
  */
-#define BIG_PROPS           "heads=8,max-width=7680,max-height=4320," \
-                            "vram-size=16M"
+#define BIG_PROPS           "heads=8,max-width=7680,max-height=4320"
 #define BIG_EXTRA           "-m 6G"
 #define BIG_RAM_HIGH        (4 * GiB)
 #define BIG_RAM_HIGH_SIZE   (4 * GiB)
@@ -2040,8 +2040,8 @@ static void big_assert_shows(PVDCTest *t, unsigned int set, unsigned int h)
 /*
  * Eight heads at 7680x4320, each showing two full-screen 32-bit planes
  * double-buffered: 32 buffers of 126.5 MiB, one binding each, in guest
- * RAM above 4 GiB.  With 16 MiB of VRAM the 4 GiB device address space
- * holds 32 of them and not one more.  One group commit enables every
+ * RAM above 4 GiB.  With the default VRAM (16 MiB) the 4 GiB device
+ * address space holds 32 of them and not one more.  One group commit enables every
  * head, a second flips them all to the back buffers, writing only the
  * planes' offsets; each head shows its own buffers, pixel for pixel.
  */
@@ -2057,6 +2057,8 @@ static void test_eight_8k_heads_scan_out_of_guest_ram(void)
     g_assert_cmpuint(BIG_CLOCK, <=, PVDC_MAX_PIXEL_CLOCK_KHZ);
     pvdc_test_start_with(&t, BIG_PROPS, BIG_EXTRA);
     g_assert_cmpuint(t.heads, ==, BIG_HEADS);
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_BIND_SPACE), ==,
+                     4 * GiB - t.vram_size);
     g_assert_cmphex(pvdc_rd(&t, PVDC_REG_MAX_SIZE), ==, PVDC_XY(BIG_W, BIG_H));
     pc_alloc_init(&alloc, t.qts, ALLOC_NO_FLAGS);
     table = guest_alloc(&alloc, PVDC_BIND_ENTRY_SIZE);
