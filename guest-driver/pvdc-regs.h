@@ -522,7 +522,13 @@
 /* ------------------------------------------------------------------------ */
 
 #define PVDC_EDID_BASE			0xa000
-#define PVDC_EDID_SIZE			0x100
+/*
+ * A base block and up to two extensions, as QEMU generates them: a
+ * CTA-861 one, and a DisplayID one for a preferred mode 4096 pixels wide
+ * or more or whose pixel clock is 655.36 MHz or more.  Past the blocks
+ * the EDID's extension count names, the window reads as zeros.
+ */
+#define PVDC_EDID_SIZE			0x180
 #define PVDC_EDID(h)			(PVDC_EDID_BASE + (h) * PVDC_EDID_SIZE)
 
 /* Two 16-bit fields packed in one register: x (low) and y (high). */

@@ -22,6 +22,10 @@ TEST_ONLY refuses with ENOSPC the flips whose buffers would not fit in the
 device address space beside those the device still shows, and accepts
 those that do, and each commit ends as its TEST_ONLY said (issue 33: a
 commit is refused by its check, not by prepare_fb).
+
+A fourth guest, on a pvdc whose preferred mode is 7680x4320, reads the
+connector's modes: Linux lists 7680x4320 from the DisplayID extension of
+the EDID, which the driver reads block by block (issue 33).
 """
 
 import os
@@ -46,6 +50,12 @@ BUDGET_EXTRA_MEMORY_MIB = 1024
 # pvdc-space's four shown and four flipped to.
 SPACE_BUFFER_MIB = 3
 SPACE_DEVICE = f"pvdc,id=pvdc0,heads=2,x-bind-space={7 * SPACE_BUFFER_MIB}M"
+# A preferred mode only a DisplayID extension of the EDID describes; the
+# console takes a small mode, so that the guest composes no 8K frames.
+MODE_8K = "7680x4320"
+EDID_8K_DEVICE = ("pvdc,id=pvdc0,heads=1,max-width=7680,max-height=4320,"
+                  "xres=7680,yres=4320")
+EDID_8K_APPEND = "video=Virtual-1:1024x768"
 
 
 def planes(tap, vm):
@@ -109,6 +119,30 @@ def address_space(tap):
         vm.stop()
 
 
+def edid_8k(tap):
+    """The modes Linux lists for an 8K preferred mode, on EDID_8K_DEVICE."""
+    vm = GuestVM(devices=["-device", EDID_8K_DEVICE], append=EDID_8K_APPEND)
+    try:
+        vm.start()
+    except GuestError as e:
+        vm.stop()
+        tap.fail("a guest boots on a pvdc whose preferred mode is 8K", e)
+        return
+    try:
+        modes = vm.check("cat /sys/class/drm/card0-Virtual-1/modes")
+
+        def lists_8k():
+            if MODE_8K not in modes.split():
+                raise AssertionError(f"no {MODE_8K} in:\n{modes}")
+        tap.case(f"the connector lists {MODE_8K} from the EDID's DisplayID "
+                 "block", lists_8k)
+        tap.case(f"{KERNEL_LOG_CASE} (8K EDID)", vm.check_kernel_log)
+    except GuestError as e:
+        tap.fail("the guest with an 8K preferred mode stays responsive", e)
+    finally:
+        vm.stop()
+
+
 def main():
     def body(tap, vm):
         planes(tap, vm)
@@ -116,6 +150,7 @@ def main():
         vm.stop()
         default_budget(tap)
         address_space(tap)
+        edid_8k(tap)
     return run_suite(body, device=DEVICE, append="iomem=relaxed")
 
 

@@ -307,32 +307,78 @@ static void test_edid_and_connector(void)
     pvdc_test_stop(&t);
 }
 
+#define EDID_BLOCK          128
+#define EDID_EXTENSIONS     126         /* byte of the base block */
+#define EDID_EXT_CTA        0x02        /* extension tags */
+#define EDID_EXT_DISPLAYID  0x70
+
 /*
- * The EDID of @head as a guest checks it: the header, the checksum of
- * every 128-byte block, and exactly as many extension blocks as the
- * window holds after the base block (a CTA-861 block).
+ * The EDID of @head as a guest checks it, to @edid: the header, the
+ * checksum of the base block and of each extension its count names, the
+ * first extension a CTA-861 block, and zeros in the rest of the window.
+ * The number of extensions.
  */
-static void assert_edid_valid(PVDCTest *t, unsigned int head)
+static unsigned int read_edid(PVDCTest *t, unsigned int head,
+                              uint8_t edid[PVDC_EDID_SIZE])
 {
     static const uint8_t header[] = { 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
                                       0 };
-    uint8_t edid[PVDC_EDID_SIZE];
-    unsigned int blocks = PVDC_EDID_SIZE / 128;
+    unsigned int blocks;
 
     for (int i = 0; i < PVDC_EDID_SIZE; i += 4) {
         stl_le_p(edid + i, pvdc_rd(t, PVDC_EDID(head) + i));
     }
     g_assert(memcmp(edid, header, sizeof(header)) == 0);
-    g_assert_cmpuint(edid[126], ==, blocks - 1);
+    blocks = edid[EDID_EXTENSIONS] + 1;
+    g_assert_cmpuint(blocks * EDID_BLOCK, <=, PVDC_EDID_SIZE);
     for (unsigned int b = 0; b < blocks; b++) {
         uint8_t sum = 0;
 
-        for (int i = 0; i < 128; i++) {
-            sum += edid[b * 128 + i];
+        for (int i = 0; i < EDID_BLOCK; i++) {
+            sum += edid[b * EDID_BLOCK + i];
         }
         g_assert_cmpuint(sum, ==, 0);
     }
-    g_assert_cmphex(edid[128], ==, 0x02);
+    g_assert_cmphex(edid[EDID_BLOCK], ==, EDID_EXT_CTA);
+    for (unsigned int i = blocks * EDID_BLOCK; i < PVDC_EDID_SIZE; i++) {
+        g_assert_cmphex(edid[i], ==, 0);
+    }
+    return blocks - 1;
+}
+
+static void assert_edid_valid(PVDCTest *t, unsigned int head)
+{
+    uint8_t edid[PVDC_EDID_SIZE];
+
+    read_edid(t, head, edid);
+}
+
+/*
+ * A preferred mode 4096 pixels wide or more is not in the base block:
+ * QEMU describes it in a DisplayID extension (a detailed timing, type I),
+ * which the window holds, at a refresh rate whose pixel clock the device
+ * takes.  Smaller modes need no such block.
+ */
+static void test_edid_has_8k_in_a_displayid_block(void)
+{
+    uint8_t edid[PVDC_EDID_SIZE];
+    const uint8_t *did = edid + 2 * EDID_BLOCK;
+    uint32_t clock_khz;
+    PVDCTest t;
+
+    pvdc_test_start(&t, "heads=2,max-width=7680,max-height=4320,"
+                    "head0-xres=7680,head0-yres=4320");
+    g_assert_cmpuint(read_edid(&t, 0, edid), ==, 2);
+    g_assert_cmphex(did[0], ==, EDID_EXT_DISPLAYID);
+    g_assert_cmphex(did[5], ==, 0x03);          /* detailed timings */
+    g_assert_cmpuint(lduw_le_p(did + 12) + 1, ==, 7680);
+    g_assert_cmpuint(lduw_le_p(did + 20) + 1, ==, 4320);
+    /* 3 bytes, 10 kHz units */
+    clock_khz = (did[8] | did[9] << 8 | did[10] << 16) * 10;
+    g_assert_cmpuint(clock_khz, <=, PVDC_MAX_PIXEL_CLOCK_KHZ);
+    g_assert_cmpuint(clock_khz, >, PVDC_MAX_PIXEL_CLOCK_KHZ * 99 / 100);
+    g_assert_cmpuint(read_edid(&t, 1, edid), ==, 1);
+    pvdc_test_stop(&t);
 }
 
 /* Regenerated from scratch at every change: still one valid EDID. */
@@ -664,6 +710,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvdc/reset/values-follow-the-design", test_reset_values);
     qtest_add_func("/pvdc/edid/describes-the-preferred-mode",
                    test_edid_and_connector);
+    qtest_add_func("/pvdc/edid/has-8k-in-a-displayid-block",
+                   test_edid_has_8k_in_a_displayid_block);
     qtest_add_func("/pvdc/edid/stays-valid-after-repeated-changes",
                    test_edid_stays_valid_after_repeated_changes);
     qtest_add_func("/pvdc/vram/bar-is-memory", test_vram_bar_is_memory);
