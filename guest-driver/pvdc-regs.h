@@ -199,7 +199,7 @@
 #define PVDC_BIND_CMD_UNBIND		2
 #define PVDC_REG_BIND_STATUS		0x0118 /* RO: of the last command */
 #define PVDC_BIND_OK			0x00
-/* address or size misaligned or zero, below VRAM_SIZE or past 2^32 */
+/* address or size misaligned or zero, below VRAM_SIZE or past BIND_SPACE */
 #define PVDC_BIND_ERR_RANGE		0x01
 #define PVDC_BIND_ERR_OVERLAP		0x02 /* overlaps a binding */
 /* table misaligned or of 0 or too many entries; an entry is not valid */
@@ -212,6 +212,12 @@
 /* a byte of the range is read by the active state or an armed commit */
 #define PVDC_BIND_ERR_BUSY		0x07
 #define PVDC_REG_NUM_BINDINGS		0x011c /* RO: PVDC_MAX_BINDINGS */
+/*
+ * RO: bytes of device address space above VRAM that bindings may use,
+ * [VRAM_SIZE, VRAM_SIZE + BIND_SPACE): 2^32 - VRAM_SIZE unless a test
+ * made it smaller
+ */
+#define PVDC_REG_BIND_SPACE		0x0128
 #define PVDC_BIND_PAGE_SIZE		4096
 #define PVDC_BIND_ENTRY_SIZE		16
 #define PVDC_BIND_TABLE_ALIGN		8
@@ -516,7 +522,13 @@
 /* ------------------------------------------------------------------------ */
 
 #define PVDC_EDID_BASE			0xa000
-#define PVDC_EDID_SIZE			0x100
+/*
+ * A base block and up to two extensions, as QEMU generates them: a
+ * CTA-861 one, and a DisplayID one for a preferred mode 4096 pixels wide
+ * or more or whose pixel clock is 655.36 MHz or more.  Past the blocks
+ * the EDID's extension count names, the window reads as zeros.
+ */
+#define PVDC_EDID_SIZE			0x180
 #define PVDC_EDID(h)			(PVDC_EDID_BASE + (h) * PVDC_EDID_SIZE)
 
 /* Two 16-bit fields packed in one register: x (low) and y (high). */

@@ -33,6 +33,11 @@ static struct pvdc_head *connector_to_head(struct drm_connector *connector)
 	return container_of(connector, struct pvdc_head, connector);
 }
 
+/*
+ * Block @block of the connector's EDID: drm_edid_read_custom() asks for
+ * every block the base block's extension count names, the DisplayID one
+ * that describes the largest modes included, all within the window.
+ */
 static int pvdc_edid_read_block(void *data, u8 *buf, unsigned int block,
 				size_t len)
 {

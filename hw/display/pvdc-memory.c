@@ -2,13 +2,15 @@
  * pvdc: paravirtual display controller - guest memory.
  *
  * The device address space is [0, 2^32): VRAM at [0, VRAM_SIZE), and
- * above it ranges of guest pages the guest binds with BIND_CMD, a GART
- * at buffer granularity.  A BIND reads the guest's table of pages once,
- * checks every entry and maps its pages (through the device's PCI DMA
- * address space, so that an IOMMU translates them and a device without
- * bus mastering reaches nothing); the mappings stay until the UNBIND of
- * the range, a reset or unrealize.  So a page flip, which names a
- * buffer by its device address like a VRAM offset, needs no DMA set-up.
+ * above it, in the BIND_SPACE bytes up to 2^32 (fewer if a test's
+ * x-bind-space says so), ranges of guest pages the guest binds with
+ * BIND_CMD, a GART at buffer granularity.  A BIND reads the guest's table
+ * of pages once, checks every entry and maps its pages (through the
+ * device's PCI DMA address space, so that an IOMMU translates them and a
+ * device without bus mastering reaches nothing); the mappings stay until
+ * the UNBIND of the range, a reset or unrealize.  So a page flip, which
+ * names a buffer by its device address like a VRAM offset, needs no DMA
+ * set-up.
  * A plane's framebuffer (and Cb:Cr plane), a writeback target and a
  * colour table lie wholly in VRAM or wholly in one binding; composition
  * reads a binding's bytes through views (pvdc_memory_views()), a doorbell
@@ -316,7 +318,8 @@ static uint32_t pvdc_bind_range_check(PVDCState *s, uint64_t addr,
     uint32_t i;
 
     if (!size || addr % PVDC_BIND_PAGE_SIZE || size % PVDC_BIND_PAGE_SIZE ||
-        addr < s->conf.vram_size || addr + size > PVDC_ADDR_SPACE_SIZE) {
+        addr < s->conf.vram_size ||
+        addr + size > s->conf.vram_size + s->conf.bind_space) {
         return PVDC_BIND_ERR_RANGE;
     }
     for (i = 0; i < s->num_bindings; i++) {
@@ -944,6 +947,9 @@ bool pvdc_memory_read(PVDCState *s, hwaddr addr, uint32_t *val)
         return true;
     case PVDC_REG_NUM_BINDINGS:
         *val = PVDC_MAX_BINDINGS;
+        return true;
+    case PVDC_REG_BIND_SPACE:
+        *val = s->conf.bind_space;
         return true;
     case PVDC_REG_DAMAGE_ADDR:
         *val = s->damage_addr;

@@ -69,6 +69,27 @@ static bool pvdc_realized(PVDCState *s)
     return DEVICE(s)->realized;
 }
 
+/*
+ * The preferred mode's timings are qemu_edid_generate()'s: 35 % of the
+ * width and 3.5 % of the height as blanking, at 75 Hz unless the UI
+ * says otherwise.  For the largest modes that is more than the pixel
+ * clock HS_MODE takes (7680x4320 at 75 Hz: 3.5 GHz): the EDID then gets
+ * the highest refresh rate, in mHz, whose clock the device takes, so
+ * that the guest can set the mode it lists.
+ */
+#define PVDC_EDID_REFRESH_MHZ           75000
+
+static uint32_t pvdc_edid_refresh(uint32_t width, uint32_t height,
+                                  uint32_t wanted)
+{
+    uint64_t htotal = width + (uint64_t)width * 35 / 100;
+    uint64_t vtotal = height + (uint64_t)height * 35 / 1000;
+    uint64_t most = (uint64_t)PVDC_MAX_PIXEL_CLOCK_KHZ * 1000000 /
+                    MAX(htotal * vtotal, 1);
+
+    return MIN(wanted ? wanted : PVDC_EDID_REFRESH_MHZ, most);
+}
+
 static void pvdc_output_update_edid(PVDCHead *head, const QemuUIInfo *ui)
 {
     PVDCState *s = head->dev;
@@ -84,8 +105,9 @@ static void pvdc_output_update_edid(PVDCHead *head, const QemuUIInfo *ui)
     if (ui) {
         info.width_mm = ui->width_mm;
         info.height_mm = ui->height_mm;
-        info.refresh_rate = ui->refresh_rate;
     }
+    info.refresh_rate = pvdc_edid_refresh(info.prefx, info.prefy,
+                                          ui ? ui->refresh_rate : 0);
     /* distinct serials keep the guest from taking two heads for one */
     snprintf(serial, sizeof(serial), "pvdc-%u", head->index);
     /* The generator only adds to the buffer: extensions, mode bits. */

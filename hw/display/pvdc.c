@@ -30,19 +30,24 @@
 #define PVDC_MAX_VRAM_SIZE      (2 * GiB)
 
 /*
- * What the defaults promise every head: a full-screen primary and a
- * full-screen overlay at max-width x max-height, 32 bits a pixel, and the
- * largest cursor.  In VRAM each of them is double-buffered.
+ * What the bandwidth default promises every head: a full-screen primary
+ * and a full-screen overlay at max-width x max-height, 32 bits a pixel,
+ * and the largest cursor.
  */
 #define PVDC_DEFAULT_FULL_PLANES        2
-#define PVDC_DEFAULT_BUFFERS            2
 #define PVDC_DEFAULT_CPP                4
+
 /*
- * A guest allocates each buffer in whole pages (up to 64 KiB on some
- * architectures), keeps its colour tables in VRAM and scans a console
- * framebuffer out of it too: the automatic size leaves room for these.
+ * VRAM holds what needs no DMA: the colour tables (the Linux driver keeps
+ * about 64 KiB a head there) and the framebuffers of a guest that binds
+ * no guest RAM (a 1920x1080 32-bit one, or two of 1280x1024, beside the
+ * tables of eight heads).  Framebuffers in guest RAM need none of it,
+ * and every byte of VRAM is device address space their bindings lose:
+ * with 16 MiB, the 32 buffers of eight heads at 7680x4320 showing two
+ * full-screen planes, with a flip armed on each, fit in the rest.  So
+ * the default does not follow the modes.
  */
-#define PVDC_GUEST_PAGE_MAX             (64 * KiB)
+#define PVDC_DEFAULT_VRAM_SIZE          PVDC_MIN_VRAM_SIZE
 
 static uint32_t pvdc_planes_per_head(PVDCState *s)
 {
@@ -101,7 +106,7 @@ static bool pvdc_check_properties(PVDCState *s, Error **errp)
     if (s->vram_size &&
         (s->vram_size < PVDC_MIN_VRAM_SIZE ||
          s->vram_size > PVDC_MAX_VRAM_SIZE || !is_power_of_2(s->vram_size))) {
-        error_setg(errp, "pvdc: vram-size must be 0 (automatic) or a power "
+        error_setg(errp, "pvdc: vram-size must be 0 (the default) or a power "
                    "of two between %" PRIu64 " MiB and %" PRIu64 " MiB",
                    PVDC_MIN_VRAM_SIZE / MiB, PVDC_MAX_VRAM_SIZE / MiB);
         return false;
@@ -131,13 +136,34 @@ static uint64_t pvdc_plane_kib(uint32_t width, uint32_t height)
     return DIV_ROUND_UP((uint64_t)width * height * PVDC_DEFAULT_CPP, KiB);
 }
 
-/* Bytes a guest allocates for one buffer of @width x @height. */
+/* Device address space one bound buffer of @width x @height takes. */
 static uint64_t pvdc_buffer_bytes(uint32_t width, uint32_t height)
 {
     uint64_t pitch = ROUND_UP((uint64_t)width * PVDC_DEFAULT_CPP,
                               PVDC_PITCH_ALIGNMENT);
 
-    return ROUND_UP(pitch * height, PVDC_GUEST_PAGE_MAX);
+    return ROUND_UP(pitch * height, PVDC_BIND_PAGE_SIZE);
+}
+
+/*
+ * A vram-size the user set works whatever it is, but say so if it leaves
+ * too little address space above VRAM for what the bandwidth default lets
+ * every head show: two full-screen planes, with a flip of each armed.
+ */
+static void pvdc_check_bind_space(PVDCState *s)
+{
+    uint64_t need = (uint64_t)s->conf.num_heads * PVDC_DEFAULT_FULL_PLANES *
+                    2 * pvdc_buffer_bytes(s->conf.max_width,
+                                          s->conf.max_height);
+
+    if (s->vram_size && need > s->conf.bind_space) {
+        warn_report("pvdc: vram-size leaves %" PRIu64 " MiB of device "
+                    "address space above VRAM; %u heads flipping two "
+                    "full-screen %ux%u planes need %" PRIu64 " MiB",
+                    s->conf.bind_space / MiB, s->conf.num_heads,
+                    s->conf.max_width, s->conf.max_height,
+                    DIV_ROUND_UP(need, MiB));
+    }
 }
 
 static uint32_t pvdc_default_bandwidth_total(PVDCState *s)
@@ -149,33 +175,6 @@ static uint32_t pvdc_default_bandwidth_total(PVDCState *s)
 
     /* at most 8 * (2 * 2^20 + 2^8) KiB: fits */
     return s->conf.num_heads * per_head;
-}
-
-static uint64_t pvdc_default_vram_size(PVDCState *s)
-{
-    uint64_t colour = PVDC_LUT_MAX_SIZE * PVDC_LUT_ENTRY_SIZE * 2 +
-                      PVDC_CTM_SIZE;
-    uint64_t fb = pvdc_buffer_bytes(s->conf.max_width, s->conf.max_height);
-    uint64_t per_head =
-        PVDC_DEFAULT_BUFFERS *
-        (PVDC_DEFAULT_FULL_PLANES * fb +
-         pvdc_buffer_bytes(PVDC_CURSOR_MAX_SIZE, PVDC_CURSOR_MAX_SIZE)) +
-        ROUND_UP(colour, PVDC_GUEST_PAGE_MAX);
-    /* and one console framebuffer for the whole device */
-    uint64_t need = s->conf.num_heads * per_head + fb;
-
-    if (need > PVDC_MAX_VRAM_SIZE) {
-        /*
-         * Only raised max-width/max-height get here: say that the
-         * defaults no longer hold what the user guide promises.
-         */
-        warn_report("pvdc: %u heads of %ux%u need %" PRIu64 " MiB of VRAM, "
-                    "more than the largest vram-size, %" PRIu64 " MiB",
-                    s->conf.num_heads, s->conf.max_width, s->conf.max_height,
-                    DIV_ROUND_UP(need, MiB), PVDC_MAX_VRAM_SIZE / MiB);
-        return PVDC_MAX_VRAM_SIZE;
-    }
-    return MAX(pow2ceil(need), PVDC_MIN_VRAM_SIZE);
 }
 
 static void pvdc_write_config(PCIDevice *pci, uint32_t addr, uint32_t val,
@@ -211,8 +210,21 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
     }
     s->conf.bandwidth_total = s->bandwidth_kib ? s->bandwidth_kib :
                               pvdc_default_bandwidth_total(s);
-    s->conf.vram_size = s->vram_size ? s->vram_size :
-                        pvdc_default_vram_size(s);
+    s->conf.vram_size = s->vram_size ? s->vram_size : PVDC_DEFAULT_VRAM_SIZE;
+    /* VRAM is at most 2 GiB: BIND_SPACE fits its 32 bits */
+    s->conf.bind_space = PVDC_ADDR_SPACE_SIZE - s->conf.vram_size;
+    if (s->bind_space) {
+        if (s->bind_space > s->conf.bind_space ||
+            s->bind_space % PVDC_BIND_PAGE_SIZE) {
+            error_setg(errp, "pvdc: x-bind-space must be a multiple of "
+                       "%d bytes, at most the %" PRIu64 " MiB above VRAM",
+                       PVDC_BIND_PAGE_SIZE, s->conf.bind_space / MiB);
+            return;
+        }
+        s->conf.bind_space = s->bind_space;
+    } else {
+        pvdc_check_bind_space(s);
+    }
 
     pci_config_set_interrupt_pin(pci->config, 1);
     /* Without MSI on this machine the device still works with INTx. */
@@ -234,8 +246,8 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
         return;
     }
     /*
-     * 64-bit: the firmware may place it above 4 GiB, where the 512 MiB to
-     * 2 GiB the defaults give fit whatever the 32-bit PCI hole leaves.
+     * 64-bit: the firmware may place it above 4 GiB, where a vram-size
+     * of up to 2 GiB fits whatever the 32-bit PCI hole leaves.
      */
     pci_register_bar(pci, PVDC_VRAM_BAR, PCI_BASE_ADDRESS_SPACE_MEMORY |
                      PCI_BASE_ADDRESS_MEM_TYPE_64 |
@@ -692,7 +704,7 @@ static const Property pvdc_properties[] = {
     DEFINE_PROP_UINT32("heads", PVDCState, conf.num_heads, 2),
     DEFINE_PROP_UINT32("overlays", PVDCState, conf.num_overlays, 3),
     DEFINE_PROP_UINT32("scalers", PVDCState, conf.num_scalers, 2),
-    /* 0: pvdc_default_vram_size() */
+    /* 0: PVDC_DEFAULT_VRAM_SIZE */
     DEFINE_PROP_SIZE("vram-size", PVDCState, vram_size, 0),
     /* 4096x2160: the largest mode the EDID lists is then the maximum */
     DEFINE_PROP_UINT32("max-width", PVDCState, conf.max_width, 4096),
@@ -700,6 +712,8 @@ static const Property pvdc_properties[] = {
     /* 0: pvdc_default_bandwidth_total() */
     DEFINE_PROP_UINT32("bandwidth-kib", PVDCState, bandwidth_kib, 0),
     DEFINE_PROP_UINT32("x-link-up-delay-ms", PVDCState, link_up_delay_ms, 0),
+    /* 0: all of the device address space above VRAM */
+    DEFINE_PROP_SIZE("x-bind-space", PVDCState, bind_space, 0),
     /* 0: PVDC_DEFAULT_XRES x PVDC_DEFAULT_YRES, within the maximum */
     DEFINE_PROP_UINT32("xres", PVDCState, xres, 0),
     DEFINE_PROP_UINT32("yres", PVDCState, yres, 0),
@@ -821,7 +835,7 @@ static void pvdc_class_init(ObjectClass *klass, void *data)
         "scaled planes the device can show at once, all heads, 0 to 16");
     object_class_property_set_description(klass, "vram-size",
         "video memory (BAR 2), a power of two from 16 MiB to 2 GiB "
-        "(0: four full-screen framebuffers per head)");
+        "(0: the smallest; framebuffers in guest RAM need none)");
     object_class_property_set_description(klass, "max-width",
         "largest mode and framebuffer width, pixels, 1 to 16384");
     object_class_property_set_description(klass, "max-height",
@@ -833,6 +847,9 @@ static void pvdc_class_init(ObjectClass *klass, void *data)
         "time the link of a disabled head takes to come up, ms, up to "
         stringify(PVDC_MAX_LINK_UP_DELAY_MS)
         " (an enable takes a frame of its mode at least)");
+    object_class_property_set_description(klass, "x-bind-space",
+        "device address space above VRAM that bindings may use, bytes, a "
+        "multiple of " stringify(PVDC_BIND_PAGE_SIZE) " (0: all of it)");
     object_class_property_set_description(klass, "xres",
         "preferred width of every head's connector (0: 1024)");
     object_class_property_set_description(klass, "yres",

@@ -204,6 +204,11 @@ typedef struct PVDCConfig {
     uint32_t max_width;
     uint32_t max_height;
     uint32_t bandwidth_total;
+    /*
+     * Bytes above VRAM that bindings may use (BIND_SPACE): a test's knob,
+     * not migrated; a stream's bindings past it are refused by post_load.
+     */
+    uint64_t bind_space;
 } PVDCConfig;
 
 struct PVDCState {
@@ -223,9 +228,10 @@ struct PVDCState {
 
     /* properties */
     PVDCConfig conf;
-    uint64_t vram_size;         /* 0: conf.vram_size derived */
+    uint64_t vram_size;         /* 0: the default */
     uint32_t bandwidth_kib;     /* 0: conf.bandwidth_total derived */
     uint32_t link_up_delay_ms;
+    uint64_t bind_space;        /* 0: conf.bind_space derived */
     uint32_t xres;
     uint32_t yres;
     bool host_cursor;

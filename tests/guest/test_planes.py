@@ -15,6 +15,17 @@ A second guest, on a four-head pvdc with the default VRAM and bandwidth,
 runs guest-driver/tests/pvdc-budget: four dumb buffers of the largest mode
 per head, a full-screen primary and overlay on every head, and a flip of
 all of them (issue 14: what the defaults must hold).
+
+A third guest, on a two-head pvdc whose bindings have room for seven
+buffers of its 1024x768 preferred mode, runs guest-driver/tests/pvdc-space:
+TEST_ONLY refuses with ENOSPC the flips whose buffers would not fit in the
+device address space beside those the device still shows, and accepts
+those that do, and each commit ends as its TEST_ONLY said (issue 33: a
+commit is refused by its check, not by prepare_fb).
+
+A fourth guest, on a pvdc whose preferred mode is 7680x4320, reads the
+connector's modes: Linux lists 7680x4320 from the DisplayID extension of
+the EDID, which the driver reads block by block (issue 33).
 """
 
 import os
@@ -35,6 +46,16 @@ LARGEST_MODE = "4096x2160"
 # GEM shmem buffers live in guest RAM, and are scanned out of it: room for
 # pvdc-budget's sixteen (540 MiB) besides what the kernel needs.
 BUDGET_EXTRA_MEMORY_MIB = 1024
+# Seven 3 MiB XRGB8888 buffers of 1024x768 fit above VRAM, not eight:
+# pvdc-space's four shown and four flipped to.
+SPACE_BUFFER_MIB = 3
+SPACE_DEVICE = f"pvdc,id=pvdc0,heads=2,x-bind-space={7 * SPACE_BUFFER_MIB}M"
+# A preferred mode only a DisplayID extension of the EDID describes; the
+# console takes a small mode, so that the guest composes no 8K frames.
+MODE_8K = "7680x4320"
+EDID_8K_DEVICE = ("pvdc,id=pvdc0,heads=1,max-width=7680,max-height=4320,"
+                  "xres=7680,yres=4320")
+EDID_8K_APPEND = "video=Virtual-1:1024x768"
 
 
 def planes(tap, vm):
@@ -72,12 +93,64 @@ def default_budget(tap):
         vm.stop()
 
 
+def address_space(tap):
+    """pvdc-space on a guest of its own, booted on SPACE_DEVICE."""
+    vm = GuestVM(devices=["-device", SPACE_DEVICE])
+    try:
+        vm.start()
+    except GuestError as e:
+        vm.stop()
+        tap.fail("a guest boots on a pvdc with little address space", e)
+        return
+    try:
+        out = program_cases(tap, vm, "pvdc-space", "pvdc-space", 300)
+
+        def buffer_size():
+            size = f"# buffers of {SPACE_BUFFER_MIB << 20} bytes"
+            if size not in out:
+                raise AssertionError(f"not {size}:\n{out[-2000:]}")
+        tap.case(f"pvdc-space: its buffers are {SPACE_BUFFER_MIB} MiB",
+                 buffer_size)
+        tap.case(f"{KERNEL_LOG_CASE} (little address space)",
+                 vm.check_kernel_log)
+    except GuestError as e:
+        tap.fail("the guest with little address space stays responsive", e)
+    finally:
+        vm.stop()
+
+
+def edid_8k(tap):
+    """The modes Linux lists for an 8K preferred mode, on EDID_8K_DEVICE."""
+    vm = GuestVM(devices=["-device", EDID_8K_DEVICE], append=EDID_8K_APPEND)
+    try:
+        vm.start()
+    except GuestError as e:
+        vm.stop()
+        tap.fail("a guest boots on a pvdc whose preferred mode is 8K", e)
+        return
+    try:
+        modes = vm.check("cat /sys/class/drm/card0-Virtual-1/modes")
+
+        def lists_8k():
+            if MODE_8K not in modes.split():
+                raise AssertionError(f"no {MODE_8K} in:\n{modes}")
+        tap.case(f"the connector lists {MODE_8K} from the EDID's DisplayID "
+                 "block", lists_8k)
+        tap.case(f"{KERNEL_LOG_CASE} (8K EDID)", vm.check_kernel_log)
+    except GuestError as e:
+        tap.fail("the guest with an 8K preferred mode stays responsive", e)
+    finally:
+        vm.stop()
+
+
 def main():
     def body(tap, vm):
         planes(tap, vm)
         tap.case(KERNEL_LOG_CASE, vm.check_kernel_log)
         vm.stop()
         default_budget(tap)
+        address_space(tap)
+        edid_8k(tap)
     return run_suite(body, device=DEVICE, append="iomem=relaxed")
 
 

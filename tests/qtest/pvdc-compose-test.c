@@ -2501,7 +2501,8 @@ static void test_wb_budget_defers_the_latch(void)
     TScene small = {};
     T t;
 
-    start(&t, "max-width=2048,max-height=2048", false);
+    /* VRAM that holds the targets above WB_BASE: the default does not */
+    start(&t, "max-width=2048,max-height=2048,vram-size=64M", false);
     build_two_planes(&t, &small);
     commit_scene(&t, 1, &small);
 

@@ -45,10 +45,10 @@ typedef struct Mem {
 
 #define TABLE_ROOM          256
 
-/* The machine with @extra (EXTRA or EXTRA_MEMFD) on its command line. */
-static void mem_start_with(Mem *m, const char *extra)
+/* pvdc with @props, the machine with @extra on its command line. */
+static void mem_start_props(Mem *m, const char *props, const char *extra)
 {
-    pvdc_test_start_with(&m->t, PROPS, extra);
+    pvdc_test_start_with(&m->t, props, extra);
     pc_alloc_init(&m->alloc, m->t.qts, ALLOC_NO_FLAGS);
     m->table = guest_alloc(&m->alloc, TABLE_ROOM * PVDC_BIND_ENTRY_SIZE);
     for (int i = 0; i < BUF_PAGES; i++) {
@@ -56,6 +56,12 @@ static void mem_start_with(Mem *m, const char *extra)
         g_assert_cmpuint(m->pages[i] % PAGE, ==, 0);
     }
     m->base = m->t.vram_size;
+}
+
+/* The machine with @extra (EXTRA or EXTRA_MEMFD) on its command line. */
+static void mem_start_with(Mem *m, const char *extra)
+{
+    mem_start_props(m, PROPS, extra);
 }
 
 static void mem_start(Mem *m)
@@ -164,6 +170,41 @@ static void test_scattered_pages_bind_and_unbind(void)
     g_assert_cmpuint(bindings(&m), ==, 0);
     /* The range is free again. */
     g_assert_cmphex(bind_scattered(&m, m.base), ==, PVDC_BIND_OK);
+    mem_stop(&m);
+}
+
+/*
+ * BIND_SPACE is the address space above VRAM: the rest of 2^32, or what
+ * x-bind-space leaves a test; a binding ends at its end at the latest.
+ */
+#define SMALL_BIND_SPACE    (16 * PAGE)
+
+static void test_bind_space_bounds_bindings(void)
+{
+    g_autofree char *props =
+        g_strdup_printf(PROPS ",x-bind-space=%d", SMALL_BIND_SPACE);
+    Mem m;
+
+    mem_start(&m);
+    g_assert_cmphex(pvdc_rd(&m.t, PVDC_REG_BIND_SPACE), ==,
+                    4 * GiB - m.t.vram_size);
+    /* Read-only. */
+    pvdc_wr(&m.t, PVDC_REG_BIND_SPACE, SMALL_BIND_SPACE);
+    g_assert_cmphex(pvdc_rd(&m.t, PVDC_REG_BIND_SPACE), ==,
+                    4 * GiB - m.t.vram_size);
+    mem_stop(&m);
+
+    mem_start_props(&m, props, EXTRA);
+    g_assert_cmphex(pvdc_rd(&m.t, PVDC_REG_BIND_SPACE), ==, SMALL_BIND_SPACE);
+    g_assert_cmphex(bind_one(&m, m.base + SMALL_BIND_SPACE, PAGE, m.pages[0],
+                             PAGE), ==, PVDC_BIND_ERR_RANGE);
+    g_assert_cmphex(bind_one(&m, m.base + SMALL_BIND_SPACE - PAGE, 2 * PAGE,
+                             m.pages[0], 2 * PAGE), ==, PVDC_BIND_ERR_RANGE);
+    g_assert_cmpuint(bindings(&m), ==, 0);
+    /* Its last page binds. */
+    g_assert_cmphex(bind_one(&m, m.base + SMALL_BIND_SPACE - PAGE, PAGE,
+                             m.pages[0], PAGE), ==, PVDC_BIND_OK);
+    g_assert_cmpuint(bindings(&m), ==, 1);
     mem_stop(&m);
 }
 
@@ -1853,13 +1894,13 @@ static void test_lost_binding_is_not_loaded(void)
 
 /*
  * What a user sets for eight 8K heads (docs/system/devices/pvdc.rst,
- * "Sizing"): the largest mode, and little VRAM, which framebuffers in
- * guest RAM do not need; the derived bandwidth then covers two
- * full-screen planes a head.  q35 puts all RAM past 2 GiB above 4 GiB,
- * where the buffers are (guest RAM costs the host only where written).
+ * "Sizing"): the largest mode, nothing else.  The default VRAM is small
+ * (framebuffers in guest RAM need none), and the derived bandwidth covers
+ * two full-screen planes a head.  q35 puts all RAM past 2 GiB above
+ * 4 GiB, where the buffers are (guest RAM costs the host only where
+ * written).
  */
-#define BIG_PROPS           "heads=8,max-width=7680,max-height=4320," \
-                            "vram-size=16M"
+#define BIG_PROPS           "heads=8,max-width=7680,max-height=4320"
 #define BIG_EXTRA           "-m 6G"
 #define BIG_RAM_HIGH        (4 * GiB)
 #define BIG_RAM_HIGH_SIZE   (4 * GiB)
@@ -1999,8 +2040,8 @@ static void big_assert_shows(PVDCTest *t, unsigned int set, unsigned int h)
 /*
  * Eight heads at 7680x4320, each showing two full-screen 32-bit planes
  * double-buffered: 32 buffers of 126.5 MiB, one binding each, in guest
- * RAM above 4 GiB.  With 16 MiB of VRAM the 4 GiB device address space
- * holds 32 of them and not one more.  One group commit enables every
+ * RAM above 4 GiB.  With the default VRAM (16 MiB) the 4 GiB device
+ * address space holds 32 of them and not one more.  One group commit enables every
  * head, a second flips them all to the back buffers, writing only the
  * planes' offsets; each head shows its own buffers, pixel for pixel.
  */
@@ -2016,6 +2057,8 @@ static void test_eight_8k_heads_scan_out_of_guest_ram(void)
     g_assert_cmpuint(BIG_CLOCK, <=, PVDC_MAX_PIXEL_CLOCK_KHZ);
     pvdc_test_start_with(&t, BIG_PROPS, BIG_EXTRA);
     g_assert_cmpuint(t.heads, ==, BIG_HEADS);
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_BIND_SPACE), ==,
+                     4 * GiB - t.vram_size);
     g_assert_cmphex(pvdc_rd(&t, PVDC_REG_MAX_SIZE), ==, PVDC_XY(BIG_W, BIG_H));
     pc_alloc_init(&alloc, t.qts, ALLOC_NO_FLAGS);
     table = guest_alloc(&alloc, PVDC_BIND_ENTRY_SIZE);
@@ -2068,6 +2111,8 @@ int main(int argc, char **argv)
                    test_scattered_pages_bind_and_unbind);
     qtest_add_func("/pvdc/memory/hostile-ranges-are-refused",
                    test_hostile_ranges_are_refused);
+    qtest_add_func("/pvdc/memory/bind-space-bounds-bindings",
+                   test_bind_space_bounds_bindings);
     qtest_add_func("/pvdc/memory/hostile-tables-are-refused",
                    test_hostile_tables_are_refused);
     qtest_add_func("/pvdc/memory/memory-that-is-not-ram-is-refused",

@@ -12,7 +12,7 @@
 
 /*
  * libqos places BARs in the 512 MiB below 4 GiB, BAR 0 first.  VRAM that
- * does not fit there (512 MiB, the default of two heads) goes to the
+ * does not fit there (a vram-size of 512 MiB) goes to the
  * 512 MiB below them, between q35's MMCONFIG and the libqos window.  More
  * goes above 4 GiB, as its 64-bit BAR allows: there only qtest_memread()
  * and qtest_memwrite() reach it, libqos' PC bus takes 32-bit addresses.

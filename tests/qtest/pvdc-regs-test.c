@@ -56,7 +56,7 @@ static void test_capabilities_follow_properties(void)
         uint32_t heads, overlays, scalers, max_w, max_h, bandwidth;
         uint64_t vram;
     } cases[] = {
-        { NULL, 2, 3, 2, 4096, 2160, 2 * HEAD_KIB_4K, 512 * MiB },
+        { NULL, 2, 3, 2, 4096, 2160, 2 * HEAD_KIB_4K, 16 * MiB },
         { "heads=1,overlays=0,scalers=0,vram-size=16M", 1, 0, 0, 4096, 2160,
           HEAD_KIB_4K, 16 * MiB },
         { "heads=8,overlays=8,scalers=4,vram-size=256M,max-width=16384,"
@@ -89,30 +89,29 @@ static void test_capabilities_follow_properties(void)
 }
 
 /*
- * vram-size and bandwidth-kib left at 0 give every head a double-buffered
- * full-screen primary and overlay at max-width x max-height (the VRAM a
- * power of two, capped at 2 GiB); set explicitly, they win.
+ * bandwidth-kib left at 0 gives every head a full-screen primary and
+ * overlay at max-width x max-height; vram-size left at 0 is 16 MiB
+ * whatever the heads and modes (framebuffers live in guest RAM, and VRAM
+ * would take device address space from them); set explicitly, they win.
  */
-static void test_defaults_follow_heads_and_largest_mode(void)
+static void test_bandwidth_follows_the_modes_vram_does_not(void)
 {
     static const struct {
         const char *props;
         uint32_t bandwidth;
         uint64_t vram;
     } cases[] = {
-        { "heads=1", HEAD_KIB_4K, 256 * MiB },
-        { "heads=2", 2 * HEAD_KIB_4K, 512 * MiB },
-        { "heads=4", 4 * HEAD_KIB_4K, 1 * GiB },
-        { "heads=8", 8 * HEAD_KIB_4K, 2 * GiB },
-        { "heads=1,max-width=1920,max-height=1080", HEAD_KIB_1080P, 64 * MiB },
+        { "heads=1", HEAD_KIB_4K, 16 * MiB },
+        { "heads=2", 2 * HEAD_KIB_4K, 16 * MiB },
+        { "heads=8", 8 * HEAD_KIB_4K, 16 * MiB },
         { "heads=2,max-width=1920,max-height=1080", 2 * HEAD_KIB_1080P,
-          128 * MiB },
-        /* never below 16 MiB */
+          16 * MiB },
         { "heads=1,max-width=64,max-height=64", 2 * 16 + 256, 16 * MiB },
-        /* 8 x 4 x 135 MiB: more than the largest VRAM */
+        /* the largest modes too: their buffers need the address space */
         { "heads=8,max-width=8192,max-height=4320",
-          8 * (2 * 8192 * 4320 * 4 / KiB + 256), 2 * GiB },
+          8 * (2 * 8192 * 4320 * 4 / KiB + 256), 16 * MiB },
         { "heads=8,vram-size=32M,bandwidth-kib=1000", 1000, 32 * MiB },
+        { "heads=1,vram-size=2G", HEAD_KIB_4K, 2 * GiB },
     };
 
     for (int i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -208,6 +207,8 @@ static const InvalidProp invalid_props[] = {
     { "max-height", "16385" },
     { "xres", "5000" },
     { "x-link-up-delay-ms", "5001" },  /* PVDC_MAX_LINK_UP_DELAY_MS + 1 */
+    { "x-bind-space", "6000" },         /* not whole pages */
+    { "x-bind-space", "4G" },           /* more than the space above VRAM */
 };
 
 /* Runs in a subprocess: QEMU is expected to exit before qtest connects. */
@@ -231,6 +232,44 @@ static void test_invalid_properties_fail_realize(void)
         g_test_trap_subprocess(path, 60 * G_USEC_PER_SEC, 0);
         g_test_trap_assert_failed();
         g_test_trap_assert_stderr(error);
+    }
+}
+
+/*
+ * A vram-size set by the user is kept, but QEMU warns when the address
+ * space it leaves above VRAM cannot hold what the heads may show: eight
+ * 8K heads flipping two full-screen planes need 32 buffers of 126.5 MiB.
+ */
+static const char *const vram_space_props[] = {
+    "heads=8,max-width=7680,max-height=4320,vram-size=2G",
+    "heads=8,max-width=7680,max-height=4320,vram-size=32M",
+};
+
+static void test_vram_space_subprocess(const void *opaque)
+{
+    PVDCTest t;
+
+    pvdc_test_start(&t, opaque);
+    g_assert_cmpuint(pvdc_rd(&t, PVDC_REG_BIND_SPACE), ==,
+                     4 * GiB - t.vram_size);
+    pvdc_test_stop(&t);
+}
+
+static void test_vram_leaving_too_little_space_warns(void)
+{
+    for (int i = 0; i < ARRAY_SIZE(vram_space_props); i++) {
+        g_autofree char *path =
+            g_strdup_printf("/%s/pvdc/properties/vram-space/subprocess/%d",
+                            qtest_get_arch(), i);
+
+        g_test_trap_subprocess(path, 60 * G_USEC_PER_SEC, 0);
+        g_test_trap_assert_passed();
+        if (i == 0) {
+            g_test_trap_assert_stderr("*pvdc: vram-size leaves 2048 MiB *"
+                                      "need 4050 MiB*");
+        } else {
+            g_test_trap_assert_stderr_unmatched("*vram-size leaves*");
+        }
     }
 }
 
@@ -268,32 +307,78 @@ static void test_edid_and_connector(void)
     pvdc_test_stop(&t);
 }
 
+#define EDID_BLOCK          128
+#define EDID_EXTENSIONS     126         /* byte of the base block */
+#define EDID_EXT_CTA        0x02        /* extension tags */
+#define EDID_EXT_DISPLAYID  0x70
+
 /*
- * The EDID of @head as a guest checks it: the header, the checksum of
- * every 128-byte block, and exactly as many extension blocks as the
- * window holds after the base block (a CTA-861 block).
+ * The EDID of @head as a guest checks it, to @edid: the header, the
+ * checksum of the base block and of each extension its count names, the
+ * first extension a CTA-861 block, and zeros in the rest of the window.
+ * The number of extensions.
  */
-static void assert_edid_valid(PVDCTest *t, unsigned int head)
+static unsigned int read_edid(PVDCTest *t, unsigned int head,
+                              uint8_t edid[PVDC_EDID_SIZE])
 {
     static const uint8_t header[] = { 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
                                       0 };
-    uint8_t edid[PVDC_EDID_SIZE];
-    unsigned int blocks = PVDC_EDID_SIZE / 128;
+    unsigned int blocks;
 
     for (int i = 0; i < PVDC_EDID_SIZE; i += 4) {
         stl_le_p(edid + i, pvdc_rd(t, PVDC_EDID(head) + i));
     }
     g_assert(memcmp(edid, header, sizeof(header)) == 0);
-    g_assert_cmpuint(edid[126], ==, blocks - 1);
+    blocks = edid[EDID_EXTENSIONS] + 1;
+    g_assert_cmpuint(blocks * EDID_BLOCK, <=, PVDC_EDID_SIZE);
     for (unsigned int b = 0; b < blocks; b++) {
         uint8_t sum = 0;
 
-        for (int i = 0; i < 128; i++) {
-            sum += edid[b * 128 + i];
+        for (int i = 0; i < EDID_BLOCK; i++) {
+            sum += edid[b * EDID_BLOCK + i];
         }
         g_assert_cmpuint(sum, ==, 0);
     }
-    g_assert_cmphex(edid[128], ==, 0x02);
+    g_assert_cmphex(edid[EDID_BLOCK], ==, EDID_EXT_CTA);
+    for (unsigned int i = blocks * EDID_BLOCK; i < PVDC_EDID_SIZE; i++) {
+        g_assert_cmphex(edid[i], ==, 0);
+    }
+    return blocks - 1;
+}
+
+static void assert_edid_valid(PVDCTest *t, unsigned int head)
+{
+    uint8_t edid[PVDC_EDID_SIZE];
+
+    read_edid(t, head, edid);
+}
+
+/*
+ * A preferred mode 4096 pixels wide or more is not in the base block:
+ * QEMU describes it in a DisplayID extension (a detailed timing, type I),
+ * which the window holds, at a refresh rate whose pixel clock the device
+ * takes.  Smaller modes need no such block.
+ */
+static void test_edid_has_8k_in_a_displayid_block(void)
+{
+    uint8_t edid[PVDC_EDID_SIZE];
+    const uint8_t *did = edid + 2 * EDID_BLOCK;
+    uint32_t clock_khz;
+    PVDCTest t;
+
+    pvdc_test_start(&t, "heads=2,max-width=7680,max-height=4320,"
+                    "head0-xres=7680,head0-yres=4320");
+    g_assert_cmpuint(read_edid(&t, 0, edid), ==, 2);
+    g_assert_cmphex(did[0], ==, EDID_EXT_DISPLAYID);
+    g_assert_cmphex(did[5], ==, 0x03);          /* detailed timings */
+    g_assert_cmpuint(lduw_le_p(did + 12) + 1, ==, 7680);
+    g_assert_cmpuint(lduw_le_p(did + 20) + 1, ==, 4320);
+    /* 3 bytes, 10 kHz units */
+    clock_khz = (did[8] | did[9] << 8 | did[10] << 16) * 10;
+    g_assert_cmpuint(clock_khz, <=, PVDC_MAX_PIXEL_CLOCK_KHZ);
+    g_assert_cmpuint(clock_khz, >, PVDC_MAX_PIXEL_CLOCK_KHZ * 99 / 100);
+    g_assert_cmpuint(read_edid(&t, 1, edid), ==, 1);
+    pvdc_test_stop(&t);
 }
 
 /* Regenerated from scratch at every change: still one valid EDID. */
@@ -337,14 +422,14 @@ static void test_vram_bar_is_memory(void)
 
 /*
  * VRAM is a 64-bit prefetchable BAR (BAR 2 and 3), so the firmware may
- * place the 512 MiB to 2 GiB the defaults give above 4 GiB: the harness
- * puts the 1 GiB of four heads there.
+ * place a large vram-size (up to 2 GiB) above 4 GiB: the harness puts
+ * 1 GiB there.
  */
 static void test_vram_bar_is_64_bit_prefetchable(void)
 {
     PVDCTest t;
 
-    pvdc_test_start(&t, "heads=4");
+    pvdc_test_start(&t, "vram-size=1G");
     g_assert_cmphex(qpci_config_readl(t.dev, PCI_BASE_ADDRESS_0 +
                                       PVDC_VRAM_BAR * 4) &
                     ~PCI_BASE_ADDRESS_MEM_MASK, ==,
@@ -417,10 +502,13 @@ static uint32_t show_full_screen_planes(PVDCTest *t, unsigned int buffer,
 }
 
 /*
- * Issue 14: with default properties every head shows a full-screen primary
- * and overlay at the largest mode, double-buffered, and the largest cursor.
- * The old defaults (24300 KiB a head, 64 MiB) refused it, and one KiB a
- * head less refuses it: the budget is exactly what these planes cost.
+ * Issue 14: with the default bandwidth every head shows a full-screen
+ * primary and overlay at the largest mode, double-buffered, and the
+ * largest cursor.  The old default (24300 KiB a head) refused it, and one
+ * KiB a head less refuses it: the budget is exactly what these planes
+ * cost.  Scanned out of VRAM, as here, the buffers need a vram-size that
+ * holds them: the default VRAM (16 MiB) does not, and 64 MiB do not for
+ * four heads.
  */
 static void test_defaults_show_two_full_screen_planes_per_head(void)
 {
@@ -430,10 +518,11 @@ static void test_defaults_show_two_full_screen_planes_per_head(void)
         uint32_t head_kib;      /* bandwidth-kib / heads, 0: default */
         uint32_t code;
     } cases[] = {
-        { 2, "", 0, PVDC_RESULT_APPLIED },
-        { 4, "", 0, PVDC_RESULT_APPLIED },
-        { 2, "", 24300, PVDC_ERR_BANDWIDTH },
-        { 2, "", HEAD_KIB_4K - 1, PVDC_ERR_BANDWIDTH },
+        { 2, ",vram-size=512M", 0, PVDC_RESULT_APPLIED },
+        { 4, ",vram-size=1G", 0, PVDC_RESULT_APPLIED },
+        { 2, ",vram-size=512M", 24300, PVDC_ERR_BANDWIDTH },
+        { 2, ",vram-size=512M", HEAD_KIB_4K - 1, PVDC_ERR_BANDWIDTH },
+        { 2, "", 0, PVDC_ERR_FB_BOUNDS },
         { 4, ",vram-size=64M", 0, PVDC_ERR_FB_BOUNDS },
     };
 
@@ -452,7 +541,7 @@ static void test_defaults_show_two_full_screen_planes_per_head(void)
             /* and flip every plane to its second buffer */
             g_assert_cmphex(show_full_screen_planes(&t, 1, &vram_end), ==,
                             PVDC_RESULT_APPLIED);
-            /* All in the default VRAM, not past its end. */
+            /* All in VRAM, not past its end. */
             g_assert_cmpuint(vram_end, <=, t.vram_size);
         }
         pvdc_test_stop(&t);
@@ -594,8 +683,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pvdc/pci/identity", test_pci_identity);
     qtest_add_func("/pvdc/caps/follow-properties",
                    test_capabilities_follow_properties);
-    qtest_add_func("/pvdc/caps/defaults-follow-heads-and-largest-mode",
-                   test_defaults_follow_heads_and_largest_mode);
+    qtest_add_func("/pvdc/caps/bandwidth-follows-the-modes-vram-does-not",
+                   test_bandwidth_follows_the_modes_vram_does_not);
     qtest_add_func("/pvdc/caps/defaults-show-two-full-screen-planes-per-head",
                    test_defaults_show_two_full_screen_planes_per_head);
     qtest_add_func("/pvdc/caps/fixed-limits-match-the-design",
@@ -609,9 +698,20 @@ int main(int argc, char **argv)
         qtest_add_data_func(path, &invalid_props[i],
                             test_invalid_property_subprocess);
     }
+    qtest_add_func("/pvdc/properties/vram-leaving-too-little-space-warns",
+                   test_vram_leaving_too_little_space_warns);
+    for (int i = 0; i < ARRAY_SIZE(vram_space_props); i++) {
+        g_autofree char *path =
+            g_strdup_printf("/pvdc/properties/vram-space/subprocess/%d", i);
+
+        qtest_add_data_func(path, vram_space_props[i],
+                            test_vram_space_subprocess);
+    }
     qtest_add_func("/pvdc/reset/values-follow-the-design", test_reset_values);
     qtest_add_func("/pvdc/edid/describes-the-preferred-mode",
                    test_edid_and_connector);
+    qtest_add_func("/pvdc/edid/has-8k-in-a-displayid-block",
+                   test_edid_has_8k_in_a_displayid_block);
     qtest_add_func("/pvdc/edid/stays-valid-after-repeated-changes",
                    test_edid_stays_valid_after_repeated_changes);
     qtest_add_func("/pvdc/vram/bar-is-memory", test_vram_bar_is_memory);
