@@ -17,9 +17,8 @@ size and not past it.  Front-buffer rendering: a band written in place
 into the shown buffer and reported with DIRTYFB reaches the screen.  The
 kernel log stays clean (no WARN from an exporter or importer), and on a
 kernel with kmemleak it finds nothing of the DRM or dma-buf code once the
-buffers are gone.  A kernel without vgem or udmabuf (the debug kernel as
-scripts/build-debug-kernel.sh configures it) skips the cases that need
-them.
+buffers are gone.  A kernel without vgem, udmabuf or virtio-gpu skips
+the cases that need them.
 """
 
 import os
