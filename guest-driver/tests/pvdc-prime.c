@@ -18,6 +18,15 @@
  *            dma-buf's own mapping, between DMA_BUF_IOCTL_SYNC calls
  *   peer     two dumb buffers of another pvdc device, written through its
  *            mapping, exported and imported into this one
+ *   virtio   two dumb buffers of virtio-gpu (the guest's virtio_gpu
+ *            module), written through virtio-gpu's mapping, exported and
+ *            imported into pvdc
+ *   to-virtio  two pvdc dumb buffers exported and offered to virtio-gpu,
+ *            whose import must fail cleanly with ENODEV (Linux 6.12's
+ *            virtio-gpu imports no other device's dma-buf: its
+ *            gem_prime_import_sg_table refuses every one), then written
+ *            through the dma-buf's own mapping, between DMA_BUF_IOCTL_SYNC
+ *            calls
  *   front    two pvdc dumb buffers; on SIGUSR1, a band of the primary's is
  *            written in place and reported with DIRTYFB (one clip)
  *
@@ -208,6 +217,35 @@ static void to_vgem(int vgem, struct prime_buffer *b)
 	b->map = p;
 }
 
+/*
+ * pvdc's dumb buffer exported and offered to virtio-gpu, which attaches
+ * to it and maps it for its device before it refuses it (ENODEV); then
+ * mapped through the dma-buf (@b->dmabuf).  A virtio-gpu that takes it
+ * is said so: the test reads which.
+ */
+static void to_virtio(int virtio, struct prime_buffer *b)
+{
+	uint32_t handle;
+	void *p;
+
+	native(b);
+	munmap(b->map, b->size);
+	if (drmPrimeHandleToFD(d.fd, b->handle, DRM_CLOEXEC | DRM_RDWR,
+			       &b->dmabuf))
+		fail("export from pvdc");
+	if (!drmPrimeFDToHandle(virtio, b->dmabuf, &handle))
+		printf("# virtio-gpu imported the buffer\n");
+	else if (errno == ENODEV)
+		printf("# virtio-gpu refused the buffer: ENODEV\n");
+	else
+		fail("import into virtio-gpu");
+	p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, b->dmabuf,
+		 0);
+	if (p == MAP_FAILED)
+		fail("mmap of the dma-buf");
+	b->map = p;
+}
+
 /* CPU access to @b begins (DMA_BUF_SYNC_START) or ends, if a dma-buf. */
 static void cpu_access(struct prime_buffer *b, uint64_t when)
 {
@@ -282,6 +320,18 @@ int main(int argc, char **argv)
 		} else {
 			to_vgem(fd, &primary);
 			to_vgem(fd, &overlay);
+		}
+	} else if (!strcmp(source, "virtio") ||
+		   !strcmp(source, "to-virtio")) {
+		fd = open_driver("virtio_gpu", card);
+		if (fd < 0)
+			fail("no virtio-gpu device");
+		if (!strcmp(source, "virtio")) {
+			from_device(fd, &primary);
+			from_device(fd, &overlay);
+		} else {
+			to_virtio(fd, &primary);
+			to_virtio(fd, &overlay);
 		}
 	} else if (!strcmp(source, "peer")) {
 		fd = open_driver("pvdc", card);

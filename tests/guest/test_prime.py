@@ -5,17 +5,20 @@ guest-driver/tests/pvdc-prime shows, on head 0's primary plane and on an
 overlay scaled twice, buffers whose pixels come from elsewhere: dumb
 buffers of vgem imported into pvdc, memfd buffers made dma-bufs by
 udmabuf, and pvdc's own buffers exported, imported by vgem and written
-through the dma-buf's mapping, and, in a second boot with two pvdc devices, dumb
-buffers of one imported into the other.  The host's screendump proves the
-pixels: the
+through the dma-buf's mapping, and, in a second boot with two pvdc devices
+and a virtio-gpu-pci, dumb buffers of one pvdc imported into the other and
+dumb buffers of virtio-gpu imported into pvdc.  The other way, virtio-gpu
+(Linux 6.12) imports no other device's dma-buf: its import of a pvdc
+buffer fails cleanly with ENODEV after it attached and mapped it, and the
+buffer, written through the dma-buf's own mapping, is shown.  The host's
+screendump proves the pixels: the
 primary's two halves, the overlay's colour over the whole of its scaled
 size and not past it.  Front-buffer rendering: a band written in place
 into the shown buffer and reported with DIRTYFB reaches the screen.  The
 kernel log stays clean (no WARN from an exporter or importer), and on a
 kernel with kmemleak it finds nothing of the DRM or dma-buf code once the
-buffers are gone.  A kernel without vgem or udmabuf (the debug kernel as
-scripts/build-debug-kernel.sh configures it) skips the cases that need
-them.
+buffers are gone.  A kernel without vgem, udmabuf or virtio-gpu skips
+the cases that need them.
 """
 
 import os
@@ -27,6 +30,7 @@ from pvdc_harness import (KERNEL_LOG_CASE, GuestError,  # noqa: E402
 
 DEVICE = "pvdc,id=pvdc0,heads=2"
 PEER = "pvdc,id=pvdc1,heads=1"
+VIRTIO_GPU = "virtio-gpu-pci"
 # guest-driver/tests/pvdc-prime.c
 LEFT, RIGHT, OVERLAY, FRONT = 0xff0000, 0x0000ff, 0x00ff00, 0xffff00
 OVERLAY_X, OVERLAY_Y = 64, 64
@@ -37,30 +41,40 @@ SOURCES = {
     "export": "pvdc buffers exported, imported by vgem and written "
               "through the dma-buf",
 }
+# In the second boot, beside the other pvdc device.
+VIRTIO_SOURCES = {
+    "virtio": "virtio-gpu dumb buffers imported into pvdc",
+    "to-virtio": "pvdc buffers exported, refused by virtio-gpu and written "
+                 "through the dma-buf",
+}
+# The module each source needs, by its file in the image.
+MODULES = {"vgem": "vgem", "export": "vgem", "virtio": "virtio-gpu",
+           "to-virtio": "virtio-gpu"}
 # Call stacks of leaks that are this suite's business.
-LEAK_CODE = ("pvdc", "drm", "dma_buf", "udmabuf", "vgem", "shmem")
+LEAK_CODE = ("pvdc", "drm", "dma_buf", "udmabuf", "vgem", "virtio", "shmem")
 
 
 def missing(vm, source):
     """Why the guest's kernel cannot run SOURCE, or None."""
+    module = MODULES.get(source)
     if source == "udmabuf":
         if vm.run("[ -e /dev/udmabuf ]")[0]:
             return f"the {vm.kernel.name} kernel has no udmabuf"
-    elif source == "peer":
-        return None
-    elif vm.run("grep -qx vgem.ko /etc/pvdc/extra-modules.order")[0]:
-        return f"the {vm.kernel.name} kernel has no vgem"
+    elif module and vm.run(f"grep -qx {module}.ko "
+                           "/etc/pvdc/extra-modules.order")[0]:
+        return f"the {vm.kernel.name} kernel has no {module}"
     return None
 
 
-def load_vgem(vm):
-    """insmod vgem and what comes before it in the image (dependencies
+def load_module(vm, module):
+    """insmod the image's MODULE.ko and what comes before it (dependencies
     first, guest-driver/image/mkinitramfs.py)."""
-    vm.check("grep -q '^vgem ' /proc/modules || "
+    name = module.replace("-", "_")
+    vm.check(f"grep -q '^{name} ' /proc/modules || "
              "for m in $(cat /etc/pvdc/extra-modules.order); do "
              "insmod /lib/modules/$m 2>/dev/null; "
-             "[ \"$m\" = vgem.ko ] && break; done; "
-             "grep -q '^vgem ' /proc/modules")
+             f"[ \"$m\" = {module}.ko ] && break; done; "
+             f"grep -q '^{name} ' /proc/modules")
 
 
 def expect(pic, points):
@@ -95,13 +109,17 @@ def shown(tap, vm, source, what):
         return
 
     def check():
-        if source in ("vgem", "export"):
-            load_vgem(vm)
+        if source in MODULES:
+            load_module(vm, MODULES[source])
         log = vm.start_background(f"pvdc-prime {source}", r"^# holding|^not ok")
         try:
             out = vm.run(f"cat {log}")[1]
             if "not ok" in out:
                 raise AssertionError(out)
+            if source == "to-virtio" and \
+                    "virtio-gpu refused the buffer: ENODEV" not in out:
+                raise AssertionError(f"virtio-gpu did not refuse the "
+                                     f"import with ENODEV:\n{out}")
             vm.wait_screen(f"the {source} scene",
                            lambda pic: expect(pic, scene_points(pic)))
         finally:
@@ -134,8 +152,8 @@ def front_buffer(tap, vm):
              "with DIRTYFB reaches the screen", check)
 
 
-def no_leak(tap, vm):
-    name = "kmemleak finds no leak of the DRM or dma-buf code"
+def no_leak(tap, vm, boot=""):
+    name = "kmemleak finds no leak of the DRM or dma-buf code" + boot
     if vm.run("[ -e /sys/kernel/debug/kmemleak ]")[0]:
         tap.skip(name, f"the {vm.kernel.name} kernel has no kmemleak")
         return
@@ -155,16 +173,22 @@ def no_leak(tap, vm):
 
 
 def peer(tap):
-    """A second boot, with two pvdc devices: the first shows the
-    second's buffers."""
-    vm = GuestVM(devices=["-device", DEVICE, "-device", PEER])
+    """A second boot, with two pvdc devices and a virtio-gpu: the first
+    pvdc shows the second's buffers and virtio-gpu's, and offers its own
+    to virtio-gpu."""
+    vm = GuestVM(devices=["-device", DEVICE, "-device", PEER,
+                          "-device", VIRTIO_GPU])
     try:
         vm.start()
         shown(tap, vm, "peer", "another pvdc device's dumb buffers")
-        tap.case(KERNEL_LOG_CASE + " (two devices)", vm.check_kernel_log)
+        for source, what in VIRTIO_SOURCES.items():
+            shown(tap, vm, source, what)
+        no_leak(tap, vm, " (second boot)")
+        tap.case(KERNEL_LOG_CASE + " (two pvdc devices and virtio-gpu)",
+                 vm.check_kernel_log)
     except GuestError as e:
-        tap.fail("the guest with two pvdc devices boots and stays "
-                 "responsive", e)
+        tap.fail("the guest with two pvdc devices and virtio-gpu boots and "
+                 "stays responsive", e)
     finally:
         vm.stop()
 
