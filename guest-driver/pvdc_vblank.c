@@ -23,6 +23,7 @@
 #include <drm/drm_vblank.h>
 
 #include "pvdc_drv.h"
+#include "pvdc_trace.h"
 
 /* Best of up to this many readings of the device clock per sync. */
 #define PVDC_CLOCK_SAMPLES	8
@@ -172,6 +173,23 @@ static void pvdc_clock_set(struct pvdc_clock *clock, u64 dev0, s64 kt0,
 	spin_unlock_irqrestore(&clock->lock, flags);
 }
 
+/* @rate, a skew in units of 2^-32, in parts per billion. */
+static s64 pvdc_clock_ppb(s64 rate)
+{
+	return div64_s64(rate * NSEC_PER_SEC, BIT_ULL(32));
+}
+
+/* Anchor the mapping on @s, at the rate it follows; @err: why. */
+static void pvdc_clock_anchor(struct pvdc_clock *clock,
+			      const struct pvdc_clock_sample *s, s64 err)
+{
+	pvdc_clock_set(clock, s->dev, s->kt, clock->rate);
+	WRITE_ONCE(clock->error, s->half);
+	clock->interval = 1;
+	trace_pvdc_clock_sync(s->dev, s->half, err, pvdc_clock_ppb(clock->rate),
+			      clock->interval, true);
+}
+
 /*
  * Compare the mapping with a new sample.  A small error is absorbed by a
  * change of slope over the next interval, so that the mapping stays
@@ -191,11 +209,7 @@ static void pvdc_clock_sync(struct pvdc_device *pvdc, bool hard)
 		return;
 	}
 	if (hard) {
-		pvdc_clock_set(clock, s.dev, s.kt, clock->rate);
-		WRITE_ONCE(clock->error, s.half);
-		clock->interval = 1;
-		drm_dbg_driver(&pvdc->drm, "device clock: anchored, +-%llu ns\n",
-			       s.half);
+		pvdc_clock_anchor(clock, &s, 0);
 		return;
 	}
 
@@ -204,9 +218,7 @@ static void pvdc_clock_sync(struct pvdc_device *pvdc, bool hard)
 	if (abs(err) > PVDC_CLOCK_STEP_NS || elapsed <= 0) {
 		drm_warn(&pvdc->drm, "device clock mapping off by %lld ns: anchored again\n",
 			 err);
-		pvdc_clock_set(clock, s.dev, s.kt, clock->rate);
-		WRITE_ONCE(clock->error, s.half);
-		clock->interval = 1;
+		pvdc_clock_anchor(clock, &s, err);
 		return;
 	}
 
@@ -228,10 +240,8 @@ static void pvdc_clock_sync(struct pvdc_device *pvdc, bool hard)
 	skew = clock->rate + div64_s64(err * (s64)BIT_ULL(32), next);
 	pvdc_clock_set(clock, s.dev, s.kt - err, skew);
 	WRITE_ONCE(clock->error, s.half + abs(err));
-	drm_dbg_driver(&pvdc->drm,
-		       "device clock: reading +-%llu ns, off by %lld ns, rate %lld ppb, next in %u s\n",
-		       s.half, err, clock->rate * 1000000000 / (s64)BIT_ULL(32),
-		       clock->interval);
+	trace_pvdc_clock_sync(s.dev, s.half, err, pvdc_clock_ppb(clock->rate),
+			      clock->interval, false);
 }
 
 static void pvdc_clock_sync_work(struct work_struct *work)
@@ -284,6 +294,7 @@ static void pvdc_head_read_vblank(struct pvdc_head *head, u32 *count,
 {
 	struct pvdc_device *pvdc = head->pvdc;
 	u32 base = PVDC_HEAD_CONTROL(head->index);
+	unsigned int rereads = 0;
 	unsigned long flags;
 	u32 lo, hi, again;
 
@@ -298,11 +309,12 @@ static void pvdc_head_read_vblank(struct pvdc_head *head, u32 *count,
 		if (*count == again)
 			break;
 		/* A vblank in between: LO and HI may be of two vblanks. */
-		head->vblank_rereads++;
+		rereads++;
 	}
 	spin_unlock_irqrestore(&pvdc->reg64_lock, flags);
 
 	*time = (u64)hi << 32 | lo;
+	trace_pvdc_vblank_read(head->index, *count, *time, rereads);
 }
 
 bool pvdc_timeline_on(struct pvdc_head *head)
@@ -520,12 +532,14 @@ void pvdc_head_vblank(struct pvdc_head *head)
 		if (!step)
 			break;
 		WRITE_ONCE(head->irq_now, step);
+		trace_pvdc_vblank(head->index, step, now);
 		if (!drm_crtc_handle_vblank(&head->crtc))
 			break;
 	}
 	/* Too far behind to tell one by one: the core catches up at once. */
 	if (i == PVDC_VBLANK_REPLAY) {
 		WRITE_ONCE(head->irq_now, now);
+		trace_pvdc_vblank(head->index, now, now);
 		drm_crtc_handle_vblank(&head->crtc);
 	}
 	WRITE_ONCE(head->irq_now, 0);

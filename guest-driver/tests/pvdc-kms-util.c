@@ -843,6 +843,87 @@ int kms_crc_start(int argc, char **argv, struct kms_display *d,
 	return first;
 }
 
+/* ------------------------------------------------------------------------ */
+/* The driver's tracepoints, through a tracefs instance                     */
+/* ------------------------------------------------------------------------ */
+
+/* Write @value to @file of @dir; false if that fails. */
+static bool kms_trace_write(const char *dir, const char *file,
+			    const char *value)
+{
+	char path[256];
+	size_t len = strlen(value);
+	bool ok;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ok = write(fd, value, len) == (ssize_t)len;
+	close(fd);
+	return ok;
+}
+
+bool kms_trace_start(struct kms_trace *t, const char *name,
+		     const char *event, const char *filter)
+{
+	const char *root = access(KMS_TRACEFS "/instances", F_OK) ?
+			   KMS_TRACEFS_DEBUGFS : KMS_TRACEFS;
+	const char *base = strrchr(event, '/');
+	char file[160];
+
+	snprintf(t->event, sizeof(t->event), "%s", base ? base + 1 : event);
+	snprintf(t->dir, sizeof(t->dir), "%s/instances/%s", root, name);
+	/* One left by a program that was killed goes with its records. */
+	rmdir(t->dir);
+	if (mkdir(t->dir, 0700)) {
+		t->dir[0] = 0;
+		return false;
+	}
+	snprintf(file, sizeof(file), "events/%s/filter", event);
+	if (filter && !kms_trace_write(t->dir, file, filter))
+		goto fail;
+	snprintf(file, sizeof(file), "events/%s/enable", event);
+	if (!kms_trace_write(t->dir, file, "1"))
+		goto fail;
+	return true;
+
+fail:
+	kms_trace_stop(t);
+	return false;
+}
+
+long long kms_trace_count(const struct kms_trace *t)
+{
+	char path[192], line[512], tag[80];
+	long long n = 0;
+	FILE *f;
+
+	if (!t->dir[0])
+		return -1;
+	snprintf(path, sizeof(path), "%s/trace", t->dir);
+	snprintf(tag, sizeof(tag), " %s:", t->event);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	/* Comment lines start with '#'; records name their event. */
+	while (fgets(line, sizeof(line), f))
+		n += line[0] != '#' && strstr(line, tag);
+	fclose(f);
+	return n;
+}
+
+void kms_trace_stop(struct kms_trace *t)
+{
+	int err = errno;
+
+	if (t->dir[0])
+		rmdir(t->dir);
+	t->dir[0] = 0;
+	errno = err;
+}
+
 /*
  * The shadow registers of every plane and head of the device whose BAR 0
  * is @bar0 (a malloc'ed array of @count).

@@ -317,6 +317,38 @@ bool kms_commit_crc(struct kms_display *d, drmModeAtomicReq *req,
 int kms_crc_start(int argc, char **argv, struct kms_display *d,
 		  const char **debugfs, const char *setup);
 
+/* ------------------------------------------------------------------------ */
+/* The driver's tracepoints, through a tracefs instance                     */
+/* ------------------------------------------------------------------------ */
+
+/* Where tracefs is: its own mount, or debugfs's automount of it. */
+#define KMS_TRACEFS		"/sys/kernel/tracing"
+#define KMS_TRACEFS_DEBUGFS	"/sys/kernel/debug/tracing"
+
+/*
+ * The records of one event in a trace buffer of the program's own (a
+ * tracefs instance), which other tracing does not disturb.
+ */
+struct kms_trace {
+	char dir[160];		/* the instance, "" when it could not be made */
+	char event[64];		/* the event's name, as its records give it */
+};
+
+/*
+ * Record event @event ("SYSTEM/NAME", such as "pvdc/pvdc_latch") where
+ * @filter (the event filter syntax of tracefs; NULL: every record) holds,
+ * in a new instance @name.  false, with the reason in errno, if tracefs,
+ * the event or the filter is not there.
+ */
+bool kms_trace_start(struct kms_trace *t, const char *name,
+		     const char *event, const char *filter);
+
+/* The records of the event so far; -1 if the instance cannot be read. */
+long long kms_trace_count(const struct kms_trace *t);
+
+/* Removes the instance and its records. */
+void kms_trace_stop(struct kms_trace *t);
+
 /*
  * The shadow registers of every plane and head of the device whose BAR 0
  * is @bar0 (a malloc'ed array of @count).
