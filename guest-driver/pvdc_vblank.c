@@ -9,11 +9,23 @@
  * access for vblank bookkeeping, and process context never reads a 64-bit
  * register pair that the interrupt handler also reads.
  *
- * Timestamps are in ktime, so the driver keeps one mapping from the device
+ * Timestamps are in ktime, which runs from another source than the device
+ * clock (kvmclock or the TSC under KVM, the host's clock at TCG's pace
+ * without it), drifts from it by up to hundreds of ppm and steps when the
+ * machine is stopped.  So the driver keeps one mapping from the device
  * clock (CLOCK_LO/HI) to ktime: anchored on a reading of the device clock
  * bracketed by two readings of ktime, and corrected from time to time by a
  * change of slope, never by a step, so that the intervals between
  * timestamps stay those of the device.
+ *
+ * Why not ktime read in the interrupt handler, as drivers of real hardware
+ * stamp their vblanks: a virtual machine's interrupt arrives late by
+ * whatever the host is doing, milliseconds on a loaded host, and every
+ * timestamp would carry that delay; compositors that pace their frames by
+ * the timestamps then miss frames.  A late handler could not give a missed
+ * vblank its own time either, nor a page flip's event its latch frame.
+ * Why not a device that stamps its vblanks in a clock the guest reads
+ * directly: no such clock is common to KVM and TCG guests.
  */
 
 #include <linux/math64.h>
@@ -67,32 +79,36 @@ static s64 pvdc_clock_scale(s64 delta, s64 skew, bool inverse)
 	return delta + (neg ? -(s64)corr : (s64)corr);
 }
 
-static s64 pvdc_clock_to_ktime(struct pvdc_clock *clock, u64 dev)
+/* The mapping as one consistent triple: interrupt handlers read it too. */
+static void pvdc_clock_get(struct pvdc_clock *clock, u64 *dev0, s64 *kt0,
+			   s64 *skew)
 {
 	unsigned int seq;
-	s64 kt;
 
 	do {
 		seq = read_seqcount_begin(&clock->seq);
-		kt = clock->kt0 + pvdc_clock_scale(dev - clock->dev0,
-						   clock->skew, false);
+		*dev0 = clock->dev0;
+		*kt0 = clock->kt0;
+		*skew = clock->skew;
 	} while (read_seqcount_retry(&clock->seq, seq));
+}
 
-	return kt;
+static s64 pvdc_clock_to_ktime(struct pvdc_clock *clock, u64 dev)
+{
+	s64 kt0, skew;
+	u64 dev0;
+
+	pvdc_clock_get(clock, &dev0, &kt0, &skew);
+	return kt0 + pvdc_clock_scale(dev - dev0, skew, false);
 }
 
 static u64 pvdc_clock_from_ktime(struct pvdc_clock *clock, s64 kt)
 {
-	unsigned int seq;
-	u64 dev;
+	s64 kt0, skew;
+	u64 dev0;
 
-	do {
-		seq = read_seqcount_begin(&clock->seq);
-		dev = clock->dev0 + pvdc_clock_scale(kt - clock->kt0,
-						     clock->skew, true);
-	} while (read_seqcount_retry(&clock->seq, seq));
-
-	return dev;
+	pvdc_clock_get(clock, &dev0, &kt0, &skew);
+	return dev0 + pvdc_clock_scale(kt - kt0, skew, true);
 }
 
 static u64 pvdc_clock_now(struct pvdc_device *pvdc)
@@ -330,10 +346,11 @@ bool pvdc_timeline_on(struct pvdc_head *head)
 }
 
 /*
- * The head is off (probe, resume): take the device's frozen counter.  The
- * driver's counter carries on from where it was.
+ * The head is off: take the device's frozen counter.  After a disable the
+ * driver's counter follows it; on @reset (probe, resume) it carries on
+ * from where it was, whatever the device's counter says.
  */
-void pvdc_timeline_reset(struct pvdc_head *head)
+static void pvdc_timeline_off(struct pvdc_head *head, bool reset)
 {
 	struct pvdc_timeline *tl = &head->tl;
 	unsigned long flags;
@@ -344,10 +361,18 @@ void pvdc_timeline_reset(struct pvdc_head *head)
 
 	spin_lock_irqsave(&head->tl_lock, flags);
 	tl->on = false;
-	tl->offset = tl->off_count - count;
+	if (reset)
+		tl->offset = tl->off_count - count;
+	else
+		tl->off_count = count + tl->offset;
 	tl->dev_count = count;
 	tl->off_time = time;
 	spin_unlock_irqrestore(&head->tl_lock, flags);
+}
+
+void pvdc_timeline_reset(struct pvdc_head *head)
+{
+	pvdc_timeline_off(head, true);
 }
 
 /*
@@ -386,19 +411,7 @@ void pvdc_timeline_start(struct pvdc_head *head)
 /* A disable latched, at a vblank: the device froze its counter there. */
 void pvdc_timeline_stop(struct pvdc_head *head)
 {
-	struct pvdc_timeline *tl = &head->tl;
-	unsigned long flags;
-	u32 count;
-	u64 time;
-
-	pvdc_head_read_vblank(head, &count, &time);
-
-	spin_lock_irqsave(&head->tl_lock, flags);
-	tl->on = false;
-	tl->dev_count = count;
-	tl->off_count = count + tl->offset;
-	tl->off_time = time;
-	spin_unlock_irqrestore(&head->tl_lock, flags);
+	pvdc_timeline_off(head, false);
 }
 
 /*
