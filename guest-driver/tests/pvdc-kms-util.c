@@ -583,6 +583,36 @@ void kms_head_off(struct kms_display *d, drmModeAtomicReq *req,
 }
 
 /* Commit and free @req; 0 or -errno. */
+void kms_cursor_images(int fd, struct kms_buffer images[2])
+{
+	kms_cursor_image(fd, &images[0], 0xffff0000);
+	kms_cursor_image(fd, &images[1], 0xff00ff00);
+}
+
+int kms_cursor_set(int fd, const struct kms_head *h,
+		   const struct kms_buffer *image)
+{
+	if (!image)
+		return drmModeSetCursor(fd, h->crtc_id, 0, 0, 0) ? -errno : 0;
+	return drmModeSetCursor(fd, h->crtc_id, image->handle, image->width,
+				image->height) ? -errno : 0;
+}
+
+void kms_cursor_images_off(int fd, const struct kms_head *h,
+			   struct kms_buffer images[2])
+{
+	kms_cursor_set(fd, h, NULL);
+	kms_buffer_destroy(fd, &images[0]);
+	kms_buffer_destroy(fd, &images[1]);
+}
+
+void kms_cursor_place(const struct kms_head *h, unsigned int i, uint32_t *x,
+		      uint32_t *y)
+{
+	*x = i * 7 % h->mode.hdisplay;
+	*y = i * 5 % h->mode.vdisplay;
+}
+
 int kms_commit(struct kms_display *d, drmModeAtomicReq *req, uint32_t flags,
 	       void *data)
 {
@@ -623,6 +653,99 @@ uint32_t kms_commit_shown(struct kms_display *d, drmModeAtomicReq *req,
 	if (!seq)
 		*err = -ETIMEDOUT;
 	return seq;
+}
+
+static void kms_flipper_event(int fd, unsigned int seq, unsigned int sec,
+			      unsigned int usec, unsigned int crtc, void *data)
+{
+	struct kms_flipper *f = data;
+	uint64_t now = (uint64_t)sec * 1000000000ull + usec * 1000ull;
+
+	(void)fd;
+	(void)crtc;
+	if (f->events && seq != f->last_seq + 1)
+		f->missed += seq - f->last_seq - 1;
+	/* Issued before a vblank, latched at a later one. */
+	if (now > f->issued_ns + f->period_ns + 1000)
+		f->late++;
+	if (f->events && now - f->last_ns > f->longest_ns)
+		f->longest_ns = now - f->last_ns;
+	if (!f->events)
+		f->first_seq = seq;
+	f->last_seq = seq;
+	f->last_ns = now;
+	f->events++;
+}
+
+static void kms_flipper_longest(uint64_t *longest, uint64_t since)
+{
+	uint64_t t = kms_now_ns() - since;
+
+	if (t > *longest)
+		*longest = t;
+}
+
+static void *kms_flipper_run(void *arg)
+{
+	drmEventContext ev = { .version = 3,
+			       .page_flip_handler2 = kms_flipper_event };
+	struct kms_flipper *f = arg;
+	struct pollfd pfd = { .fd = f->d->fd, .events = POLLIN };
+	unsigned int front = 0;
+
+	kms_realtime();
+	while (!f->stop) {
+		unsigned int events = f->events;
+
+		f->issued_ns = kms_now_ns();
+		if (drmModePageFlip(f->d->fd, f->h->crtc_id,
+				    f->h->buf[front ^ 1].fb_id,
+				    DRM_MODE_PAGE_FLIP_EVENT, f)) {
+			f->errors++;
+			break;
+		}
+		kms_flipper_longest(&f->longest_ioctl_ns, f->issued_ns);
+		while (f->events == events) {
+			if (poll(&pfd, 1, 3000) <= 0) {
+				f->errors++;
+				return NULL;
+			}
+			drmHandleEvent(f->d->fd, &ev);
+		}
+		kms_flipper_longest(&f->longest_wait_ns, f->issued_ns);
+		front ^= 1;
+		f->flips++;
+	}
+	return NULL;
+}
+
+void kms_flipper_start(struct kms_flipper *f, struct kms_display *d,
+		       struct kms_head *h)
+{
+	memset(f, 0, sizeof(*f));
+	f->d = d;
+	f->h = h;
+	f->period_ns = kms_mode_period_ns(&h->mode);
+	if (pthread_create(&f->thread, NULL, kms_flipper_run, f)) {
+		printf("not ok flipper thread: %s\n", strerror(errno));
+		exit(1);
+	}
+}
+
+void kms_flipper_stop(struct kms_flipper *f)
+{
+	f->stop = true;
+	pthread_join(f->thread, NULL);
+}
+
+unsigned int kms_flipper_frames(const struct kms_flipper *f)
+{
+	return f->events > 1 ? f->last_seq - f->first_seq : 0;
+}
+
+bool kms_flipper_paced(const struct kms_flipper *f)
+{
+	return !f->errors && f->flips > 10 && f->late * 50 <= f->flips;
 }
 
 /*
