@@ -425,13 +425,45 @@ void kms_add(int fd, drmModeAtomicReq *req, uint32_t obj, uint32_t type,
 	drmModeAtomicAddProperty(req, obj, prop, val);
 }
 
+bool kms_head_find(int fd, const drmModeRes *res, uint32_t conn_id,
+		   uint32_t *used, struct kms_head *h)
+{
+	drmModePlaneRes *pres = drmModeGetPlaneResources(fd);
+	uint64_t type;
+	uint32_t i;
+	int pipe;
+
+	memset(h, 0, sizeof(*h));
+	pipe = kms_output(fd, res, conn_id, &h->mode, used);
+	for (i = 0; pipe >= 0 && pres && i < pres->count_planes; i++) {
+		drmModePlane *p = drmModeGetPlane(fd, pres->planes[i]);
+
+		if (p && (p->possible_crtcs & (1u << pipe)) &&
+		    kms_prop_value(fd, p->plane_id, DRM_MODE_OBJECT_PLANE,
+				   "type", &type)) {
+			if (type == DRM_PLANE_TYPE_PRIMARY && !h->primary)
+				h->primary = p->plane_id;
+			if (type == DRM_PLANE_TYPE_CURSOR && !h->cursor)
+				h->cursor = p->plane_id;
+		}
+		drmModeFreePlane(p);
+	}
+	drmModeFreePlaneResources(pres);
+	if (pipe < 0 || !h->primary)
+		return false;
+	h->pipe = pipe;
+	h->crtc_id = res->crtcs[pipe];
+	h->conn_id = conn_id;
+	return true;
+}
+
 /* Every connected head with its CRTC, planes, preferred mode and buffers. */
 void kms_display_open(struct kms_display *d, const char *card)
 {
 	drmModeRes *res;
 	drmModePlaneRes *pres;
 	uint32_t used = 0;
-	int i, j, k;
+	int i;
 
 	memset(d, 0, sizeof(*d));
 	d->card = card;
@@ -453,44 +485,9 @@ void kms_display_open(struct kms_display *d, const char *card)
 	}
 	for (i = 0; i < res->count_connectors && d->num_heads < KMS_MAX_HEADS;
 	     i++) {
-		drmModeConnector *c = drmModeGetConnector(d->fd,
-							  res->connectors[i]);
 		struct kms_head *h = &d->heads[d->num_heads];
 
-		if (!c)
-			continue;
-		if (kms_connector_mode(c, &h->mode)) {
-			drmModeFreeConnector(c);
-			continue;
-		}
-		for (j = 0; j < c->count_encoders && !h->crtc_id; j++) {
-			drmModeEncoder *e = drmModeGetEncoder(d->fd,
-							      c->encoders[j]);
-
-			for (k = 0; e && k < res->count_crtcs; k++) {
-				if ((e->possible_crtcs & (1u << k)) &&
-				    !(used & (1u << k))) {
-					used |= 1u << k;
-					h->pipe = k;
-					h->crtc_id = res->crtcs[k];
-					break;
-				}
-			}
-			drmModeFreeEncoder(e);
-		}
-		h->conn_id = c->connector_id;
-		drmModeFreeConnector(c);
-		for (j = 0; j < (int)d->num_planes; j++) {
-			if (!(d->plane_crtcs[j] & (1u << h->pipe)))
-				continue;
-			if (d->plane_type[j] == DRM_PLANE_TYPE_PRIMARY &&
-			    !h->primary)
-				h->primary = d->planes[j];
-			if (d->plane_type[j] == DRM_PLANE_TYPE_CURSOR &&
-			    !h->cursor)
-				h->cursor = d->planes[j];
-		}
-		if (!h->crtc_id || !h->primary)
+		if (!kms_head_find(d->fd, res, res->connectors[i], &used, h))
 			continue;
 		kms_mode_buffers(d->fd, h->buf, 2, &h->mode, h->pipe * 2);
 		d->num_heads++;

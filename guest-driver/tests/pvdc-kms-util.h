@@ -205,6 +205,15 @@ void kms_mode_buffers(int fd, struct kms_buffer *buf, unsigned int n,
 void kms_add(int fd, drmModeAtomicReq *req, uint32_t obj, uint32_t type,
 	     const char *name, uint64_t val);
 
+/*
+ * Connector @conn_id of @res as a head (kms_output(): a CRTC not in @used,
+ * which it updates), with the primary and cursor planes of that CRTC, in
+ * @h, without buffers.  false when the connector makes no head: not
+ * connected, no CRTC left, or no primary plane.
+ */
+bool kms_head_find(int fd, const drmModeRes *res, uint32_t conn_id,
+		   uint32_t *used, struct kms_head *h);
+
 /* Every connected head with its CRTC, planes, preferred mode and buffers. */
 void kms_display_open(struct kms_display *d, const char *card);
 
