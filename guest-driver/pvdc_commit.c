@@ -28,12 +28,10 @@
  * without missing its vblank.
  */
 
-#include <linux/seq_file.h>
 #include <linux/slab.h>
 
 #include <drm/drm_atomic.h>
 #include <drm/drm_atomic_helper.h>
-#include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_framebuffer.h>
 #include <drm/drm_modeset_lock.h>
@@ -41,6 +39,7 @@
 #include <drm/drm_vblank.h>
 
 #include "pvdc_drv.h"
+#include "pvdc_trace.h"
 
 /* ------------------------------------------------------------------------ */
 /* Commit state                                                             */
@@ -404,6 +403,8 @@ static void pvdc_ring(struct pvdc_device *pvdc, u32 mask, bool group,
 			continue;
 		latches[h]->seq = ++head->seq;
 		list_add_tail(&latches[h]->link, &head->latches);
+		trace_pvdc_doorbell(h, head->seq, latches[h]->when,
+				    latches[h]->ask);
 		if (latches[h]->wb) {
 			head->wb_armed = true;
 			head->wb_seq = head->seq;
@@ -486,6 +487,7 @@ void pvdc_head_cursor_doorbell(struct pvdc_head *head,
 		pvdc_write(pvdc, PVDC_HEAD_CONTROL(head->index) +
 			   PVDC_HEAD_DOORBELL, PVDC_DOORBELL_AMEND);
 		head->seq++;
+		trace_pvdc_doorbell(head->index, head->seq, 0, false);
 	}
 	if (rel) {
 		rel->seq = later ? head->seq + 1 : head->seq;
@@ -606,8 +608,8 @@ static void __pvdc_head_latched(struct pvdc_head *head, bool rejected,
 		return;
 	}
 	done = pvdc_head_done_seq(head, &rejected, early);
-	if (early && done != head->done)
-		head->early_latches++;
+	/* Early only if the device latched something since the last report. */
+	early &= done != head->done;
 	head->done = done;
 	follow |= rejected;
 	if (head->wb_armed && pvdc_seq_reached(done, head->wb_seq))
@@ -632,8 +634,8 @@ static void __pvdc_head_latched(struct pvdc_head *head, bool rejected,
 		frame = pvdc_read(pvdc, PVDC_HEAD_CONTROL(head->index) +
 				  PVDC_HEAD_DONE_FRAME);
 		framed = true;
-		head->frame_reads++;
 	}
+	trace_pvdc_latch(head->index, done, rejected, early, framed, frame);
 	list_for_each_entry_safe(rel, rtmp, &head->releases, link) {
 		if (!pvdc_seq_reached(done, rel->seq))
 			break;
@@ -750,32 +752,6 @@ void pvdc_commit_quiesce(struct pvdc_device *pvdc)
 		wake_up_all(&head->wq);
 	}
 	schedule_work(&pvdc->release_work);
-}
-
-/*
- * How often each head took the paths that run only when a vblank comes at
- * the wrong moment (or a vCPU stops there): its latch prediction in doubt,
- * a vblank between the reads of its vblank time.  Tests need to know they
- * ran.
- */
-static int pvdc_latches_show(struct seq_file *m, void *data)
-{
-	struct drm_debugfs_entry *entry = m->private;
-	struct pvdc_device *pvdc = to_pvdc(entry->dev);
-	unsigned int h;
-
-	for (h = 0; h < pvdc->num_heads; h++)
-		seq_printf(m, "head %u: done_frame_reads %llu vblank_rereads %llu early_latches %llu\n",
-			   h, READ_ONCE(pvdc->heads[h].frame_reads),
-			   READ_ONCE(pvdc->heads[h].vblank_rereads),
-			   READ_ONCE(pvdc->heads[h].early_latches));
-	return 0;
-}
-
-void pvdc_commit_debugfs_init(struct pvdc_device *pvdc)
-{
-	drm_debugfs_add_file(&pvdc->drm, "pvdc_latches", pvdc_latches_show,
-			     NULL);
 }
 
 /* Framebuffers the device no longer reads: unpin, and let go. */

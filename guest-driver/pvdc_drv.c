@@ -527,7 +527,6 @@ static int pvdc_kms_init(struct pvdc_device *pvdc)
 	drm->vblank_disable_immediate = true;
 
 	drm_mode_config_reset(drm);
-	pvdc_commit_debugfs_init(pvdc);
 
 	return 0;
 }

@@ -148,21 +148,6 @@ struct pvdc_head {
 	u64 irq_now;
 	/* Device time of the vblank the last commit event carried. */
 	u64 stamped;
-	/*
-	 * DONE_FRAME reads: flips whose latch vblank the driver could not
-	 * predict (debugfs pvdc_latches).  Under pvdc->irq_lock.
-	 */
-	u64 frame_reads;
-	/*
-	 * VBLANK_TIME reads begun again because VBLANK_COUNT moved (debugfs
-	 * pvdc_latches).  Under pvdc->reg64_lock.
-	 */
-	u64 vblank_rereads;
-	/*
-	 * Latches reported by a vblank interrupt before their own (debugfs
-	 * pvdc_latches).  Under pvdc->irq_lock.
-	 */
-	u64 early_latches;
 
 	/* Set by the CRC debugfs interface, read in the vblank interrupt. */
 	bool crc_enabled;
@@ -436,7 +421,6 @@ void pvdc_commit_quiesce(struct pvdc_device *pvdc);
 void pvdc_resync_work(struct work_struct *work);
 void pvdc_release_work(struct work_struct *work);
 void pvdc_heads_reset(struct pvdc_device *pvdc);
-void pvdc_commit_debugfs_init(struct pvdc_device *pvdc);
 
 /* pvdc_vblank.c */
 void pvdc_clock_init(struct pvdc_device *pvdc);

@@ -9,11 +9,23 @@
  * access for vblank bookkeeping, and process context never reads a 64-bit
  * register pair that the interrupt handler also reads.
  *
- * Timestamps are in ktime, so the driver keeps one mapping from the device
+ * Timestamps are in ktime, which runs from another source than the device
+ * clock (kvmclock or the TSC under KVM, the host's clock at TCG's pace
+ * without it), drifts from it by up to hundreds of ppm and steps when the
+ * machine is stopped.  So the driver keeps one mapping from the device
  * clock (CLOCK_LO/HI) to ktime: anchored on a reading of the device clock
  * bracketed by two readings of ktime, and corrected from time to time by a
  * change of slope, never by a step, so that the intervals between
  * timestamps stay those of the device.
+ *
+ * Why not ktime read in the interrupt handler, as drivers of real hardware
+ * stamp their vblanks: a virtual machine's interrupt arrives late by
+ * whatever the host is doing, milliseconds on a loaded host, and every
+ * timestamp would carry that delay; compositors that pace their frames by
+ * the timestamps then miss frames.  A late handler could not give a missed
+ * vblank its own time either, nor a page flip's event its latch frame.
+ * Why not a device that stamps its vblanks in a clock the guest reads
+ * directly: no such clock is common to KVM and TCG guests.
  */
 
 #include <linux/math64.h>
@@ -23,6 +35,7 @@
 #include <drm/drm_vblank.h>
 
 #include "pvdc_drv.h"
+#include "pvdc_trace.h"
 
 /* Best of up to this many readings of the device clock per sync. */
 #define PVDC_CLOCK_SAMPLES	8
@@ -66,32 +79,36 @@ static s64 pvdc_clock_scale(s64 delta, s64 skew, bool inverse)
 	return delta + (neg ? -(s64)corr : (s64)corr);
 }
 
-static s64 pvdc_clock_to_ktime(struct pvdc_clock *clock, u64 dev)
+/* The mapping as one consistent triple: interrupt handlers read it too. */
+static void pvdc_clock_get(struct pvdc_clock *clock, u64 *dev0, s64 *kt0,
+			   s64 *skew)
 {
 	unsigned int seq;
-	s64 kt;
 
 	do {
 		seq = read_seqcount_begin(&clock->seq);
-		kt = clock->kt0 + pvdc_clock_scale(dev - clock->dev0,
-						   clock->skew, false);
+		*dev0 = clock->dev0;
+		*kt0 = clock->kt0;
+		*skew = clock->skew;
 	} while (read_seqcount_retry(&clock->seq, seq));
+}
 
-	return kt;
+static s64 pvdc_clock_to_ktime(struct pvdc_clock *clock, u64 dev)
+{
+	s64 kt0, skew;
+	u64 dev0;
+
+	pvdc_clock_get(clock, &dev0, &kt0, &skew);
+	return kt0 + pvdc_clock_scale(dev - dev0, skew, false);
 }
 
 static u64 pvdc_clock_from_ktime(struct pvdc_clock *clock, s64 kt)
 {
-	unsigned int seq;
-	u64 dev;
+	s64 kt0, skew;
+	u64 dev0;
 
-	do {
-		seq = read_seqcount_begin(&clock->seq);
-		dev = clock->dev0 + pvdc_clock_scale(kt - clock->kt0,
-						     clock->skew, true);
-	} while (read_seqcount_retry(&clock->seq, seq));
-
-	return dev;
+	pvdc_clock_get(clock, &dev0, &kt0, &skew);
+	return dev0 + pvdc_clock_scale(kt - kt0, skew, true);
 }
 
 static u64 pvdc_clock_now(struct pvdc_device *pvdc)
@@ -172,6 +189,23 @@ static void pvdc_clock_set(struct pvdc_clock *clock, u64 dev0, s64 kt0,
 	spin_unlock_irqrestore(&clock->lock, flags);
 }
 
+/* @rate, a skew in units of 2^-32, in parts per billion. */
+static s64 pvdc_clock_ppb(s64 rate)
+{
+	return div64_s64(rate * NSEC_PER_SEC, BIT_ULL(32));
+}
+
+/* Anchor the mapping on @s, at the rate it follows; @err: why. */
+static void pvdc_clock_anchor(struct pvdc_clock *clock,
+			      const struct pvdc_clock_sample *s, s64 err)
+{
+	pvdc_clock_set(clock, s->dev, s->kt, clock->rate);
+	WRITE_ONCE(clock->error, s->half);
+	clock->interval = 1;
+	trace_pvdc_clock_sync(s->dev, s->half, err, pvdc_clock_ppb(clock->rate),
+			      clock->interval, true);
+}
+
 /*
  * Compare the mapping with a new sample.  A small error is absorbed by a
  * change of slope over the next interval, so that the mapping stays
@@ -191,11 +225,7 @@ static void pvdc_clock_sync(struct pvdc_device *pvdc, bool hard)
 		return;
 	}
 	if (hard) {
-		pvdc_clock_set(clock, s.dev, s.kt, clock->rate);
-		WRITE_ONCE(clock->error, s.half);
-		clock->interval = 1;
-		drm_dbg_driver(&pvdc->drm, "device clock: anchored, +-%llu ns\n",
-			       s.half);
+		pvdc_clock_anchor(clock, &s, 0);
 		return;
 	}
 
@@ -204,9 +234,7 @@ static void pvdc_clock_sync(struct pvdc_device *pvdc, bool hard)
 	if (abs(err) > PVDC_CLOCK_STEP_NS || elapsed <= 0) {
 		drm_warn(&pvdc->drm, "device clock mapping off by %lld ns: anchored again\n",
 			 err);
-		pvdc_clock_set(clock, s.dev, s.kt, clock->rate);
-		WRITE_ONCE(clock->error, s.half);
-		clock->interval = 1;
+		pvdc_clock_anchor(clock, &s, err);
 		return;
 	}
 
@@ -228,10 +256,8 @@ static void pvdc_clock_sync(struct pvdc_device *pvdc, bool hard)
 	skew = clock->rate + div64_s64(err * (s64)BIT_ULL(32), next);
 	pvdc_clock_set(clock, s.dev, s.kt - err, skew);
 	WRITE_ONCE(clock->error, s.half + abs(err));
-	drm_dbg_driver(&pvdc->drm,
-		       "device clock: reading +-%llu ns, off by %lld ns, rate %lld ppb, next in %u s\n",
-		       s.half, err, clock->rate * 1000000000 / (s64)BIT_ULL(32),
-		       clock->interval);
+	trace_pvdc_clock_sync(s.dev, s.half, err, pvdc_clock_ppb(clock->rate),
+			      clock->interval, false);
 }
 
 static void pvdc_clock_sync_work(struct work_struct *work)
@@ -284,6 +310,7 @@ static void pvdc_head_read_vblank(struct pvdc_head *head, u32 *count,
 {
 	struct pvdc_device *pvdc = head->pvdc;
 	u32 base = PVDC_HEAD_CONTROL(head->index);
+	unsigned int rereads = 0;
 	unsigned long flags;
 	u32 lo, hi, again;
 
@@ -298,11 +325,12 @@ static void pvdc_head_read_vblank(struct pvdc_head *head, u32 *count,
 		if (*count == again)
 			break;
 		/* A vblank in between: LO and HI may be of two vblanks. */
-		head->vblank_rereads++;
+		rereads++;
 	}
 	spin_unlock_irqrestore(&pvdc->reg64_lock, flags);
 
 	*time = (u64)hi << 32 | lo;
+	trace_pvdc_vblank_read(head->index, *count, *time, rereads);
 }
 
 bool pvdc_timeline_on(struct pvdc_head *head)
@@ -318,10 +346,11 @@ bool pvdc_timeline_on(struct pvdc_head *head)
 }
 
 /*
- * The head is off (probe, resume): take the device's frozen counter.  The
- * driver's counter carries on from where it was.
+ * The head is off: take the device's frozen counter.  After a disable the
+ * driver's counter follows it; on @reset (probe, resume) it carries on
+ * from where it was, whatever the device's counter says.
  */
-void pvdc_timeline_reset(struct pvdc_head *head)
+static void pvdc_timeline_off(struct pvdc_head *head, bool reset)
 {
 	struct pvdc_timeline *tl = &head->tl;
 	unsigned long flags;
@@ -332,10 +361,18 @@ void pvdc_timeline_reset(struct pvdc_head *head)
 
 	spin_lock_irqsave(&head->tl_lock, flags);
 	tl->on = false;
-	tl->offset = tl->off_count - count;
+	if (reset)
+		tl->offset = tl->off_count - count;
+	else
+		tl->off_count = count + tl->offset;
 	tl->dev_count = count;
 	tl->off_time = time;
 	spin_unlock_irqrestore(&head->tl_lock, flags);
+}
+
+void pvdc_timeline_reset(struct pvdc_head *head)
+{
+	pvdc_timeline_off(head, true);
 }
 
 /*
@@ -374,19 +411,7 @@ void pvdc_timeline_start(struct pvdc_head *head)
 /* A disable latched, at a vblank: the device froze its counter there. */
 void pvdc_timeline_stop(struct pvdc_head *head)
 {
-	struct pvdc_timeline *tl = &head->tl;
-	unsigned long flags;
-	u32 count;
-	u64 time;
-
-	pvdc_head_read_vblank(head, &count, &time);
-
-	spin_lock_irqsave(&head->tl_lock, flags);
-	tl->on = false;
-	tl->dev_count = count;
-	tl->off_count = count + tl->offset;
-	tl->off_time = time;
-	spin_unlock_irqrestore(&head->tl_lock, flags);
+	pvdc_timeline_off(head, false);
 }
 
 /*
@@ -520,12 +545,14 @@ void pvdc_head_vblank(struct pvdc_head *head)
 		if (!step)
 			break;
 		WRITE_ONCE(head->irq_now, step);
+		trace_pvdc_vblank(head->index, step, now);
 		if (!drm_crtc_handle_vblank(&head->crtc))
 			break;
 	}
 	/* Too far behind to tell one by one: the core catches up at once. */
 	if (i == PVDC_VBLANK_REPLAY) {
 		WRITE_ONCE(head->irq_now, now);
+		trace_pvdc_vblank(head->index, now, now);
 		drm_crtc_handle_vblank(&head->crtc);
 	}
 	WRITE_ONCE(head->irq_now, 0);

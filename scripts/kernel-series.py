@@ -76,6 +76,7 @@ SERIES = [
                  ("guest-driver/Kbuild", "Makefile"),
                  ("guest-driver/pvdc_*.c", None),
                  ("guest-driver/pvdc_drv.h", None),
+                 ("guest-driver/pvdc_trace.h", None),
                  ("guest-driver/pvdc-regs.h", None)],
          fragments=[Fragment("drivers/gpu/drm/Kconfig",
                              text='source "drivers/gpu/drm/pvdc/Kconfig"\n\n',

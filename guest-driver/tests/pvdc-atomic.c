@@ -175,12 +175,23 @@ static drmModeAtomicReq *all_on_request(void)
 /* Discovery                                                                */
 /* ------------------------------------------------------------------------ */
 
+/* Plane @id of planes[], NULL if it has none. */
+static struct plane *plane_of(uint32_t id)
+{
+	int i;
+
+	for (i = 0; id && i < num_planes; i++)
+		if (planes[i].id == id)
+			return &planes[i];
+	return NULL;
+}
+
 static void discover(void)
 {
 	drmModeRes *res;
 	drmModePlaneRes *pres;
 	uint32_t used = 0;
-	int i, j;
+	int i;
 
 	kms_resources(fd, &res, &pres);
 	for (i = 0; i < (int)pres->count_planes && num_planes < MAX_PLANES; i++) {
@@ -199,24 +210,16 @@ static void discover(void)
 
 	for (i = 0; i < res->count_connectors && num_heads < MAX_HEADS; i++) {
 		struct head *h = &heads[num_heads];
+		struct kms_head k;
 
-		h->pipe = kms_output(fd, res, res->connectors[i], &h->mode,
-				     &used);
-		if (h->pipe < 0)
+		if (!kms_head_find(fd, res, res->connectors[i], &used, &k))
 			continue;
-		h->conn_id = res->connectors[i];
-		h->crtc_id = res->crtcs[h->pipe];
-
-		for (j = 0; j < num_planes; j++) {
-			struct plane *p = &planes[j];
-
-			if (!(p->possible_crtcs & (1u << h->pipe)))
-				continue;
-			if (p->type == DRM_PLANE_TYPE_PRIMARY && !h->primary)
-				h->primary = p;
-			if (p->type == DRM_PLANE_TYPE_CURSOR && !h->cursor)
-				h->cursor = p;
-		}
+		h->pipe = k.pipe;
+		h->conn_id = k.conn_id;
+		h->crtc_id = k.crtc_id;
+		h->mode = k.mode;
+		h->primary = plane_of(k.primary);
+		h->cursor = plane_of(k.cursor);
 		if (!h->primary)
 			continue;
 		h->mode_blob = kms_mode_blob(fd, &h->mode);

@@ -30,9 +30,6 @@
  *           delay, misses frames: every head's vblank counter must have
  *           advanced by exactly the frames its timestamps span).
  */
-#include <poll.h>
-#include <pthread.h>
-
 #include "pvdc-kms-util.h"
 #include "pvdc-regs.h"
 
@@ -56,66 +53,13 @@ static int light(const drmModeModeInfo *mode)
 /* moves                                                                    */
 /* ------------------------------------------------------------------------ */
 
+static struct kms_flipper flipper;
+
+/* The cursor mover's counts. */
 static struct {
-	pthread_mutex_t lock;
 	volatile bool stop;
-	unsigned int flips, events, missed, errors, late;
-	unsigned int first_seq, last_seq;
-	uint64_t issued_ns, period_ns;
 	unsigned int moves, move_errors;
-} run = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-static void flip_event(int fd, unsigned int seq, unsigned int sec,
-		       unsigned int usec, unsigned int crtc, void *data)
-{
-	(void)fd;
-	(void)sec;
-	(void)usec;
-	(void)crtc;
-	(void)data;
-	if (run.events && seq != run.last_seq + 1)
-		run.missed += seq - run.last_seq - 1;
-	/* Issued before a vblank, latched at a later one. */
-	if ((uint64_t)sec * 1000000000ull + usec * 1000ull >
-	    run.issued_ns + run.period_ns + 1000)
-		run.late++;
-	if (!run.events)
-		run.first_seq = seq;
-	run.last_seq = seq;
-	run.events++;
-}
-
-/* Flip on every event until told to stop; counts the vblanks skipped. */
-static void *flipper(void *arg)
-{
-	drmEventContext ev = { .version = 3, .page_flip_handler2 = flip_event };
-	struct pollfd pfd = { .fd = disp.fd, .events = POLLIN };
-	unsigned int front = 0;
-
-	(void)arg;
-	kms_realtime();
-	while (!run.stop) {
-		unsigned int events = run.events;
-
-		run.issued_ns = kms_now_ns();
-		if (drmModePageFlip(disp.fd, head->crtc_id,
-				    head->buf[front ^ 1].fb_id,
-				    DRM_MODE_PAGE_FLIP_EVENT, NULL)) {
-			run.errors++;
-			break;
-		}
-		while (run.events == events) {
-			if (poll(&pfd, 1, 3000) <= 0) {
-				run.errors++;
-				return NULL;
-			}
-			drmHandleEvent(disp.fd, &ev);
-		}
-		front ^= 1;
-		run.flips++;
-	}
-	return NULL;
-}
+} run;
 
 /* Paced by the clock, not by the vblanks. */
 static void *mover(void *arg)
@@ -125,6 +69,7 @@ static void *mover(void *arg)
 			kms_mode_period_ns(&head->mode) / moves_per_frame : 0;
 	struct timespec next;
 	unsigned int i = 0;
+	uint32_t x, y;
 
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	while (!run.stop) {
@@ -136,14 +81,12 @@ static void *mover(void *arg)
 		if (step)
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next,
 					NULL);
-		int ret = drmModeMoveCursor(disp.fd, head->crtc_id,
-					    i * 7 % head->mode.hdisplay,
-					    i * 5 % head->mode.vdisplay);
+		kms_cursor_place(head, i, &x, &y);
+		int ret = drmModeMoveCursor(disp.fd, head->crtc_id, x, y);
 
 		if (!ret && i % 32 == 31)
-			ret = drmModeSetCursor(disp.fd, head->crtc_id,
-					       images[(i / 32) % 2].handle,
-					       CURSOR_SIZE, CURSOR_SIZE);
+			ret = kms_cursor_set(disp.fd, head,
+					     &images[(i / 32) % 2]);
 		if (ret)
 			run.move_errors++;
 		else
@@ -156,43 +99,37 @@ static void *mover(void *arg)
 static void test_moves(void)
 {
 	struct kms_buffer images[2];
-	pthread_t flip_thread, move_thread;
+	pthread_t move_thread;
 	uint64_t end;
 	double frames, per_frame;
 
-	kms_cursor_image(disp.fd, &images[0], 0xffff0000);
-	kms_cursor_image(disp.fd, &images[1], 0xff00ff00);
-	if (drmModeSetCursor(disp.fd, head->crtc_id, images[0].handle,
-			     CURSOR_SIZE, CURSOR_SIZE)) {
+	kms_cursor_images(disp.fd, images);
+	if (kms_cursor_set(disp.fd, head, &images[0])) {
 		kms_result(false, "moves: set cursor: %s", strerror(errno));
+		kms_cursor_images_off(disp.fd, head, images);
 		return;
 	}
-	run.period_ns = kms_mode_period_ns(&head->mode);
-	pthread_create(&flip_thread, NULL, flipper, NULL);
+	kms_flipper_start(&flipper, &disp, head);
 	pthread_create(&move_thread, NULL, mover, images);
 	end = kms_now_ns() + (uint64_t)(seconds * 1e9);
-	while ((uint64_t)kms_now_ns() < end && !run.errors)
+	while ((uint64_t)kms_now_ns() < end && !flipper.errors)
 		usleep(100000);
 	run.stop = true;
 	pthread_join(move_thread, NULL);
-	pthread_join(flip_thread, NULL);
+	kms_flipper_stop(&flipper);
 
-	frames = run.events > 1 ? run.last_seq - run.first_seq : 0;
+	frames = kms_flipper_frames(&flipper);
 	per_frame = frames > 0 ? run.moves / frames : 0;
 	printf("# %u flips over %.0f frames, %u missed, %u latched later than the vblank after they were issued; %u cursor moves (%u refused), %.1f per frame\n",
-	       run.flips, frames, run.missed, run.late, run.moves,
+	       flipper.flips, frames, flipper.missed, flipper.late, run.moves,
 	       run.move_errors, per_frame);
-	/* A host stalling the guest longer than a frame makes a few late. */
-	kms_result(!run.errors && run.flips > 10 &&
-		   run.late * 50 <= run.flips,
+	kms_result(kms_flipper_paced(&flipper),
 		   "flips-land-on-the-next-vblank-during-cursor-moves # %u flips, %u late, %u frames missed",
-		   run.flips, run.late, run.missed);
+		   flipper.flips, flipper.late, flipper.missed);
 	kms_result(!run.move_errors && per_frame > 2,
 		   "cursor-moves-do-not-wait-for-vblank # %.1f per frame",
 		   per_frame);
-	drmModeSetCursor(disp.fd, head->crtc_id, 0, 0, 0);
-	kms_buffer_destroy(disp.fd, &images[0]);
-	kms_buffer_destroy(disp.fd, &images[1]);
+	kms_cursor_images_off(disp.fd, head, images);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -269,8 +206,7 @@ static void test_pinned(void)
 	kms_cursor_image(disp.fd, &c, 0xff0000ff);
 
 	/* A on screen: its offset is where the device reads the cursor. */
-	drmModeSetCursor(disp.fd, head->crtc_id, a.handle, CURSOR_SIZE,
-			 CURSOR_SIZE);
+	kms_cursor_set(disp.fd, head, &a);
 	vbl.request.type = DRM_VBLANK_RELATIVE |
 			   ((head->pipe << DRM_VBLANK_HIGH_CRTC_SHIFT) &
 			    DRM_VBLANK_HIGH_CRTC_MASK);
@@ -287,8 +223,7 @@ static void test_pinned(void)
 	/* Right after a vblank: half a second until the next latch. */
 	vbl.request.sequence = 1;
 	drmWaitVBlank(disp.fd, &vbl);
-	ret = drmModeSetCursor(disp.fd, head->crtc_id, b.handle, CURSOR_SIZE,
-			       CURSOR_SIZE);
+	ret = kms_cursor_set(disp.fd, head, &b);
 	kms_buffer_destroy(disp.fd, &a);
 	/* A buffer of A's size, pinned now: A's place if A was let go. */
 	req = drmModeAtomicAlloc();

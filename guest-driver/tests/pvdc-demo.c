@@ -20,6 +20,7 @@
  */
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 
 #include "pvdc-kms-util.h"
 
@@ -407,6 +408,26 @@ static void force(struct demo *d, enum degrade what, const char *why)
 	printf("pvdc-demo: dropped: %s: %s\n", degrade_text[what], why);
 }
 
+/* The plane properties the demo sets, by name, and where it keeps their ids. */
+static const struct {
+	const char *name;
+	size_t offset;
+} plane_props[] = {
+	{ "FB_ID", offsetof(struct plane, fb_id) },
+	{ "CRTC_ID", offsetof(struct plane, crtc) },
+	{ "SRC_X", offsetof(struct plane, src_x) },
+	{ "SRC_Y", offsetof(struct plane, src_y) },
+	{ "SRC_W", offsetof(struct plane, src_w) },
+	{ "SRC_H", offsetof(struct plane, src_h) },
+	{ "CRTC_X", offsetof(struct plane, crtc_x) },
+	{ "CRTC_Y", offsetof(struct plane, crtc_y) },
+	{ "CRTC_W", offsetof(struct plane, crtc_w) },
+	{ "CRTC_H", offsetof(struct plane, crtc_h) },
+	{ "alpha", offsetof(struct plane, alpha) },
+	{ "HOTSPOT_X", offsetof(struct plane, hotspot_x) },
+	{ "HOTSPOT_Y", offsetof(struct plane, hotspot_y) },
+};
+
 static int load_planes(struct demo *d)
 {
 	drmModePlaneResPtr res = drmModeGetPlaneResources(d->fd);
@@ -429,19 +450,10 @@ static int load_planes(struct demo *d)
 		p->crtc_id = p->info ? p->info->crtc_id : 0;
 		p->type = kms_prop_value(d->fd, obj, t, "type", &type) ?
 			  (int)type : 0;
-		p->fb_id = kms_prop_find(d->fd, obj, t, "FB_ID", NULL);
-		p->crtc = kms_prop_find(d->fd, obj, t, "CRTC_ID", NULL);
-		p->src_x = kms_prop_find(d->fd, obj, t, "SRC_X", NULL);
-		p->src_y = kms_prop_find(d->fd, obj, t, "SRC_Y", NULL);
-		p->src_w = kms_prop_find(d->fd, obj, t, "SRC_W", NULL);
-		p->src_h = kms_prop_find(d->fd, obj, t, "SRC_H", NULL);
-		p->crtc_x = kms_prop_find(d->fd, obj, t, "CRTC_X", NULL);
-		p->crtc_y = kms_prop_find(d->fd, obj, t, "CRTC_Y", NULL);
-		p->crtc_w = kms_prop_find(d->fd, obj, t, "CRTC_W", NULL);
-		p->crtc_h = kms_prop_find(d->fd, obj, t, "CRTC_H", NULL);
-		p->alpha = kms_prop_find(d->fd, obj, t, "alpha", NULL);
-		p->hotspot_x = kms_prop_find(d->fd, obj, t, "HOTSPOT_X", NULL);
-		p->hotspot_y = kms_prop_find(d->fd, obj, t, "HOTSPOT_Y", NULL);
+		for (size_t n = 0; n < ARRAY_SIZE(plane_props); n++)
+			*(uint32_t *)((char *)p + plane_props[n].offset) =
+				kms_prop_find(d->fd, obj, t,
+					      plane_props[n].name, NULL);
 		p->zpos = kms_prop_find(d->fd, obj, t, "zpos", &prop);
 		if (prop) {
 			p->zpos_mutable = !(prop->flags & DRM_MODE_PROP_IMMUTABLE) &&

@@ -74,11 +74,9 @@ static const uint32_t colours[NUM_COLOURS] = {
 };
 
 struct head {
-	int pipe;
-	uint32_t crtc_id, conn_id, mode_blob;
-	uint32_t primary_id;
+	struct kms_head base;		/* without its buffers */
+	uint32_t mode_blob;
 	unsigned int dev_plane;		/* device index of the primary plane */
-	drmModeModeInfo mode;
 	struct kms_buffer buf[NUM_COLOURS];
 	unsigned int front;
 };
@@ -221,7 +219,7 @@ static void flip_handler(int drm_fd, unsigned int seq, unsigned int sec,
 	(void)drm_fd;
 	(void)data;
 	for (i = 0; i < num_heads; i++) {
-		if (heads[i].crtc_id != crtc_id)
+		if (heads[i].base.crtc_id != crtc_id)
 			continue;
 		events[i].seen = true;
 		events[i].sequence = seq;
@@ -263,34 +261,20 @@ static void discover(void)
 	for (i = 0; i < res->count_connectors && num_heads < MAX_HEADS; i++) {
 		struct head *h = &heads[num_heads];
 
-		h->pipe = kms_output(fd, res, res->connectors[i], &h->mode,
-				     &used);
-		if (h->pipe < 0)
+		if (!kms_head_find(fd, res, res->connectors[i], &used,
+				   &h->base))
 			continue;
-		h->conn_id = res->connectors[i];
-		h->crtc_id = res->crtcs[h->pipe];
-		for (j = 0; j < (int)pres->count_planes && !h->primary_id; j++) {
-			drmModePlane *p = drmModeGetPlane(fd, pres->planes[j]);
-			uint64_t type = 0;
-
-			if (p && (p->possible_crtcs & (1u << h->pipe)) &&
-			    kms_prop_value(fd, p->plane_id, DRM_MODE_OBJECT_PLANE,
-					   "type", &type) &&
-			    type == DRM_PLANE_TYPE_PRIMARY)
-				h->primary_id = p->plane_id;
-			drmModeFreePlane(p);
-		}
-		j = find_device_plane(h->pipe);
-		if (!h->primary_id || j < 0)
+		j = find_device_plane(h->base.pipe);
+		if (j < 0)
 			continue;
 		h->dev_plane = j;
-		h->mode_blob = kms_mode_blob(fd, &h->mode);
+		h->mode_blob = kms_mode_blob(fd, &h->base.mode);
 		for (j = 0; j < NUM_COLOURS; j++) {
 			struct kms_buffer *b = &h->buf[j];
 			uint32_t y, x;
 
-			if (kms_buffer_create(fd, b, h->mode.hdisplay,
-					      h->mode.vdisplay,
+			if (kms_buffer_create(fd, b, h->base.mode.hdisplay,
+					      h->base.mode.vdisplay,
 					      DRM_FORMAT_XRGB8888)) {
 				printf("not ok buffers: %s\n", strerror(errno));
 				exit(1);
@@ -314,18 +298,19 @@ static void discover(void)
 static void primary(drmModeAtomicReq *req, const struct head *h,
 		    unsigned int buf)
 {
+	const struct kms_head *k = &h->base;
 	uint32_t t = DRM_MODE_OBJECT_PLANE;
 
-	add(req, h->primary_id, t, "FB_ID", h->buf[buf].fb_id);
-	add(req, h->primary_id, t, "CRTC_ID", h->crtc_id);
-	add(req, h->primary_id, t, "SRC_X", 0);
-	add(req, h->primary_id, t, "SRC_Y", 0);
-	add(req, h->primary_id, t, "SRC_W", (uint64_t)h->mode.hdisplay << 16);
-	add(req, h->primary_id, t, "SRC_H", (uint64_t)h->mode.vdisplay << 16);
-	add(req, h->primary_id, t, "CRTC_X", 0);
-	add(req, h->primary_id, t, "CRTC_Y", 0);
-	add(req, h->primary_id, t, "CRTC_W", h->mode.hdisplay);
-	add(req, h->primary_id, t, "CRTC_H", h->mode.vdisplay);
+	add(req, k->primary, t, "FB_ID", h->buf[buf].fb_id);
+	add(req, k->primary, t, "CRTC_ID", k->crtc_id);
+	add(req, k->primary, t, "SRC_X", 0);
+	add(req, k->primary, t, "SRC_Y", 0);
+	add(req, k->primary, t, "SRC_W", (uint64_t)k->mode.hdisplay << 16);
+	add(req, k->primary, t, "SRC_H", (uint64_t)k->mode.vdisplay << 16);
+	add(req, k->primary, t, "CRTC_X", 0);
+	add(req, k->primary, t, "CRTC_Y", 0);
+	add(req, k->primary, t, "CRTC_W", k->mode.hdisplay);
+	add(req, k->primary, t, "CRTC_H", k->mode.vdisplay);
 }
 
 static int commit(drmModeAtomicReq *req, uint32_t flags)
@@ -346,11 +331,11 @@ static int light_heads(void)
 	for (i = 0; i < num_heads; i++) {
 		struct head *h = &heads[i];
 
-		add(req, h->crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID",
+		add(req, h->base.crtc_id, DRM_MODE_OBJECT_CRTC, "MODE_ID",
 		    h->mode_blob);
-		add(req, h->crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
-		add(req, h->conn_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID",
-		    h->crtc_id);
+		add(req, h->base.crtc_id, DRM_MODE_OBJECT_CRTC, "ACTIVE", 1);
+		add(req, h->base.conn_id, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID",
+		    h->base.crtc_id);
 		h->front = RED;
 		primary(req, h, h->front);
 	}
@@ -369,11 +354,11 @@ static int flip(int h, unsigned int buf, int in_fence, int32_t *out_fence)
 	events[h].seen = false;
 	primary(req, hd, buf);
 	if (in_fence >= 0)
-		add(req, hd->primary_id, DRM_MODE_OBJECT_PLANE, "IN_FENCE_FD",
+		add(req, hd->base.primary, DRM_MODE_OBJECT_PLANE, "IN_FENCE_FD",
 		    in_fence);
 	if (out_fence) {
 		*out_fence = -1;
-		add(req, hd->crtc_id, DRM_MODE_OBJECT_CRTC, "OUT_FENCE_PTR",
+		add(req, hd->base.crtc_id, DRM_MODE_OBJECT_CRTC, "OUT_FENCE_PTR",
 		    (uintptr_t)out_fence);
 	}
 	return commit(req, DRM_MODE_ATOMIC_NONBLOCK |
@@ -386,7 +371,7 @@ static int wait_vblanks(int h, unsigned int count, unsigned int *seq)
 	drmVBlank vbl = { 0 };
 
 	vbl.request.type = DRM_VBLANK_RELATIVE |
-		((heads[h].pipe << DRM_VBLANK_HIGH_CRTC_SHIFT) &
+		((heads[h].base.pipe << DRM_VBLANK_HIGH_CRTC_SHIFT) &
 		 DRM_VBLANK_HIGH_CRTC_MASK);
 	vbl.request.sequence = count;
 	if (drmWaitVBlank(fd, &vbl))

@@ -44,8 +44,6 @@
 
 #include "pvdc-kms-util.h"
 
-/* The size of kms_cursor_image()'s images. */
-#define CURSOR_SIZE	KMS_CURSOR_SIZE
 #define MAX_CHILDREN	16
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
 /* The kernel itself gives up on a flip after 10 s. */
@@ -185,10 +183,10 @@ static void child_hammer(unsigned int n, bool atomic,
 	sched_setscheduler(0, SCHED_OTHER, &normal);
 	signal(SIGTERM, child_on_term);
 	while (!child_stop) {
-		uint32_t x = i * 7 % b->mode.hdisplay;
-		uint32_t y = i * 5 % b->mode.vdisplay;
+		uint32_t x, y;
 		int ret;
 
+		kms_cursor_place(b, i, &x, &y);
 		if (atomic) {
 			drmModeAtomicReq *req = drmModeAtomicAlloc();
 
@@ -197,10 +195,7 @@ static void child_hammer(unsigned int n, bool atomic,
 			ret = kms_commit(&disp, req, DRM_MODE_ATOMIC_NONBLOCK,
 					 NULL);
 		} else if (i % 16 == 15) {
-			ret = drmModeSetCursor(disp.fd, b->crtc_id,
-					       images[(i / 16) % 2].handle,
-					       CURSOR_SIZE, CURSOR_SIZE) ?
-			      -errno : 0;
+			ret = kms_cursor_set(disp.fd, b, &images[(i / 16) % 2]);
 		} else {
 			ret = drmModeMoveCursor(disp.fd, b->crtc_id, x, y) ?
 			      -errno : 0;
@@ -252,11 +247,10 @@ static void test_storm(enum storm storm)
 		kms_result(false, "%s: needs two heads", name);
 		return;
 	}
-	kms_cursor_image(disp.fd, &images[0], 0xffff0000);
-	kms_cursor_image(disp.fd, &images[1], 0xff00ff00);
-	if (drmModeSetCursor(disp.fd, b->crtc_id, images[0].handle,
-			     CURSOR_SIZE, CURSOR_SIZE)) {
+	kms_cursor_images(disp.fd, images);
+	if (kms_cursor_set(disp.fd, b, &images[0])) {
 		kms_result(false, "%s: set cursor: %s", name, strerror(errno));
+		kms_cursor_images_off(disp.fd, b, images);
 		return;
 	}
 	/* Both buffers shown once: binding one is the fresh test's. */
@@ -332,9 +326,7 @@ static void test_storm(enum storm storm)
 			   "%s-cursor-updates-go-on # %u updates, %u refused",
 			   name, updates, refused);
 	munmap(counts, sizeof(*counts) * MAX_CHILDREN);
-	drmModeSetCursor(disp.fd, b->crtc_id, 0, 0, 0);
-	kms_buffer_destroy(disp.fd, &images[0]);
-	kms_buffer_destroy(disp.fd, &images[1]);
+	kms_cursor_images_off(disp.fd, b, images);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -413,23 +405,23 @@ static void test_fresh(void)
 static void test_moves(void)
 {
 	struct kms_head *h = &disp.heads[disp.num_heads - 1];
-	struct kms_buffer image;
+	struct kms_buffer images[2];
 	unsigned int i, refused = 0;
+	uint32_t x, y;
 
-	kms_cursor_image(disp.fd, &image, 0xff0000ff);
-	if (drmModeSetCursor(disp.fd, h->crtc_id, image.handle, CURSOR_SIZE,
-			     CURSOR_SIZE)) {
+	kms_cursor_images(disp.fd, images);
+	if (kms_cursor_set(disp.fd, h, &images[0])) {
 		kms_result(false, "moves: set cursor: %s", strerror(errno));
+		kms_cursor_images_off(disp.fd, h, images);
 		return;
 	}
-	for (i = 0; i < flips; i++)
-		refused += !!drmModeMoveCursor(disp.fd, h->crtc_id,
-					       i * 7 % h->mode.hdisplay,
-					       i * 5 % h->mode.vdisplay);
+	for (i = 0; i < flips; i++) {
+		kms_cursor_place(h, i, &x, &y);
+		refused += !!drmModeMoveCursor(disp.fd, h->crtc_id, x, y);
+	}
 	kms_result(!refused, "cursor-moves # %u moves, %u refused", flips,
 		   refused);
-	drmModeSetCursor(disp.fd, h->crtc_id, 0, 0, 0);
-	kms_buffer_destroy(disp.fd, &image);
+	kms_cursor_images_off(disp.fd, h, images);
 }
 
 int main(int argc, char **argv)

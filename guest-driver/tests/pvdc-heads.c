@@ -34,86 +34,14 @@
  *                 host checks that the device refused none
  *                 (x-commits-rejected).
  */
-#include <poll.h>
-#include <pthread.h>
-
 #include "pvdc-kms-util.h"
 
 static struct kms_display disp;
 static double seconds = 8;
 static unsigned int hz = 30, hz1 = 2;
 
-/* Head 0's flips, counted by its own thread. */
-static struct {
-	volatile bool stop;
-	unsigned int flips, events, missed, errors, late;
-	unsigned int first_seq, last_seq;
-	uint64_t issued_ns, period_ns;
-	uint64_t longest_ioctl_ns, longest_wait_ns;
-	uint64_t last_ns, longest_ns;
-} run;
-
-static void flip_event(int fd, unsigned int seq, unsigned int sec,
-		       unsigned int usec, unsigned int crtc, void *data)
-{
-	uint64_t now = (uint64_t)sec * 1000000000ull + usec * 1000ull;
-
-	(void)fd;
-	(void)crtc;
-	(void)data;
-	if (run.events && seq != run.last_seq + 1)
-		run.missed += seq - run.last_seq - 1;
-	/* Issued before a vblank, latched at a later one. */
-	if ((uint64_t)sec * 1000000000ull + usec * 1000ull >
-	    run.issued_ns + run.period_ns + 1000)
-		run.late++;
-	if (run.events && now - run.last_ns > run.longest_ns)
-		run.longest_ns = now - run.last_ns;
-	if (!run.events)
-		run.first_seq = seq;
-	run.last_seq = seq;
-	run.last_ns = now;
-	run.events++;
-}
-
-/*
- * Head 0's thread.  It reads the events of the whole file: head 1's
- * commits are blocking and ask for none.
- */
-static void *flipper(void *arg)
-{
-	drmEventContext ev = { .version = 3, .page_flip_handler2 = flip_event };
-	struct pollfd pfd = { .fd = disp.fd, .events = POLLIN };
-	struct kms_head *h = &disp.heads[0];
-	unsigned int front = 0;
-
-	(void)arg;
-	kms_realtime();
-	while (!run.stop) {
-		unsigned int events = run.events;
-
-		run.issued_ns = kms_now_ns();
-		if (drmModePageFlip(disp.fd, h->crtc_id, h->buf[front ^ 1].fb_id,
-				    DRM_MODE_PAGE_FLIP_EVENT, NULL)) {
-			run.errors++;
-			break;
-		}
-		if (kms_now_ns() - run.issued_ns > run.longest_ioctl_ns)
-			run.longest_ioctl_ns = kms_now_ns() - run.issued_ns;
-		while (run.events == events) {
-			if (poll(&pfd, 1, 3000) <= 0) {
-				run.errors++;
-				return NULL;
-			}
-			drmHandleEvent(disp.fd, &ev);
-		}
-		if (kms_now_ns() - run.issued_ns > run.longest_wait_ns)
-			run.longest_wait_ns = kms_now_ns() - run.issued_ns;
-		front ^= 1;
-		run.flips++;
-	}
-	return NULL;
-}
+/* Head 0's flips (kms_flipper), while head 1 works. */
+static struct kms_flipper run;
 
 static int light_all(void)
 {
@@ -150,25 +78,19 @@ static bool other_mode(struct kms_head *h, drmModeModeInfo *mode)
 static void with_head0_flipping(const char *name,
 				unsigned int (*work)(uint64_t end))
 {
-	pthread_t thread;
 	unsigned int done;
 	uint64_t end;
 
-	memset((void *)&run, 0, sizeof(run));
-	run.period_ns = kms_mode_period_ns(&disp.heads[0].mode);
-	pthread_create(&thread, NULL, flipper, NULL);
+	kms_flipper_start(&run, &disp, &disp.heads[0]);
 	end = kms_now_ns() + (uint64_t)(seconds * 1e9);
 	done = work(end);
-	run.stop = true;
-	pthread_join(thread, NULL);
+	kms_flipper_stop(&run);
 
 	printf("# head 0: %u flips over %u frames, %u missed, %u latched later than the vblank after they were issued, longest interval %.1f ms (ioctl %.1f ms, to the event %.1f ms); head 1: %u %s\n",
-	       run.flips, run.last_seq - run.first_seq, run.missed, run.late,
+	       run.flips, kms_flipper_frames(&run), run.missed, run.late,
 	       run.longest_ns / 1e6, run.longest_ioctl_ns / 1e6,
 	       run.longest_wait_ns / 1e6, done, name);
-	/* A host stalling the guest longer than a frame makes a few late. */
-	kms_result(!run.errors && run.flips > 10 &&
-		   run.late * 50 <= run.flips,
+	kms_result(kms_flipper_paced(&run),
 		   "head-0-flips-every-frame-during-head-1-%s # %u flips, %u late, %u frames missed",
 		   name, run.flips, run.late, run.missed);
 	/* Waiting for head 1 would take a frame of it, or its link-up. */

@@ -425,13 +425,45 @@ void kms_add(int fd, drmModeAtomicReq *req, uint32_t obj, uint32_t type,
 	drmModeAtomicAddProperty(req, obj, prop, val);
 }
 
+bool kms_head_find(int fd, const drmModeRes *res, uint32_t conn_id,
+		   uint32_t *used, struct kms_head *h)
+{
+	drmModePlaneRes *pres = drmModeGetPlaneResources(fd);
+	uint64_t type;
+	uint32_t i;
+	int pipe;
+
+	memset(h, 0, sizeof(*h));
+	pipe = kms_output(fd, res, conn_id, &h->mode, used);
+	for (i = 0; pipe >= 0 && pres && i < pres->count_planes; i++) {
+		drmModePlane *p = drmModeGetPlane(fd, pres->planes[i]);
+
+		if (p && (p->possible_crtcs & (1u << pipe)) &&
+		    kms_prop_value(fd, p->plane_id, DRM_MODE_OBJECT_PLANE,
+				   "type", &type)) {
+			if (type == DRM_PLANE_TYPE_PRIMARY && !h->primary)
+				h->primary = p->plane_id;
+			if (type == DRM_PLANE_TYPE_CURSOR && !h->cursor)
+				h->cursor = p->plane_id;
+		}
+		drmModeFreePlane(p);
+	}
+	drmModeFreePlaneResources(pres);
+	if (pipe < 0 || !h->primary)
+		return false;
+	h->pipe = pipe;
+	h->crtc_id = res->crtcs[pipe];
+	h->conn_id = conn_id;
+	return true;
+}
+
 /* Every connected head with its CRTC, planes, preferred mode and buffers. */
 void kms_display_open(struct kms_display *d, const char *card)
 {
 	drmModeRes *res;
 	drmModePlaneRes *pres;
 	uint32_t used = 0;
-	int i, j, k;
+	int i;
 
 	memset(d, 0, sizeof(*d));
 	d->card = card;
@@ -453,44 +485,9 @@ void kms_display_open(struct kms_display *d, const char *card)
 	}
 	for (i = 0; i < res->count_connectors && d->num_heads < KMS_MAX_HEADS;
 	     i++) {
-		drmModeConnector *c = drmModeGetConnector(d->fd,
-							  res->connectors[i]);
 		struct kms_head *h = &d->heads[d->num_heads];
 
-		if (!c)
-			continue;
-		if (kms_connector_mode(c, &h->mode)) {
-			drmModeFreeConnector(c);
-			continue;
-		}
-		for (j = 0; j < c->count_encoders && !h->crtc_id; j++) {
-			drmModeEncoder *e = drmModeGetEncoder(d->fd,
-							      c->encoders[j]);
-
-			for (k = 0; e && k < res->count_crtcs; k++) {
-				if ((e->possible_crtcs & (1u << k)) &&
-				    !(used & (1u << k))) {
-					used |= 1u << k;
-					h->pipe = k;
-					h->crtc_id = res->crtcs[k];
-					break;
-				}
-			}
-			drmModeFreeEncoder(e);
-		}
-		h->conn_id = c->connector_id;
-		drmModeFreeConnector(c);
-		for (j = 0; j < (int)d->num_planes; j++) {
-			if (!(d->plane_crtcs[j] & (1u << h->pipe)))
-				continue;
-			if (d->plane_type[j] == DRM_PLANE_TYPE_PRIMARY &&
-			    !h->primary)
-				h->primary = d->planes[j];
-			if (d->plane_type[j] == DRM_PLANE_TYPE_CURSOR &&
-			    !h->cursor)
-				h->cursor = d->planes[j];
-		}
-		if (!h->crtc_id || !h->primary)
+		if (!kms_head_find(d->fd, res, res->connectors[i], &used, h))
 			continue;
 		kms_mode_buffers(d->fd, h->buf, 2, &h->mode, h->pipe * 2);
 		d->num_heads++;
@@ -583,6 +580,36 @@ void kms_head_off(struct kms_display *d, drmModeAtomicReq *req,
 }
 
 /* Commit and free @req; 0 or -errno. */
+void kms_cursor_images(int fd, struct kms_buffer images[2])
+{
+	kms_cursor_image(fd, &images[0], 0xffff0000);
+	kms_cursor_image(fd, &images[1], 0xff00ff00);
+}
+
+int kms_cursor_set(int fd, const struct kms_head *h,
+		   const struct kms_buffer *image)
+{
+	if (!image)
+		return drmModeSetCursor(fd, h->crtc_id, 0, 0, 0) ? -errno : 0;
+	return drmModeSetCursor(fd, h->crtc_id, image->handle, image->width,
+				image->height) ? -errno : 0;
+}
+
+void kms_cursor_images_off(int fd, const struct kms_head *h,
+			   struct kms_buffer images[2])
+{
+	kms_cursor_set(fd, h, NULL);
+	kms_buffer_destroy(fd, &images[0]);
+	kms_buffer_destroy(fd, &images[1]);
+}
+
+void kms_cursor_place(const struct kms_head *h, unsigned int i, uint32_t *x,
+		      uint32_t *y)
+{
+	*x = i * 7 % h->mode.hdisplay;
+	*y = i * 5 % h->mode.vdisplay;
+}
+
 int kms_commit(struct kms_display *d, drmModeAtomicReq *req, uint32_t flags,
 	       void *data)
 {
@@ -623,6 +650,99 @@ uint32_t kms_commit_shown(struct kms_display *d, drmModeAtomicReq *req,
 	if (!seq)
 		*err = -ETIMEDOUT;
 	return seq;
+}
+
+static void kms_flipper_event(int fd, unsigned int seq, unsigned int sec,
+			      unsigned int usec, unsigned int crtc, void *data)
+{
+	struct kms_flipper *f = data;
+	uint64_t now = (uint64_t)sec * 1000000000ull + usec * 1000ull;
+
+	(void)fd;
+	(void)crtc;
+	if (f->events && seq != f->last_seq + 1)
+		f->missed += seq - f->last_seq - 1;
+	/* Issued before a vblank, latched at a later one. */
+	if (now > f->issued_ns + f->period_ns + 1000)
+		f->late++;
+	if (f->events && now - f->last_ns > f->longest_ns)
+		f->longest_ns = now - f->last_ns;
+	if (!f->events)
+		f->first_seq = seq;
+	f->last_seq = seq;
+	f->last_ns = now;
+	f->events++;
+}
+
+static void kms_flipper_longest(uint64_t *longest, uint64_t since)
+{
+	uint64_t t = kms_now_ns() - since;
+
+	if (t > *longest)
+		*longest = t;
+}
+
+static void *kms_flipper_run(void *arg)
+{
+	drmEventContext ev = { .version = 3,
+			       .page_flip_handler2 = kms_flipper_event };
+	struct kms_flipper *f = arg;
+	struct pollfd pfd = { .fd = f->d->fd, .events = POLLIN };
+	unsigned int front = 0;
+
+	kms_realtime();
+	while (!f->stop) {
+		unsigned int events = f->events;
+
+		f->issued_ns = kms_now_ns();
+		if (drmModePageFlip(f->d->fd, f->h->crtc_id,
+				    f->h->buf[front ^ 1].fb_id,
+				    DRM_MODE_PAGE_FLIP_EVENT, f)) {
+			f->errors++;
+			break;
+		}
+		kms_flipper_longest(&f->longest_ioctl_ns, f->issued_ns);
+		while (f->events == events) {
+			if (poll(&pfd, 1, 3000) <= 0) {
+				f->errors++;
+				return NULL;
+			}
+			drmHandleEvent(f->d->fd, &ev);
+		}
+		kms_flipper_longest(&f->longest_wait_ns, f->issued_ns);
+		front ^= 1;
+		f->flips++;
+	}
+	return NULL;
+}
+
+void kms_flipper_start(struct kms_flipper *f, struct kms_display *d,
+		       struct kms_head *h)
+{
+	memset(f, 0, sizeof(*f));
+	f->d = d;
+	f->h = h;
+	f->period_ns = kms_mode_period_ns(&h->mode);
+	if (pthread_create(&f->thread, NULL, kms_flipper_run, f)) {
+		printf("not ok flipper thread: %s\n", strerror(errno));
+		exit(1);
+	}
+}
+
+void kms_flipper_stop(struct kms_flipper *f)
+{
+	f->stop = true;
+	pthread_join(f->thread, NULL);
+}
+
+unsigned int kms_flipper_frames(const struct kms_flipper *f)
+{
+	return f->events > 1 ? f->last_seq - f->first_seq : 0;
+}
+
+bool kms_flipper_paced(const struct kms_flipper *f)
+{
+	return !f->errors && f->flips > 10 && f->late * 50 <= f->flips;
 }
 
 /*
@@ -841,6 +961,87 @@ int kms_crc_start(int argc, char **argv, struct kms_display *d,
 		exit(1);
 	}
 	return first;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The driver's tracepoints, through a tracefs instance                     */
+/* ------------------------------------------------------------------------ */
+
+/* Write @value to @file of @dir; false if that fails. */
+static bool kms_trace_write(const char *dir, const char *file,
+			    const char *value)
+{
+	char path[256];
+	size_t len = strlen(value);
+	bool ok;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ok = write(fd, value, len) == (ssize_t)len;
+	close(fd);
+	return ok;
+}
+
+bool kms_trace_start(struct kms_trace *t, const char *name,
+		     const char *event, const char *filter)
+{
+	const char *root = access(KMS_TRACEFS "/instances", F_OK) ?
+			   KMS_TRACEFS_DEBUGFS : KMS_TRACEFS;
+	const char *base = strrchr(event, '/');
+	char file[160];
+
+	snprintf(t->event, sizeof(t->event), "%s", base ? base + 1 : event);
+	snprintf(t->dir, sizeof(t->dir), "%s/instances/%s", root, name);
+	/* One left by a program that was killed goes with its records. */
+	rmdir(t->dir);
+	if (mkdir(t->dir, 0700)) {
+		t->dir[0] = 0;
+		return false;
+	}
+	snprintf(file, sizeof(file), "events/%s/filter", event);
+	if (filter && !kms_trace_write(t->dir, file, filter))
+		goto fail;
+	snprintf(file, sizeof(file), "events/%s/enable", event);
+	if (!kms_trace_write(t->dir, file, "1"))
+		goto fail;
+	return true;
+
+fail:
+	kms_trace_stop(t);
+	return false;
+}
+
+long long kms_trace_count(const struct kms_trace *t)
+{
+	char path[192], line[512], tag[80];
+	long long n = 0;
+	FILE *f;
+
+	if (!t->dir[0])
+		return -1;
+	snprintf(path, sizeof(path), "%s/trace", t->dir);
+	snprintf(tag, sizeof(tag), " %s:", t->event);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	/* Comment lines start with '#'; records name their event. */
+	while (fgets(line, sizeof(line), f))
+		n += line[0] != '#' && strstr(line, tag);
+	fclose(f);
+	return n;
+}
+
+void kms_trace_stop(struct kms_trace *t)
+{
+	int err = errno;
+
+	if (t->dir[0])
+		rmdir(t->dir);
+	t->dir[0] = 0;
+	errno = err;
 }
 
 /*

@@ -205,6 +205,15 @@ void kms_mode_buffers(int fd, struct kms_buffer *buf, unsigned int n,
 void kms_add(int fd, drmModeAtomicReq *req, uint32_t obj, uint32_t type,
 	     const char *name, uint64_t val);
 
+/*
+ * Connector @conn_id of @res as a head (kms_output(): a CRTC not in @used,
+ * which it updates), with the primary and cursor planes of that CRTC, in
+ * @h, without buffers.  false when the connector makes no head: not
+ * connected, no CRTC left, or no primary plane.
+ */
+bool kms_head_find(int fd, const drmModeRes *res, uint32_t conn_id,
+		   uint32_t *used, struct kms_head *h);
+
 /* Every connected head with its CRTC, planes, preferred mode and buffers. */
 void kms_display_open(struct kms_display *d, const char *card);
 
@@ -232,6 +241,27 @@ void kms_head_on(struct kms_display *d, drmModeAtomicReq *req,
 void kms_head_off(struct kms_display *d, drmModeAtomicReq *req,
 		  struct kms_head *h);
 
+/*
+ * The two cursor images the tests alternate, solid red and green
+ * (kms_cursor_image()); exits on failure.
+ */
+void kms_cursor_images(int fd, struct kms_buffer images[2]);
+
+/* @image (NULL: none) on @h's cursor with SETCURSOR; 0 or -errno. */
+int kms_cursor_set(int fd, const struct kms_head *h,
+		   const struct kms_buffer *image);
+
+/* @h's cursor off, and kms_cursor_images() destroyed. */
+void kms_cursor_images_off(int fd, const struct kms_head *h,
+			   struct kms_buffer images[2]);
+
+/*
+ * Where the @i-th move of a moving cursor takes it on @h: steps of 7 and 5
+ * pixels, wrapping at the edges, so that it crosses the whole head.
+ */
+void kms_cursor_place(const struct kms_head *h, unsigned int i, uint32_t *x,
+		      uint32_t *y);
+
 /* Commit and free @req; 0 or -errno. */
 int kms_commit(struct kms_display *d, drmModeAtomicReq *req, uint32_t flags,
 	       void *data);
@@ -242,6 +272,50 @@ int kms_commit(struct kms_display *d, drmModeAtomicReq *req, uint32_t flags,
  */
 uint32_t kms_commit_shown(struct kms_display *d, drmModeAtomicReq *req,
 			  uint32_t flags, int *err);
+
+/*
+ * A head flipped on every vblank by a thread of its own: legacy page flips
+ * with an event, the next one issued from the event of the one before,
+ * with a real-time priority (kms_realtime()).  The thread reads every
+ * event of the display's file: the rest of the program asks for none
+ * while it runs.  The counts are the thread's, read once it stopped (or
+ * @errors, to stop early).
+ */
+struct kms_flipper {
+	struct kms_display *d;
+	struct kms_head *h;
+	pthread_t thread;
+	volatile bool stop;
+	uint64_t period_ns;		/* of the head's mode */
+	uint64_t issued_ns;		/* when the flip in flight was issued */
+	volatile unsigned int errors;	/* a flip refused, or no event */
+	unsigned int flips, events;
+	unsigned int missed;		/* vblanks between two events */
+	unsigned int late;		/* latched after the next vblank */
+	unsigned int first_seq, last_seq;
+	uint64_t last_ns;		/* the last event's timestamp */
+	uint64_t longest_ns;		/* between two events */
+	uint64_t longest_ioctl_ns;	/* of a page flip ioctl */
+	uint64_t longest_wait_ns;	/* from a flip to its event */
+};
+
+/* Start flipping head @h of @d (its buffers 0 and 1). */
+void kms_flipper_start(struct kms_flipper *f, struct kms_display *d,
+		       struct kms_head *h);
+
+/* Stop the thread, after the flip in flight. */
+void kms_flipper_stop(struct kms_flipper *f);
+
+/* The frames the flips spanned, from the first event to the last. */
+unsigned int kms_flipper_frames(const struct kms_flipper *f);
+
+/*
+ * Whether the flips kept to one per vblank: more than ten, none refused,
+ * and at most one in fifty latched after the vblank that followed its
+ * ioctl (a host that stalls the guest for longer than a frame makes a few
+ * late).
+ */
+bool kms_flipper_paced(const struct kms_flipper *f);
 
 /*
  * BAR @bar of the PCI device at sysfs path @dev, mapped: the device's
@@ -316,6 +390,38 @@ bool kms_commit_crc(struct kms_display *d, drmModeAtomicReq *req,
  */
 int kms_crc_start(int argc, char **argv, struct kms_display *d,
 		  const char **debugfs, const char *setup);
+
+/* ------------------------------------------------------------------------ */
+/* The driver's tracepoints, through a tracefs instance                     */
+/* ------------------------------------------------------------------------ */
+
+/* Where tracefs is: its own mount, or debugfs's automount of it. */
+#define KMS_TRACEFS		"/sys/kernel/tracing"
+#define KMS_TRACEFS_DEBUGFS	"/sys/kernel/debug/tracing"
+
+/*
+ * The records of one event in a trace buffer of the program's own (a
+ * tracefs instance), which other tracing does not disturb.
+ */
+struct kms_trace {
+	char dir[160];		/* the instance, "" when it could not be made */
+	char event[64];		/* the event's name, as its records give it */
+};
+
+/*
+ * Record event @event ("SYSTEM/NAME", such as "pvdc/pvdc_latch") where
+ * @filter (the event filter syntax of tracefs; NULL: every record) holds,
+ * in a new instance @name.  false, with the reason in errno, if tracefs,
+ * the event or the filter is not there.
+ */
+bool kms_trace_start(struct kms_trace *t, const char *name,
+		     const char *event, const char *filter);
+
+/* The records of the event so far; -1 if the instance cannot be read. */
+long long kms_trace_count(const struct kms_trace *t);
+
+/* Removes the instance and its records. */
+void kms_trace_stop(struct kms_trace *t);
 
 /*
  * The shadow registers of every plane and head of the device whose BAR 0

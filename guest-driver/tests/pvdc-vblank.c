@@ -40,15 +40,16 @@
  *              and that vblank's timestamp.  With the host loaded, the
  *              interrupt handler often runs frames after the latch; with
  *              two vCPUs, a vblank's handler stopped after it read what
- *              the device raised may find the flip latched since (debugfs
- *              pvdc_latches early_latches, reported as a figure).
+ *              the device raised may find the flip latched since (the
+ *              driver's pvdc_latch events with early set, reported as a
+ *              figure).
  *   flips-anytime
  *              the same, each flip made a random time into the frame
  *              after the event of the one before: some doorbells ring so
  *              close to a vblank that the driver cannot tell which vblank
  *              latches them and reads DONE_FRAME instead; fails unless the
- *              driver's count of those reads (debugfs pvdc_latches) went
- *              up, so the test always covers that path.
+ *              driver traced such a read (a pvdc_latch event with
+ *              frame_read set), so the test always covers that path.
  *   modes      a mode of 0.9 s per frame is accepted and shows its
  *              vblanks; one of 1.1 s (the DRM core waits 10 s for a flip),
  *              and modes whose htotal * vtotal * vscan does not fit the
@@ -58,8 +59,9 @@
  *              (PVDC_MIN_FRAME_PERIOD_NS) enabled, a vblank waited for,
  *              and disabled, until a vblank came while the interrupt
  *              handler read the vblank time of an enable and it read again
- *              (debugfs pvdc_latches), at most FRAMES times: fails if that
- *              never happened.  guest-lifecycle traces how it read.
+ *              (a pvdc_vblank_read event with rereads), at most FRAMES
+ *              times: fails if that never happened.  guest-lifecycle
+ *              traces how it read.
  *
  * Prints "ok NAME" / "not ok NAME: why" per check, and "# ..." figures.
  */
@@ -599,30 +601,21 @@ static int flip(unsigned int buf)
 }
 
 /*
- * Counter @name of this head in the driver's debugfs pvdc_latches, next to
- * the card's minor; -1 if it cannot be read.
+ * Record this head's events @event of the driver (pvdc_trace.h) where
+ * @filter holds, in a tracefs instance @name; false, with a "not ok" line
+ * for @test, if that cannot be done.
  */
-static long long latch_counter(const char *name)
+static bool trace_head(struct kms_trace *t, const char *name,
+		       const char *event, const char *filter, const char *test)
 {
-	const char *minor = strrchr(disp.card, 'd');
-	char path[128], line[128], *field;
-	long long n = -1, v;
-	unsigned int h;
-	FILE *f;
+	char f[128];
 
-	snprintf(path, sizeof(path), "/sys/kernel/debug/dri/%s/pvdc_latches",
-		 minor && minor[1] ? minor + 1 : "0");
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		field = strstr(line, name);
-		if (sscanf(line, "head %u:", &h) == 1 && h == head->pipe &&
-		    field && sscanf(field + strlen(name), " %lld", &v) == 1)
-			n = v;
-	}
-	fclose(f);
-	return n;
+	snprintf(f, sizeof(f), "pipe == %u && %s", head->pipe, filter);
+	if (kms_trace_start(t, name, event, f))
+		return true;
+	kms_result(false, "%s: tracing %s if %s: %s", test, event, f,
+		   strerror(errno));
+	return false;
 }
 
 static void test_flips(bool anytime)
@@ -632,10 +625,17 @@ static void test_flips(bool anytime)
 	const char *name = anytime ? "flips-anytime" : "flips";
 	uint64_t p, now, last_seq = 0, last_ns = 0, late = 0;
 	uint32_t frame, last_frame = 0;
+	struct kms_trace early, reads;
 	unsigned int i, wrong = 0;
-	long long reads = anytime ? latch_counter("done_frame_reads") : 0;
-	long long early = latch_counter("early_latches");
 
+	if (!trace_head(&early, "pvdc-vblank-early", "pvdc/pvdc_latch",
+			"early == 1", name))
+		return;
+	if (anytime && !trace_head(&reads, "pvdc-vblank-frame-reads",
+				   "pvdc/pvdc_latch", "frame_read == 1", name)) {
+		kms_trace_stop(&early);
+		return;
+	}
 	if (!bar0)
 		bar0 = kms_bar_map(disp.card, PVDC_MMIO_BAR, NULL);
 	if (light(&fast, 0, NULL) || !(p = period_ns()) ||
@@ -644,6 +644,9 @@ static void test_flips(bool anytime)
 				 NULL, 0)) {
 		kms_result(false, "%s: set-up: %s", name, strerror(errno));
 		light(NULL, 0, NULL);
+		kms_trace_stop(&early);
+		if (anytime)
+			kms_trace_stop(&reads);
 		return;
 	}
 	for (i = 0; i < frames; i++) {
@@ -685,21 +688,21 @@ static void test_flips(bool anytime)
 		last_frame = frame;
 	}
 	printf("# %s: %u, %llu events read more than a frame after their vblank, %lld latches reported at a vblank before their interrupt\n",
-	       name, i, (unsigned long long)late,
-	       latch_counter("early_latches") - early);
+	       name, i, (unsigned long long)late, kms_trace_count(&early));
+	kms_trace_stop(&early);
 	kms_result(i == frames && !wrong,
 		   "%s-events-carry-the-latch-frame-and-its-time%s",
 		   anytime ? "anytime-flip" : "flip",
 		   wrong ? ": some do not" : "");
 	if (anytime) {
-		long long after = latch_counter("done_frame_reads");
+		long long n = kms_trace_count(&reads);
 
+		kms_trace_stop(&reads);
 		printf("# flips-anytime: the driver read DONE_FRAME %lld times\n",
-		       after - reads);
-		kms_result(reads >= 0 && after > reads,
-			   "flips-anytime-took-the-done-frame-path%s",
-			   reads < 0 || after < 0 ? ": no debugfs pvdc_latches" :
-			   after == reads ? ": never" : "");
+		       n);
+		kms_result(n > 0, "flips-anytime-took-the-done-frame-path%s",
+			   n < 0 ? ": the trace cannot be read" :
+			   !n ? ": never" : "");
 	}
 	/* Switching off sends the event queued ahead. */
 	dark();
@@ -778,27 +781,30 @@ static drmModeModeInfo shortest_frame_mode(void)
 static void test_fast_enables(void)
 {
 	drmModeModeInfo fast = shortest_frame_mode();
-	long long before = latch_counter("vblank_rereads"), now = before;
+	struct kms_trace rereads;
+	long long n = 0;
 	unsigned int i;
 	uint32_t seq;
 	uint64_t t;
 	int ret = 0;
 
-	for (i = 0; i < frames && !ret && now == before && before >= 0; i++) {
+	if (!trace_head(&rereads, "pvdc-vblank-rereads", "pvdc/pvdc_vblank_read",
+			"rereads > 0", "fast-enables"))
+		return;
+	for (i = 0; i < frames && !ret && !n; i++) {
 		ret = light(&fast, 0, NULL);
 		if (!ret)
 			ret = wait_vblank(DRM_VBLANK_RELATIVE, 1, &seq, &t);
 		if (!ret)
 			ret = dark();
-		now = latch_counter("vblank_rereads");
+		n = kms_trace_count(&rereads);
 	}
+	kms_trace_stop(&rereads);
 	printf("# fast-enables: %u enables of a %llu ns frame, %lld re-reads\n",
-	       i, (unsigned long long)kms_mode_period_ns(&fast), now - before);
-	kms_result(!ret && before >= 0 && now > before,
-		   "fast-enables-met-a-vblank-inside-a-read%s%s",
-		   ret ? ": " : before < 0 || now < 0 ?
-		   ": no debugfs pvdc_latches" : now == before ? ": never" : "",
-		   ret ? strerror(-ret) : "");
+	       i, (unsigned long long)kms_mode_period_ns(&fast), n);
+	kms_result(!ret && n > 0, "fast-enables-met-a-vblank-inside-a-read%s%s",
+		   ret ? ": " : n < 0 ? ": the trace cannot be read" :
+		   !n ? ": never" : "", ret ? strerror(-ret) : "");
 	light(NULL, 0, NULL);
 }
 
