@@ -43,7 +43,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -53,8 +52,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from pvdc_paths import ROOT  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
-from pvdc_harness import (GuestError, Tap, artefact, modeset_head,  # noqa: E402
-                          read_picture)
+from pvdc_harness import (Tap, artefact, read_console,  # noqa: E402
+                          read_picture, search_console)
 from test_boot import (FIRMWARE_TIMEOUT, OVMF_CODE, OVMF_VARS,  # noqa: E402
                        shows_text)
 
@@ -306,35 +305,16 @@ class SerialGuest:
                     raise AssertionError(f"no serial socket {self.path}")
                 time.sleep(0.2)
         self.sock = s
-        threading.Thread(target=self._reader, daemon=True).start()
-
-    def _reader(self):
-        while True:
-            try:
-                data = self.sock.recv(65536)
-            except OSError:
-                data = b""
-            with self.cond:
-                if not data:
-                    self.eof = True
-                    self.cond.notify_all()
-                    return
-                self.log += data
-                self.cond.notify_all()
+        threading.Thread(target=read_console, args=(self, s),
+                         daemon=True).start()
 
     def wait_for(self, pattern, timeout, what, start=0):
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                m = re.compile(pattern).search(self.log, start)
-                if m:
-                    return m
-                left = deadline - time.monotonic()
-                if self.eof or left <= 0:
-                    raise AssertionError(
-                        f"{'guest console closed' if self.eof else 'timeout'}"
-                        f" waiting for {what}:\n{self.tail()}")
-                self.cond.wait(left)
+        m = search_console(self, re.compile(pattern), timeout, start)
+        if not m:
+            raise AssertionError(
+                f"{'guest console closed' if self.eof else 'timeout'}"
+                f" waiting for {what}:\n{self.tail()}")
+        return m
 
     def tail(self, lines=25):
         text = bytes(self.log).decode(errors="replace").splitlines()
@@ -746,13 +726,9 @@ def screenshot_shows_head(dom, tmp, screen):
     path = os.path.join(tmp, f"screen{screen}.img")
     dom.daemon.virsh(["screenshot", dom.name, path, "--screen", str(screen)])
     pic = read_picture(path)
-    try:
-        head = modeset_head(pic)
-    except GuestError as e:
-        raise AssertionError(f"screen {screen}: {e}")
-    if head != screen or (pic.width, pic.height) != (1024, 768):
-        raise AssertionError(f"screen {screen} is {pic.width}x{pic.height} "
-                             f"and shows head {head}'s colour bars")
+    ui_clients.expect_head(pic, screen, f"screen {screen}")
+    if (pic.width, pic.height) != (1024, 768):
+        raise AssertionError(f"screen {screen} is {pic.width}x{pic.height}")
 
 
 def screenshot_shows_boot_screen(dom, tmp):
@@ -813,20 +789,10 @@ def spice_shows_every_head(dom, heads=HEADS):
     graphics = ET.fromstring(dom.dumpxml()).find(
         "devices/graphics[@type='spice']")
     port = int(graphics.get("port"))
-    def settled(pics):
-        try:
-            return [modeset_head(p) for p in pics] == list(range(heads))
-        except GuestError:
-            return False
     pictures = ui_clients.spice_displays("127.0.0.1", port, heads,
-                                         settle=settled)
+                                         settle=ui_clients.shows_heads)
     for head, pic in enumerate(pictures):
-        try:
-            shown = modeset_head(pic)
-        except GuestError as e:
-            raise AssertionError(f"SPICE display {head}: {e}")
-        if shown != head:
-            raise AssertionError(f"SPICE display {head} shows head {shown}")
+        ui_clients.expect_head(pic, head, f"SPICE display {head}")
 
 
 def qemu_devices(dom):
@@ -927,16 +893,7 @@ FIRMWARE_CASES = [f"virsh screenshot shows {name}'s screen on pvdc head 0"
                   for name in FIRMWARES.values()]
 
 
-def on_sigterm(signum, frame):
-    # meson's timeout: unwind through the clean-up, once.
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    sys.exit(1)
-
-
-def main():
-    signal.signal(signal.SIGTERM, on_sigterm)
-    tap = Tap()
-    tmp = tempfile.mkdtemp(prefix="pvdc-libvirt-")
+def run_cases(tap, tmp):
     daemon = Libvirtd(tmp)
     bad = Domain(daemon, tmp, "pvdc-invalid")
     dom = Domain(daemon, tmp)
@@ -982,7 +939,7 @@ def main():
                     FIRMWARE_CASES + VIRT_INSTALL_CASES + \
                     ["libvirtd stops"]:
                 tap.skip(name, "libvirtd cannot run here (reason above)")
-            return tap.done()
+            return
         tap.case("libvirtd starts with private folders", lambda: None)
         try:
             for case in setup_cases:
@@ -1018,8 +975,8 @@ def main():
             tap.case("the domain is destroyed and undefined",
                      dom.destroy_and_undefine)
         try:
-            for name, dom in zip(FIRMWARE_CASES, firmware):
-                tap.case(name, firmware_screen, dom, tmp)
+            for name, fw in zip(FIRMWARE_CASES, firmware):
+                tap.case(name, firmware_screen, fw, tmp)
             virt_install_cases(tap, installed, tmp)
         finally:
             tap.case("libvirtd stops", daemon.stop)
@@ -1027,12 +984,7 @@ def main():
         for d in [dom, installed] + firmware:
             d.kill_leftover_qemu()
         daemon.stop()
-        if tap.failed:
-            print(f"# files kept in {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return tap.done()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(Tap().run("pvdc-libvirt-", run_cases))
