@@ -38,7 +38,10 @@ rows that miss their target are marked MISS.  Sections:
                full-screen plane (shown straight from VRAM) and with an
                overlay over it (composed), virtio-gpu-pci with one plane;
                the same for a VNC client (which gets what the server sends
-               at its own refresh) with one plane on each device
+               at its own refresh), for GTK under Xvfb (the updates its
+               console listener receives, QEMU's gd_update trace events)
+               and for a SPICE client (spice-gtk: distinct pictures after
+               the drawing it receives) with one plane on each device
   fbdev        pixels pvdc composes for one changed line of the fbdev
                console / for a full-screen change (guest RAM has no dirty
                log: only the driver's damage keeps the cost in proportion)
@@ -650,54 +653,228 @@ class VncFrameCounter:
         self.thread.join(timeout=10)
 
 
+class SpiceFrameCounter:
+    """A SPICE client (spice-gtk's SpiceClientGLib, as remote-viewer uses
+    it) of display channel 0 at the unix socket PATH that counts the
+    distinct pictures of its primary surface, in a thread of its own that
+    runs GLib's default main context.  QEMU's SPICE display sends a frame
+    as strips (32 pixels wide, full height), each drawn and invalidated
+    on its own: the client looks at its picture each time the drawing it
+    received (display-invalidate) adds up to a whole surface, and a new
+    primary surface (pvdc's direct path makes one at each flip) starts
+    the count again."""
+
+    def __init__(self, path, timeout=30):
+        import threading
+        self.cond = threading.Condition()
+        self.distinct = 0
+        self.error = None
+        self.stop = False
+        self.ctx = None
+        self.primary = {}
+        self.thread = threading.Thread(target=self._run, args=(path,),
+                                       daemon=True)
+        self.thread.start()
+        with self.cond:
+            if not self.cond.wait_for(lambda: self.primary or self.error,
+                                      timeout):
+                self.error = "no primary surface"
+        if not self.primary:
+            self.close()
+            raise AssertionError(f"SPICE client at {path}: {self.error}")
+
+    def _run(self, path):
+        import ctypes
+        import gi
+        gi.require_version("SpiceClientGLib", "2.0")
+        from gi.repository import GLib, GObject, SpiceClientGLib
+        self.ctx = GLib.MainContext.default()
+        session = SpiceClientGLib.Session()
+        session.set_property("unix-path", path)
+        primary = self.primary
+        # Pixels drawn since the picture was last looked at.
+        drawn = [0]
+
+        def created(ch, fmt, width, height, stride, shmid, data):
+            with self.cond:
+                primary.update(size=stride * height, data=data,
+                               area=width * height)
+                drawn[0] = 0
+                self.cond.notify_all()
+
+        def invalidated(ch, x, y, width, height):
+            drawn[0] += width * height
+
+        def channel_new(sess, channel):
+            if isinstance(channel, SpiceClientGLib.DisplayChannel) and \
+                    channel.get_property("channel-id") == 0:
+                GObject.Object.connect(channel, "display-primary-create",
+                                       created)
+                GObject.Object.connect(channel, "display-invalidate",
+                                       invalidated)
+                SpiceClientGLib.Channel.connect(channel)
+
+        GObject.Object.connect(session, "channel-new", channel_new)
+        if not session.connect():
+            with self.cond:
+                self.error = "cannot connect"
+                self.cond.notify_all()
+            return
+        last = None
+        while not self.stop:
+            self.ctx.iteration(True)
+            if not primary or drawn[0] < primary["area"]:
+                continue
+            drawn[0] = 0
+            picture = ctypes.string_at(primary["data"], primary["size"])
+            with self.cond:
+                if picture != last:
+                    self.distinct += 1
+                    last = picture
+                    self.cond.notify_all()
+        session.disconnect()
+
+    def frames(self):
+        with self.cond:
+            return self.distinct
+
+    def wait_frames(self, want, timeout):
+        with self.cond:
+            self.cond.wait_for(lambda: self.distinct >= want, timeout)
+            return self.distinct
+
+    def close(self):
+        self.stop = True
+        if self.ctx:
+            self.ctx.wakeup()
+        self.thread.join(timeout=10)
+
+
+class GtkUpdateCounter:
+    """The updates QEMU's GTK window receives from the console it shows:
+    its listener's gd_update trace events, which QEMU writes to the VM's
+    log (and flushes) as they happen."""
+
+    EVENT = "gd_update"
+
+    def __init__(self, vm):
+        self.vm = vm
+        self.offset = os.path.getsize(vm.qemu_log)
+        self.total = 0
+        vm.cmd("trace-event-set-state", name=self.EVENT, enable=True)
+
+    def frames(self):
+        with open(self.vm.qemu_log, errors="replace") as f:
+            f.seek(self.offset)
+            for line in f:
+                m = MmioAccesses.RECORD.match(line)
+                self.total += bool(m and m.group(1) == self.EVENT)
+            self.offset = f.tell()
+        return self.total
+
+    def wait_frames(self, want, timeout):
+        # The console calls its listeners as a frame is pushed, before the
+        # guest learns that its flip is done: every update is logged.
+        return self.frames()
+
+    def close(self):
+        pass
+
+
+class UiClient:
+    """A UI (UI: "D-Bus", "VNC", "GTK" or "SPICE") of a guest's display,
+    set up in TMP: display() gives QEMU's arguments, attach(vm) the frame
+    counter on the guest's first console, stop() undoes both."""
+
+    def __init__(self, ui, tmp):
+        import ui_clients
+        self.ui, self.tmp = ui, tmp
+        self.bus = ui_clients.DBusDisplay(tmp)
+        self.xvfb = ui_clients.Xvfb(tmp) if ui == "GTK" else None
+        self.socket = os.path.join(tmp, ui.lower())
+        self.counter = None
+        self.environ = None
+
+    def display(self):
+        if self.ui == "D-Bus":
+            return ["-display", f"dbus,addr={self.bus.start_bus()}"]
+        if self.ui == "VNC":
+            return ["-display", "none", "-vnc", f"unix:{self.socket}"]
+        if self.ui == "SPICE":
+            return ["-display", "none", "-spice",
+                    f"unix=on,addr={self.socket},disable-ticketing=on"]
+        # GTK: QEMU's window on an X server of its own, found through
+        # DISPLAY in the environment QEMU inherits.
+        self.xvfb.start()
+        self.environ = os.environ.copy()
+        os.environ.update(self.xvfb.env())
+        return ["-display", "gtk,gl=off"]
+
+    def attach(self, vm):
+        from test_push import FrameCounter
+        if self.ui == "D-Bus":
+            self.bus.connect()
+            self.bus.wait_for_qemu()
+            console = min(p for p, props in self.bus.consoles().items()
+                          if props.get("Type") == "Graphic")
+            with open(os.path.join(os.path.realpath(
+                    os.path.join(BUILD, "qemu")), "ui",
+                    "dbus-display1.xml")) as f:
+                self.counter = FrameCounter(self.bus, console, f.read())
+        elif self.ui == "VNC":
+            self.counter = VncFrameCounter(self.socket)
+        elif self.ui == "SPICE":
+            self.counter = SpiceFrameCounter(self.socket)
+        else:
+            self.counter = GtkUpdateCounter(vm)
+        return self.counter
+
+    def stop(self):
+        if self.counter:
+            self.counter.close()
+        self.bus.stop()
+        if self.xvfb:
+            self.xvfb.stop()
+        if self.environ is not None:
+            os.environ.clear()
+            os.environ.update(self.environ)
+
+
+# The UIs whose frames the ui section counts.
+UIS = ["D-Bus", "VNC", "GTK", "SPICE"]
+
+
 def bench_ui(res, args):
-    """Frames a D-Bus display listener receives against the frames the
-    guest flips, each device in a guest of its own with -display dbus on a
-    private bus (tests/ui/test_push.py's listener)."""
+    """Frames a UI receives against the frames the guest flips, each
+    device in a guest of its own with that UI: the D-Bus display on a
+    private bus (tests/ui/test_push.py's listener), VNC, GTK under Xvfb,
+    SPICE."""
     sys.path.insert(0, os.path.join(ROOT, "tests", "ui"))
-    import ui_clients
-    from test_push import FrameCounter
     flips = 150 if args.quick else 450
     # The same mode on both devices, the size the guest's console has.
     pvdc = ("pvdc", ["-device", "pvdc,id=pvdc0,xres=640,yres=480"], "pvdc")
     virtio = ("virtio-gpu-pci",
               ["-device", "virtio-gpu-pci,xres=640,yres=480"], "virtio-gpu")
-    cases = [(pvdc, "D-Bus", "one full-screen plane (direct)", ""),
-             (pvdc, "D-Bus", "an overlay over the primary (composed)", "-o"),
-             (virtio, "D-Bus", "one full-screen plane", ""),
-             (pvdc, "VNC", "one full-screen plane (direct)", ""),
-             (virtio, "VNC", "one full-screen plane", "")]
+    cases = []
+    for ui in UIS:
+        cases.append((pvdc, ui, "one full-screen plane (direct)", ""))
+        if ui == "D-Bus":
+            cases.append((pvdc, ui, "an overlay over the primary (composed)",
+                          "-o"))
+        cases.append((virtio, ui, "one full-screen plane", ""))
     samples, pushed = {}, {}
     for device, ui, what, opts in cases:
         tmp = tempfile.mkdtemp(prefix="pvdc-bench-ui-")
-        bus = ui_clients.DBusDisplay(tmp)
-        counter = None
+        client = UiClient(ui, tmp)
         key = f"{device[0]}, {ui}, {what}"
-        vnc = os.path.join(tmp, "vnc")
         try:
-            if ui == "D-Bus":
-                address = bus.start_bus()
-                with open(os.path.join(os.path.realpath(
-                        os.path.join(BUILD, "qemu")), "ui",
-                        "dbus-display1.xml")) as f:
-                    xml = f.read()
-                display = ["-display", f"dbus,addr={address}"]
-            else:
-                display = ["-display", "none", "-vnc", f"unix:{vnc}"]
-            vm = boot(device, args, display=display)
+            vm = boot(device, args, display=client.display())
         except (GuestError, OSError, AssertionError) as e:
             res.failed("ui", key, e)
-            bus.stop()
+            client.stop()
             continue
         try:
-            if ui == "D-Bus":
-                bus.connect()
-                bus.wait_for_qemu()
-                console = min(p for p, props in bus.consoles().items()
-                              if props.get("Type") == "Graphic")
-                counter = FrameCounter(bus, console, xml)
-            else:
-                counter = VncFrameCounter(vnc)
+            counter = client.attach(vm)
             for _ in range(args.repeats):
                 before = counter.frames()
                 push0 = vm.qom_get("x-console0-pushes") \
@@ -717,10 +894,8 @@ def bench_ui(res, args):
         except (GuestError, AssertionError) as e:
             res.failed("ui", key, e)
         finally:
-            if counter:
-                counter.close()
             vm.stop()
-            bus.stop()
+            client.stop()
     for device, ui, what, _ in cases:
         key = f"{device[0]}, {ui}, {what}"
         if key in samples:

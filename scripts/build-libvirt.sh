@@ -37,8 +37,10 @@ version=$(basename "$src" | sed 's/^libvirt-//')
 # Debian's paths (the daemon reads /etc/libvirt and keeps its state in
 # /var/lib/libvirt and /run/libvirt, as the packaged one does), every
 # optional feature off, then only what a QEMU host needs: the QEMU driver,
-# the daemon and the remote driver virsh talks to it through, and yajl
-# (QEMU's QMP is JSON).  No docs and no unit tests: they are most of
+# the daemon and the remote driver virsh talks to it through, yajl (QEMU's
+# QMP is JSON), and the storage driver's directory pool, in which
+# virt-install creates a new guest's disk (its user networking needs no
+# network driver).  No docs and no unit tests: they are most of
 # libvirt's build time and test libvirt, not pvdc's model (the project's
 # tests/libvirt suite tests that against the real daemon).  Built without
 # optimisation or debug info: it is the test suite's daemon, and its cold
@@ -49,6 +51,7 @@ cfg=(--buildtype=plain -Doptimization=0 -Ddebug=false
      -Drunstatedir=/run --libdir=lib/x86_64-linux-gnu
      --auto-features=disabled
      -Ddriver_qemu=enabled -Ddriver_libvirtd=enabled -Ddriver_remote=enabled
+     -Dstorage_dir=enabled
      -Dyajl=enabled -Dreadline=enabled
      -Ddocs=disabled -Dtests=disabled -Dinit_script=none
      -Dqemu_user=libvirt-qemu -Dqemu_group=libvirt-qemu

@@ -1,6 +1,10 @@
 """TAP output for the project's test programs (meson reads it)."""
 
+import contextlib
+import shutil
+import signal
 import sys
+import tempfile
 
 
 class Tap:
@@ -43,6 +47,32 @@ class Tap:
         print(f"ok {self.n} - {name} # SKIP {why}")
         sys.stdout.flush()
 
+    @contextlib.contextmanager
+    def scratch(self, prefix):
+        """A temporary folder for the program's files: removed when every
+        case passed, kept (and its path said) when one failed.  meson's
+        SIGTERM at a timeout unwinds through the clean-up, once."""
+        signal.signal(signal.SIGTERM, _unwind)
+        tmp = tempfile.mkdtemp(prefix=prefix)
+        try:
+            yield tmp
+        finally:
+            if self.failed:
+                print(f"# files kept in {tmp}")
+            else:
+                shutil.rmtree(tmp, ignore_errors=True)
+
+    def run(self, prefix, cases):
+        """CASES(tap, folder) in a scratch() folder; the exit status."""
+        with self.scratch(prefix) as tmp:
+            cases(self, tmp)
+        return self.done()
+
     def done(self):
         print(f"1..{self.n}")
         return 1 if self.failed else 0
+
+
+def _unwind(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sys.exit(1)

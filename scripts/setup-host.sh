@@ -69,8 +69,10 @@ PACKAGES=(
     # root filesystem (scripts/build-rootfs.sh)
     debhelper dh-dkms debootstrap e2fsprogs
     # libvirt test (tests/libvirt: the test starts its own daemon, and
-    # makes a domain with virt-install)
+    # makes a domain with virt-install, whose new qcow2 disk the daemon's
+    # storage driver creates with qemu-img)
     libvirt-daemon libvirt-daemon-driver-qemu libvirt-clients virtinst
+    qemu-utils
     # scripts/fuzz.sh: QEMU's generic-fuzz needs clang and libFuzzer
     clang-14 libclang-rt-14-dev
 )

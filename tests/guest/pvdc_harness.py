@@ -54,7 +54,8 @@ __all__ = ["BOOT_TIMEOUT", "BUILD", "BackoffCounter", "GuestError", "GuestVM",
            "KERNELS", "KERNEL_LOG_CASE", "MmioAccesses", "MmioReads",
            "Picture", "STEP_TIMEOUT", "Tap", "artefact", "kernel_log_reports",
            "modeset_bars", "modeset_head", "parse_kms_state", "read_picture",
-           "read_ppm", "register_arrays", "register_constants", "run_suite"]
+           "read_console", "read_ppm", "register_arrays",
+           "register_constants", "run_suite", "search_console"]
 
 # One instruction is a nanosecond of virtual time, a guest idle skips to
 # its next timer: a 1 GHz guest whatever the host's speed or load.
@@ -160,6 +161,40 @@ def artefact(name):
     return path
 
 
+def read_console(owner, sock):
+    """The reader thread of a guest's console socket SOCK: appends what
+    arrives to OWNER.log, sets OWNER.eof once it closes, and notifies
+    OWNER.cond at each."""
+    while True:
+        try:
+            data = sock.recv(65536)
+        except OSError:
+            data = b""
+        with owner.cond:
+            if not data:
+                owner.eof = True
+                owner.cond.notify_all()
+                return
+            owner.log += data
+            owner.cond.notify_all()
+
+
+def search_console(owner, pattern, timeout, start=0):
+    """The first match of PATTERN in OWNER.log (read_console) from START,
+    waiting up to TIMEOUT s for it; None once the console has closed or
+    the time has run out."""
+    deadline = time.monotonic() + timeout
+    with owner.cond:
+        while True:
+            m = pattern.search(owner.log, start)
+            if m:
+                return m
+            left = deadline - time.monotonic()
+            if owner.eof or left <= 0:
+                return None
+            owner.cond.wait(left)
+
+
 class GuestVM(QEMUMachine):
     """One boot of the test guest.  Use as a context manager.
 
@@ -248,7 +283,8 @@ class GuestVM(QEMUMachine):
                              f"{e.exitcode}):\n{e.output}") from None
         self._qmp.settimeout(STEP_TIMEOUT)
         self.console = self.console_socket
-        threading.Thread(target=self._reader, daemon=True).start()
+        threading.Thread(target=read_console, args=(self, self.console),
+                         daemon=True).start()
 
     def start(self):
         self.launch()
@@ -260,32 +296,11 @@ class GuestVM(QEMUMachine):
         m = self._wait_for(READY, self.boot_timeout, "boot")
         self.kernel_version = m.group(1).decode()
 
-    def _reader(self):
-        while True:
-            try:
-                data = self.console.recv(65536)
-            except OSError:
-                data = b""
-            with self.cond:
-                if not data:
-                    self.eof = True
-                    self.cond.notify_all()
-                    return
-                self.log += data
-                self.cond.notify_all()
-
     def _wait_for(self, pattern, timeout, what, start=0):
         timeout *= self.slowdown
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                m = pattern.search(self.log, start)
-                if m:
-                    return m
-                left = deadline - time.monotonic()
-                if self.eof or left <= 0:
-                    break
-                self.cond.wait(left)
+        m = search_console(self, pattern, timeout, start)
+        if m:
+            return m
         died = self.eof
         self.kill()
         if died:

@@ -18,12 +18,17 @@ chose, untainted; the guest boots and the driver binds; "virsh screenshot
 --screen 0" and "--screen 1" show each head's own picture (pvdc-modeset's
 colour bars, shifted by the head's number); SPICE shows both heads too.
 Invalid values and a QEMU without pvdc are refused at define time with
-libvirt's usual errors.  Then a domain that virt-install writes with its
-defaults for a Debian guest and --video pvdc (q35, xHCI and a USB tablet,
-a virtio NIC, SPICE with USB redirection, ICH9 sound, virtio balloon and
-RNG) defines, starts on the project's QEMU, boots with the driver held
-back, "virsh screenshot" shows the firmware's boot screen on head 0, and
-once the driver is loaded pvdc's picture.
+libvirt's usual errors.  The example with nothing to boot shows SeaBIOS's
+and OVMF's screens on head 0 through "virsh screenshot", checked as
+tests/guest/test_boot.py checks QEMU's screendumps.  Then virt-install,
+with its defaults for a Debian guest and --video pvdc, creates a new
+qcow2 disk in the default storage pool, defines and starts the domain on
+the QEMU the daemon finds first on its PATH (the project's): q35, a virtio
+disk and NIC (user networking), xHCI and a USB tablet, SPICE with USB
+redirection, ICH9 sound, virtio balloon and RNG.  The guest boots with the
+driver held back, "virsh screenshot" shows the kernel's console on the
+boot display of head 0, and once the driver is loaded pvdc's picture,
+through virsh screenshot and SPICE.
 
 Every step has a timeout.  When the daemon cannot run on this machine the
 test says why and reports SKIP, never a pass.
@@ -38,7 +43,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import xml.etree.ElementTree as ET
@@ -48,9 +52,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from pvdc_paths import ROOT  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
-from pvdc_harness import (GuestError, Tap, artefact, modeset_head,  # noqa: E402
-                          read_picture)
-from test_boot import shows_text  # noqa: E402
+from pvdc_harness import (Tap, artefact, read_console,  # noqa: E402
+                          read_picture, search_console)
+from test_boot import (FIRMWARE_TIMEOUT, OVMF_CODE, OVMF_VARS,  # noqa: E402
+                       shows_text)
 
 sys.path.insert(0, os.path.join(ROOT, "tests", "ui"))
 import ui_clients  # noqa: E402
@@ -174,7 +179,7 @@ class Libvirtd:
                   f"--pid-file {q(self.tmp + '/libvirtd.pid')}")
         self.proc = subprocess.Popen(
             ["unshare", "--mount", "--propagation", "private", "--",
-             "sh", "-c", script], env=self.env,
+             "sh", "-c", script], env=dict(self.env, PATH=self.path()),
             stdout=open(os.path.join(self.tmp, "libvirtd.out"), "w"),
             stderr=subprocess.STDOUT, start_new_session=True)
         deadline = time.monotonic() + DAEMON_TIMEOUT
@@ -197,6 +202,13 @@ class Libvirtd:
             why = (p.stderr.strip() or p.stdout.strip()) + "; " + self.why()
             self.stop()
             raise Skip(f"libvirtd runs but its QEMU driver does not: {why}")
+
+    def path(self):
+        """The daemon's PATH: the project's QEMU first, where libvirt
+        looks for a default emulator (as after scripts/install.sh), then
+        the system's programs (qemu-img for new disks)."""
+        return ":".join([self.qemu_dir, "/usr/local/sbin", "/usr/local/bin",
+                         "/usr/sbin", "/usr/bin", "/sbin", "/bin"])
 
     def account_files(self):
         """
@@ -293,35 +305,16 @@ class SerialGuest:
                     raise AssertionError(f"no serial socket {self.path}")
                 time.sleep(0.2)
         self.sock = s
-        threading.Thread(target=self._reader, daemon=True).start()
-
-    def _reader(self):
-        while True:
-            try:
-                data = self.sock.recv(65536)
-            except OSError:
-                data = b""
-            with self.cond:
-                if not data:
-                    self.eof = True
-                    self.cond.notify_all()
-                    return
-                self.log += data
-                self.cond.notify_all()
+        threading.Thread(target=read_console, args=(self, s),
+                         daemon=True).start()
 
     def wait_for(self, pattern, timeout, what, start=0):
-        deadline = time.monotonic() + timeout
-        with self.cond:
-            while True:
-                m = re.compile(pattern).search(self.log, start)
-                if m:
-                    return m
-                left = deadline - time.monotonic()
-                if self.eof or left <= 0:
-                    raise AssertionError(
-                        f"{'guest console closed' if self.eof else 'timeout'}"
-                        f" waiting for {what}:\n{self.tail()}")
-                self.cond.wait(left)
+        m = search_console(self, re.compile(pattern), timeout, start)
+        if not m:
+            raise AssertionError(
+                f"{'guest console closed' if self.eof else 'timeout'}"
+                f" waiting for {what}:\n{self.tail()}")
+        return m
 
     def tail(self, lines=25):
         text = bytes(self.log).decode(errors="replace").splitlines()
@@ -350,15 +343,18 @@ class Domain:
     def __init__(self, daemon, tmp, name="pvdc-native"):
         self.daemon = daemon
         self.name = f"{name}-{os.getpid()}"
-        self.guest_dir = os.path.join(tmp, "guest")
+        # Its boot files and serial socket, apart from other domains'.
+        self.guest_dir = os.path.join(tmp, name)
         self.serial_path = os.path.join(self.guest_dir, "serial.sock")
         self.xml_path = os.path.join(tmp, f"{name}.xml")
         self.defined = False
         self.serial = SerialGuest(self.serial_path)
+        # What "virsh undefine" removes with the domain.
+        self.undefine_flags = []
 
-    def write_xml(self, emulator=None, model=None):
-        """The example with this build's paths; MODEL overrides attributes
-        of <model> (None removes one)."""
+    def boot_files(self):
+        """The test guest's kernel and initramfs, copied where the QEMU
+        user reads them: {"kernel": path, "initrd": path}."""
         os.makedirs(self.guest_dir, exist_ok=True)
         os.chown(self.guest_dir, self.daemon.qemu_uid, self.daemon.qemu_uid)
         kver = open(artefact("kernel-version")).read().strip()
@@ -371,6 +367,12 @@ class Domain:
             boot[what] = os.path.join(self.guest_dir, what)
             shutil.copyfile(src, boot[what])
             os.chmod(boot[what], 0o644)
+        return boot
+
+    def write_xml(self, emulator=None, model=None):
+        """The example with this build's paths; MODEL overrides attributes
+        of <model> (None removes one)."""
+        boot = self.boot_files()
         tree = ET.parse(EXAMPLE)
         dom = tree.getroot()
         dom.find("name").text = self.name
@@ -422,7 +424,7 @@ class Domain:
         if state in ("running", "paused"):
             self.daemon.virsh(["destroy", self.name])
         if self.defined:
-            self.daemon.virsh(["undefine", self.name])
+            self.daemon.virsh(["undefine", self.name, *self.undefine_flags])
             self.defined = False
         p = self.daemon.virsh(["list", "--all", "--name"], check=False)
         if self.name in p.stdout.split():
@@ -436,60 +438,76 @@ class Domain:
             pass
 
 
+class FirmwareDomain(Domain):
+    """The native-model domain with nothing to boot, under FIRMWARE:
+    "seabios" (the machine's default) or "ovmf" (Debian's, as pflash, with
+    a copy of its variables that libvirt keeps).  Its screen stays put:
+    SeaBIOS says no bootable device and retries, OVMF ends in its boot
+    manager; a reboot comes back to the same screen."""
+
+    def __init__(self, daemon, tmp, firmware):
+        super().__init__(daemon, tmp, f"pvdc-{firmware}")
+        self.firmware = firmware
+        if firmware == "ovmf":
+            self.undefine_flags = ["--nvram"]
+
+    def write_xml(self, emulator=None, model=None):
+        super().write_xml(emulator, model)
+        tree = ET.parse(self.xml_path)
+        dom = tree.getroot()
+        os_ = dom.find("os")
+        for tag in ("kernel", "initrd", "cmdline"):
+            os_.remove(os_.find(tag))
+        if self.firmware == "ovmf":
+            ET.SubElement(os_, "loader", readonly="yes",
+                          type="pflash").text = OVMF_CODE
+            ET.SubElement(os_, "nvram", template=OVMF_VARS)
+        dom.find("on_reboot").text = "restart"
+        tree.write(self.xml_path)
+        return self.xml_path
+
+
 class VirtInstallDomain(Domain):
-    """A domain as virt-install writes it with its defaults for a Debian
-    guest and --video pvdc: q35, xHCI and the USB tablet, a virtio NIC,
-    SPICE with its channel and USB redirection, ICH9 sound, the guest
-    agent's channel, virtio balloon and RNG.  It boots the test guest from
-    a kernel and initramfs, its serial console on a unix socket."""
+    """A domain that virt-install makes with its defaults for a Debian
+    guest and --video pvdc, on the QEMU the daemon finds first on its PATH
+    (the project's, as after scripts/install.sh): q35, a new qcow2 disk on
+    virtio-blk, created in the default storage pool (virt-install makes
+    the pool), xHCI and the USB tablet, a virtio NIC, SPICE graphics with
+    its channel and USB redirection, ICH9 sound, the guest agent's channel,
+    virtio balloon and RNG.  It boots the test guest from a kernel and
+    initramfs, its serial console on a unix socket."""
 
     # Debian 12 came after the osinfo-db that Debian 12 ships: its newest
     # Debian is 11, whose defaults virt-install then applies.
     OSINFO = "debian11"
+    DISK_GIB = 2
 
     def __init__(self, daemon, tmp, name="pvdc-virt-install"):
         super().__init__(daemon, tmp, name)
-        self.guest_dir = os.path.join(tmp, "virt-install")
-        self.serial_path = os.path.join(self.guest_dir, "serial.sock")
-        self.serial = SerialGuest(self.serial_path)
+        # The disk virt-install created goes with the domain.
+        self.undefine_flags = ["--remove-all-storage"]
 
-    def write_xml(self, emulator=None, model=None):
-        os.makedirs(self.guest_dir, exist_ok=True)
-        os.chown(self.guest_dir, self.daemon.qemu_uid, self.daemon.qemu_uid)
-        kver = open(artefact("kernel-version")).read().strip()
-        boot = {}
-        for what, src in [
-                ("kernel", os.path.join(os.path.realpath(artefact("kernel")),
-                                        f"boot/vmlinuz-{kver}")),
-                ("initrd", os.environ.get("PVDC_INITRAMFS") or
-                 artefact("meson/initramfs.gz"))]:
-            boot[what] = os.path.join(self.guest_dir, what)
-            shutil.copyfile(src, boot[what])
-            os.chmod(boot[what], 0o644)
-        p = run(["virt-install", "--connect", self.daemon.uri,
-                 "--print-xml", "--name", self.name,
-                 "--osinfo", self.OSINFO, "--memory", "1024",
-                 "--virt-type", "qemu", "--import",
-                 "--video", "pvdc",
-                 # virt-install finds a disk's path through libvirt's
-                 # storage driver, and a network's through its network
-                 # driver, which this daemon is built without:
-                 # tests/guest/test_machine.py has the virtio disk, and
-                 # user networking is virt-install's own fallback.
-                 "--disk", "none", "--network", "user",
-                 # pvdc.noload: the driver waits for the test, which
-                 # looks at the boot screen first: the kernel's console
-                 # in the VESA mode SeaBIOS's ramfb VGA BIOS offers.
-                 "--boot", f"kernel={boot['kernel']},"
-                           f"initrd={boot['initrd']},"
-                           "kernel_args=\"console=ttyS0 panic=-1 "
-                           "pvdc.noload vga=0x344\"",
-                 "--serial", f"unix,path={self.serial_path},mode=bind",
-                 "--xml", f"./devices/emulator={emulator or self.daemon.qemu}",
-                 "--noautoconsole"], VIRSH_TIMEOUT, env=self.daemon.env)
-        with open(self.xml_path, "w") as f:
-            f.write(p.stdout)
-        return self.xml_path
+    def install(self):
+        """virt-install creates the disk, defines the domain and starts
+        it."""
+        boot = self.boot_files()
+        self.defined = True
+        run(["virt-install", "--connect", self.daemon.uri,
+             "--name", self.name, "--osinfo", self.OSINFO,
+             "--memory", "1024", "--virt-type", "qemu", "--import",
+             "--video", "pvdc", "--disk", f"size={self.DISK_GIB}",
+             # A virtual network would need libvirt's network driver and
+             # a bridge on the host: user networking is what a daemon
+             # without them offers.
+             "--network", "user",
+             # pvdc.noload: the driver waits for the test, which looks at
+             # the boot screen first: the kernel's console in the VESA
+             # mode SeaBIOS's ramfb VGA BIOS offers.
+             "--boot", f"kernel={boot['kernel']},initrd={boot['initrd']},"
+                       "kernel_args=\"console=ttyS0 panic=-1 pvdc.noload "
+                       "vga=0x344\"",
+             "--serial", f"unix,path={self.serial_path},mode=bind",
+             "--noautoconsole"], 300, env=self.daemon.env)
 
 
 # -- cases -------------------------------------------------------------------
@@ -631,11 +649,7 @@ def dumpxml_gives_the_xml_back(dom):
 
 
 def pvdc_on_the_assigned_address(dom):
-    pid = dom.qemu_pid()
-    with open(f"/proc/{pid}/cmdline", "rb") as f:
-        argv = f.read().decode().split("\0")
-    devices = [json.loads(argv[i + 1]) for i, a in enumerate(argv[:-1])
-               if a == "-device" and argv[i + 1].startswith("{")]
+    devices, argv = qemu_devices(dom)
     pvdc = [d for d in devices if d.get("driver") == "pvdc"]
     if len(pvdc) != 1:
         raise AssertionError(f"QEMU's -device list: {devices}")
@@ -712,13 +726,9 @@ def screenshot_shows_head(dom, tmp, screen):
     path = os.path.join(tmp, f"screen{screen}.img")
     dom.daemon.virsh(["screenshot", dom.name, path, "--screen", str(screen)])
     pic = read_picture(path)
-    try:
-        head = modeset_head(pic)
-    except GuestError as e:
-        raise AssertionError(f"screen {screen}: {e}")
-    if head != screen or (pic.width, pic.height) != (1024, 768):
-        raise AssertionError(f"screen {screen} is {pic.width}x{pic.height} "
-                             f"and shows head {head}'s colour bars")
+    ui_clients.expect_head(pic, screen, f"screen {screen}")
+    if (pic.width, pic.height) != (1024, 768):
+        raise AssertionError(f"screen {screen} is {pic.width}x{pic.height}")
 
 
 def screenshot_shows_boot_screen(dom, tmp):
@@ -731,17 +741,41 @@ def screenshot_shows_boot_screen(dom, tmp):
                              "done; cat /proc/fb")
     if rc != 0 or "VESA VGA" not in out:
         raise AssertionError(f"no vesafb console: {out!r}")
-    path = os.path.join(tmp, "boot-screen.img")
-    deadline = time.monotonic() + STEP_TIMEOUT
+    print(f"# boot screen: {screenshot_until(dom, tmp, shows_text)}")
+
+
+def screenshot_until(dom, tmp, check, timeout=STEP_TIMEOUT):
+    """virsh screenshot of head 0 until CHECK(picture) holds (it raises
+    AssertionError until then); what it says it saw."""
+    path = os.path.join(tmp, f"{dom.name}-screen0.img")
+    deadline = time.monotonic() + timeout
     while True:
         dom.daemon.virsh(["screenshot", dom.name, path, "--screen", "0"])
         try:
-            seen = shows_text(read_picture(path))
-            break
+            return check(read_picture(path))
         except AssertionError:
             if time.monotonic() > deadline:
                 raise
-    print(f"# boot screen: {seen}")
+
+
+def firmware_screen(dom, tmp):
+    """The firmware's own screen on pvdc's head 0 through virsh
+    screenshot, checked as tests/guest/test_boot.py checks QEMU's
+    screendump of it."""
+    failed = None
+    try:
+        dom.define()
+        dom.start()
+        seen = screenshot_until(dom, tmp, shows_text, FIRMWARE_TIMEOUT)
+        print(f"# {dom.firmware}: {seen}")
+    except AssertionError as e:
+        failed = e
+        for line in dom.qemu_log().splitlines()[-15:]:
+            print(f"# | {line}")
+    finally:
+        dom.destroy_and_undefine()
+    if failed:
+        raise failed
 
 
 def pvdc_driver_loads_and_binds(dom):
@@ -751,82 +785,120 @@ def pvdc_driver_loads_and_binds(dom):
     pvdc_driver_binds(dom)
 
 
-def spice_shows_every_head(dom):
+def spice_shows_every_head(dom, heads=HEADS):
     graphics = ET.fromstring(dom.dumpxml()).find(
         "devices/graphics[@type='spice']")
     port = int(graphics.get("port"))
-    def settled(pics):
-        try:
-            return [modeset_head(p) for p in pics] == list(range(HEADS))
-        except GuestError:
-            return False
-    pictures = ui_clients.spice_displays("127.0.0.1", port, HEADS,
-                                         settle=settled)
+    pictures = ui_clients.spice_displays("127.0.0.1", port, heads,
+                                         settle=ui_clients.shows_heads)
     for head, pic in enumerate(pictures):
-        try:
-            shown = modeset_head(pic)
-        except GuestError as e:
-            raise AssertionError(f"SPICE display {head}: {e}")
-        if shown != head:
-            raise AssertionError(f"SPICE display {head} shows head {shown}")
+        ui_clients.expect_head(pic, head, f"SPICE display {head}")
+
+
+def qemu_devices(dom):
+    """QEMU's command line: its -device list, and its other arguments."""
+    with open(f"/proc/{dom.qemu_pid()}/cmdline", "rb") as f:
+        argv = f.read().decode().split("\0")
+    devices = [json.loads(argv[i + 1]) for i, a in enumerate(argv[:-1])
+               if a == "-device" and argv[i + 1].startswith("{")]
+    return devices, argv
+
+
+def virt_install_defaults(dom):
+    """What virt-install chose: q35, its disk a virtio volume of the
+    default pool, a virtio NIC on user networking, a USB tablet, SPICE, on
+    the QEMU the daemon found; and QEMU runs them."""
+    xml = ET.fromstring(dom.dumpxml())
+    machine = xml.find("os/type").get("machine")
+    disk = xml.find("devices/disk[@device='disk']")
+    path = disk.find("source").get("file") if disk is not None else None
+    pool = dom.daemon.virsh(["vol-pool", path], check=False).stdout.strip() \
+        if path else None
+    nic = xml.find("devices/interface")
+    got = {"machine": machine.split("-")[1] if machine else None,
+           "disk": (disk.find("target").get("bus"),
+                    disk.find("driver").get("type"), pool)
+           if disk is not None else None,
+           "nic": (nic.get("type"), nic.find("model").get("type"))
+           if nic is not None else None,
+           "tablet": xml.find("devices/input[@type='tablet']") is not None
+           and xml.find("devices/input[@type='tablet']").get("bus"),
+           "graphics": [g.get("type") for g in xml.findall(
+               "devices/graphics")],
+           "video": [v.get("type") for v in xml.findall(
+               "devices/video/model")],
+           "emulator": xml.find("devices/emulator").text}
+    want = {"machine": "q35", "disk": ("virtio", "qcow2", "default"),
+            "nic": ("user", "virtio"), "tablet": "usb",
+            "graphics": ["spice"], "video": ["pvdc"],
+            "emulator": dom.daemon.qemu}
+    if got != want:
+        raise AssertionError(f"virt-install's domain has {got}, wants "
+                             f"{want}")
+    devices, argv = qemu_devices(dom)
+    drivers = {d.get("driver") for d in devices}
+    missing = {"virtio-blk-pci", "virtio-net-pci", "usb-tablet",
+               "pvdc"} - drivers
+    if missing or "-spice" not in argv:
+        raise AssertionError(f"QEMU runs without {sorted(missing)}"
+                             f"{'' if '-spice' in argv else ' and -spice'}:"
+                             f" {' '.join(argv)}")
+    print(f"# {xml.find('os/type').get('machine')}, disk {path}, QEMU "
+          f"devices {' '.join(sorted(d for d in drivers if d))}")
+
+
+# virt-install's domain, step by step (a step runs once the ones before
+# it passed).
+VIRT_INSTALL_STEPS = [
+    ("virt-install creates a Debian guest's disk in the default pool, "
+     "defines and starts its domain with --video pvdc",
+     lambda dom, tmp: dom.install()),
+    ("virt-install's defaults are in the domain and QEMU runs them: q35, "
+     "virtio disk and NIC, USB tablet, SPICE",
+     lambda dom, tmp: virt_install_defaults(dom)),
+    ("virt-install's guest boots", lambda dom, tmp: guest_boots(dom)),
+    ("virsh screenshot shows the boot screen on virt-install's pvdc head 0 "
+     "before the driver loads", screenshot_shows_boot_screen),
+    ("the pvdc driver loads and binds in virt-install's guest",
+     lambda dom, tmp: pvdc_driver_loads_and_binds(dom)),
+    ("pvdc-modeset lights virt-install's pvdc",
+     lambda dom, tmp: light_heads(dom)),
+    ("virsh screenshot shows virt-install's pvdc head 0",
+     lambda dom, tmp: screenshot_shows_head(dom, tmp, 0)),
+    ("SPICE shows virt-install's pvdc head 0",
+     lambda dom, tmp: spice_shows_every_head(dom, 1)),
+]
+VIRT_INSTALL_CASES = [name for name, _ in VIRT_INSTALL_STEPS] + \
+    ["virt-install's domain and its disk are destroyed and undefined"]
 
 
 def virt_install_cases(tap, dom, tmp):
-    """virt-install's domain defines, starts with all its devices on the
-    project's QEMU, boots, and virsh screenshot shows pvdc's picture."""
+    """virt-install makes, defines and starts its domain with all its
+    devices on the project's QEMU, the guest boots, and virsh screenshot
+    shows the boot screen, then pvdc's picture."""
     failed = tap.failed
-    tap.case("virt-install's domain for a Debian guest with --video pvdc "
-             "is defined", dom.define)
-    if tap.failed == failed:
-        tap.case("virt-install's domain starts", dom.start)
-    else:
-        tap.skip("virt-install's domain starts", "it is not defined")
-    steps = [("virt-install's guest boots", guest_boots, dom),
-             ("virsh screenshot shows the boot screen on virt-install's "
-              "pvdc head 0 before the driver loads",
-              screenshot_shows_boot_screen, dom, tmp),
-             ("the pvdc driver loads and binds in virt-install's guest",
-              pvdc_driver_loads_and_binds, dom),
-             ("pvdc-modeset lights virt-install's pvdc", light_heads, dom),
-             ("virsh screenshot shows virt-install's pvdc head 0",
-              screenshot_shows_head, dom, tmp, 0)]
-    for case in steps:
+    for name, step in VIRT_INSTALL_STEPS:
         if tap.failed > failed:
-            tap.skip(case[0], "an earlier step failed")
+            tap.skip(name, "an earlier step failed")
             continue
-        tap.case(*case)
+        tap.case(name, step, dom, tmp)
     if tap.failed > failed:
         for line in dom.qemu_log().splitlines()[-15:]:
             print(f"# | {line}")
-    tap.case("virt-install's domain is destroyed and undefined",
-             dom.destroy_and_undefine)
+    tap.case(VIRT_INSTALL_CASES[-1], dom.destroy_and_undefine)
 
 
-VIRT_INSTALL_CASES = [
-    "virt-install's domain for a Debian guest with --video pvdc is defined",
-    "virt-install's domain starts", "virt-install's guest boots",
-    "virsh screenshot shows the boot screen on virt-install's pvdc head 0 "
-    "before the driver loads",
-    "the pvdc driver loads and binds in virt-install's guest",
-    "pvdc-modeset lights virt-install's pvdc",
-    "virsh screenshot shows virt-install's pvdc head 0",
-    "virt-install's domain is destroyed and undefined"]
+FIRMWARES = {"seabios": "SeaBIOS", "ovmf": "OVMF"}
+FIRMWARE_CASES = [f"virsh screenshot shows {name}'s screen on pvdc head 0"
+                  for name in FIRMWARES.values()]
 
 
-def on_sigterm(signum, frame):
-    # meson's timeout: unwind through the clean-up, once.
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    sys.exit(1)
-
-
-def main():
-    signal.signal(signal.SIGTERM, on_sigterm)
-    tap = Tap()
-    tmp = tempfile.mkdtemp(prefix="pvdc-libvirt-")
+def run_cases(tap, tmp):
     daemon = Libvirtd(tmp)
     bad = Domain(daemon, tmp, "pvdc-invalid")
     dom = Domain(daemon, tmp)
     installed = VirtInstallDomain(daemon, tmp)
+    firmware = [FirmwareDomain(daemon, tmp, f) for f in FIRMWARES]
     setup_cases = [
         ("domcapabilities offers the pvdc model for the pvdc QEMU",
          domcaps_offer_pvdc, daemon),
@@ -864,9 +936,10 @@ def main():
                      "the domain starts"] + \
                     [c[0] for c in running_cases] + \
                     ["the domain is destroyed and undefined"] + \
-                    VIRT_INSTALL_CASES + ["libvirtd stops"]:
+                    FIRMWARE_CASES + VIRT_INSTALL_CASES + \
+                    ["libvirtd stops"]:
                 tap.skip(name, "libvirtd cannot run here (reason above)")
-            return tap.done()
+            return
         tap.case("libvirtd starts with private folders", lambda: None)
         try:
             for case in setup_cases:
@@ -902,19 +975,16 @@ def main():
             tap.case("the domain is destroyed and undefined",
                      dom.destroy_and_undefine)
         try:
+            for name, fw in zip(FIRMWARE_CASES, firmware):
+                tap.case(name, firmware_screen, fw, tmp)
             virt_install_cases(tap, installed, tmp)
         finally:
             tap.case("libvirtd stops", daemon.stop)
     finally:
-        dom.kill_leftover_qemu()
-        installed.kill_leftover_qemu()
+        for d in [dom, installed] + firmware:
+            d.kill_leftover_qemu()
         daemon.stop()
-        if tap.failed:
-            print(f"# files kept in {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return tap.done()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(Tap().run("pvdc-libvirt-", run_cases))

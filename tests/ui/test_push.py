@@ -27,9 +27,6 @@ listener received, not on a clock.
 import os
 import socket
 import sys
-import tempfile
-import shutil
-import signal
 import threading
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -221,15 +218,7 @@ def moving_single_plane_picture(vm, counter):
         raise AssertionError(f"{got} distinct pictures of 8 flips: frozen")
 
 
-def on_sigterm(signum, frame):
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    sys.exit(1)
-
-
-def main():
-    signal.signal(signal.SIGTERM, on_sigterm)
-    tap = Tap()
-    tmp = tempfile.mkdtemp(prefix="pvdc-push-")
+def run_cases(tap, tmp):
     names = ["D-Bus: a composed scene of two planes delivers >= 95 % of "
              "the frames latched",
              "D-Bus: single-plane flips, shown straight from the pages, "
@@ -269,12 +258,7 @@ def main():
         if counter:
             counter.close()
         bus.stop()
-        if tap.failed:
-            print(f"# files kept in {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return tap.done()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(Tap().run("pvdc-push-", run_cases))

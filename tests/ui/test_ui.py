@@ -18,9 +18,6 @@ VNC, SPICE and D-Bus share one boot; each X11 front end has its own.
 """
 
 import os
-import re
-import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -31,9 +28,9 @@ from pvdc_paths import ROOT  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "ui"))
 from pvdc_harness import (GuestError, GuestVM, MODESET_BARS, Tap,  # noqa: E402
-                          artefact, modeset_head)
+                          artefact)
 import ui_clients  # noqa: E402
-from ui_clients import crop  # noqa: E402
+from ui_clients import crop, expect_head, shows_head  # noqa: E402
 
 HEADS = 2
 DEVICE = ["-device", "pvdc,id=pvdc0,heads=2"]
@@ -43,25 +40,6 @@ SETTLE_TIMEOUT = 60
 def light_heads(vm):
     """pvdc-modeset's colour bars on every head, held until the VM stops."""
     vm.start_background("pvdc-modeset 0", r"^# holding")
-
-
-def shows_head(head):
-    """A settle test: the picture shows HEAD's colour bars."""
-    def check(pic):
-        try:
-            return modeset_head(pic) == head
-        except GuestError:
-            return False
-    return check
-
-
-def expect_head(pic, head, what):
-    try:
-        shown = modeset_head(pic)
-    except GuestError as e:
-        raise AssertionError(f"{what}: {e}")
-    if shown != head:
-        raise AssertionError(f"{what} shows head {shown}, not {head}")
 
 
 # -- VNC, SPICE, D-Bus -----------------------------------------------------------
@@ -78,9 +56,8 @@ def vnc_shows_each_head(vm, tmp):
 
 
 def spice_shows_each_head(vm, port):
-    pictures = ui_clients.spice_displays(
-        "127.0.0.1", port, HEADS,
-        settle=lambda pics: all(shows_head(h)(p) for h, p in enumerate(pics)))
+    pictures = ui_clients.spice_displays("127.0.0.1", port, HEADS,
+                                         settle=ui_clients.shows_heads)
     for head, pic in enumerate(pictures):
         expect_head(pic, head, f"SPICE display channel {head}")
 
@@ -250,34 +227,19 @@ def x11_back_end(tap, tmp, name, display, check):
         x.stop()
 
 
-def on_sigterm(signum, frame):
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    sys.exit(1)
-
-
-def main():
-    signal.signal(signal.SIGTERM, on_sigterm)
-    tap = Tap()
-    tmp = tempfile.mkdtemp(prefix="pvdc-ui-")
-    try:
-        remote_back_ends(tap, tmp)
-        for name, display, check in [
-                ("GTK: the window shows head 0, Ctrl+Alt+2 head 1",
-                 ["-display", "gtk,gl=off"], gtk_shows_both_heads),
-                ("GTK with OpenGL: the window shows head 0, Ctrl+Alt+2 "
-                 "head 1", ["-display", "gtk,gl=on"], gtk_shows_both_heads),
-                ("SDL: a window per head", ["-display", "sdl,gl=off"],
-                 sdl_shows_both_heads),
-                ("SDL with OpenGL: a window per head",
-                 ["-display", "sdl,gl=on"], sdl_shows_both_heads)]:
-            x11_back_end(tap, tmp, name, display, check)
-    finally:
-        if tap.failed:
-            print(f"# files kept in {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return tap.done()
+def run_cases(tap, tmp):
+    remote_back_ends(tap, tmp)
+    for name, display, check in [
+            ("GTK: the window shows head 0, Ctrl+Alt+2 head 1",
+             ["-display", "gtk,gl=off"], gtk_shows_both_heads),
+            ("GTK with OpenGL: the window shows head 0, Ctrl+Alt+2 head 1",
+             ["-display", "gtk,gl=on"], gtk_shows_both_heads),
+            ("SDL: a window per head", ["-display", "sdl,gl=off"],
+             sdl_shows_both_heads),
+            ("SDL with OpenGL: a window per head",
+             ["-display", "sdl,gl=on"], sdl_shows_both_heads)]:
+        x11_back_end(tap, tmp, name, display, check)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(Tap().run("pvdc-ui-", run_cases))

@@ -24,13 +24,41 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts"))
 from pvdc_paths import ROOT  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tests", "guest"))
-from pvdc_harness import Picture  # noqa: E402
+from pvdc_harness import GuestError, Picture, modeset_head  # noqa: E402
 
 TIMEOUT = 60
 # SPICE's SPICE_SURFACE_FMT_32_xRGB: B, G, R, X bytes in memory.
 SPICE_SURFACE_FMT_32_XRGB = 32
 # pixman's x8r8g8b8 and a8r8g8b8: B, G, R, X/A bytes in memory.
 PIXMAN_XRGB = (0x20020888, 0x20028888)
+
+
+# -- what a picture shows ------------------------------------------------------
+
+def shows_head(head):
+    """A settle test: the picture shows HEAD's colour bars (pvdc-modeset's,
+    shifted by the head's number)."""
+    def check(pic):
+        try:
+            return modeset_head(pic) == head
+        except GuestError:
+            return False
+    return check
+
+
+def shows_heads(pics):
+    """A settle test: picture N shows head N's colour bars, for every N."""
+    return all(shows_head(head)(pic) for head, pic in enumerate(pics))
+
+
+def expect_head(pic, head, what):
+    """WHAT's picture PIC shows HEAD's colour bars, or AssertionError."""
+    try:
+        shown = modeset_head(pic)
+    except GuestError as e:
+        raise AssertionError(f"{what}: {e}")
+    if shown != head:
+        raise AssertionError(f"{what} shows head {shown}, not {head}")
 
 
 # -- VNC ----------------------------------------------------------------------
