@@ -563,9 +563,12 @@ class BackoffCounter:
     A trigger alone keeps the events out of the trace buffer."""
 
     TRACING = "/sys/kernel/debug/tracing"
+    # A group of their own: "pvdc" is the driver's tracepoints'.
+    GROUP = "pvdc_test"
     EVENTS = {
-        "backoff": ("p:pvdc/backoff drm_modeset_backoff comm=$comm", "comm"),
-        "atomic": ("r:pvdc/atomic drm_mode_atomic_ioctl ret=$retval:s32",
+        "backoff": (f"p:{GROUP}/backoff drm_modeset_backoff comm=$comm",
+                    "comm"),
+        "atomic": (f"r:{GROUP}/atomic drm_mode_atomic_ioctl ret=$retval:s32",
                    "ret"),
     }
 
@@ -577,7 +580,7 @@ class BackoffCounter:
         for name, (probe, key) in self.EVENTS.items():
             self.vm.check(f"echo '{probe}' >> {t}/kprobe_events && "
                           f"echo 'hist:keys={key}' > "
-                          f"{t}/events/pvdc/{name}/trigger")
+                          f"{t}/events/{self.GROUP}/{name}/trigger")
 
     def stop(self):
         """Remove the probes; return {task: backoffs}, {return value:
@@ -585,7 +588,7 @@ class BackoffCounter:
         t = self.TRACING
         counts = {}
         for name, (probe, key) in self.EVENTS.items():
-            hist = self.vm.check(f"cat {t}/events/pvdc/{name}/hist")
+            hist = self.vm.check(f"cat {t}/events/{self.GROUP}/{name}/hist")
             counts[name] = {}
             for k, n in re.findall(r"\{\s*%s:\s*(.*?)\s*\}\s*hitcount:"
                                    r"\s*(\d+)" % key, hist):
@@ -594,8 +597,8 @@ class BackoffCounter:
                     k = (int(k) + 2**63) % 2**64 - 2**63
                 counts[name][k] = counts[name].get(k, 0) + int(n)
             self.vm.check(f"echo '!hist:keys={key}' > "
-                          f"{t}/events/pvdc/{name}/trigger && "
-                          f"echo '-:pvdc/{name}' >> {t}/kprobe_events")
+                          f"{t}/events/{self.GROUP}/{name}/trigger && "
+                          f"echo '-:{self.GROUP}/{name}' >> {t}/kprobe_events")
         return counts["backoff"], counts["atomic"]
 
 
