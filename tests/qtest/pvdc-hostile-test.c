@@ -157,6 +157,23 @@ static void refuse_plane_value(PVDCTest *t, unsigned int head,
     pvdc_wr_plane(t, plane, reg, good);
 }
 
+/* A hostile value of a plane register, and the error it is refused with. */
+typedef struct PlaneValue {
+    uint32_t reg, val;
+    uint32_t code;
+} PlaneValue;
+
+/* Each of @n values @v, one at a time: refuse_plane_value(). */
+static void refuse_plane_values(PVDCTest *t, unsigned int head,
+                                unsigned int plane, const PlaneValue *v,
+                                size_t n, const PVDCSnapshot *before)
+{
+    for (size_t i = 0; i < n; i++) {
+        refuse_plane_value(t, head, plane, v[i].reg, v[i].val,
+                           pvdc_result_of(v[i].code, plane), before);
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* CVE-2014-8106, CVE-2017-2615: framebuffers outside VRAM                  */
 /* ------------------------------------------------------------------------ */
@@ -985,11 +1002,6 @@ static void test_color_tables_are_refused(void)
  */
 static void test_tiny_sources_fill_the_largest_destination(void)
 {
-    static const uint32_t formats[] = {
-        PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_XBGR8888,
-        PVDC_FMT_ABGR8888, PVDC_FMT_RGB565, PVDC_FMT_XRGB2101010,
-        PVDC_FMT_YUYV, PVDC_FMT_NV12, PVDC_FMT_P010,
-    };
     static const uint32_t ctrls[] = {
         0, PVDC_PS_CTRL_ROTATE_180 | PVDC_PS_CTRL_FILTER_BILINEAR,
         PVDC_PS_CTRL_REFLECT_X | PVDC_PS_CTRL_FILTER_BILINEAR |
@@ -1006,10 +1018,10 @@ static void test_tiny_sources_fill_the_largest_destination(void)
     pvdc_wr_plane(&t, ov, PVDC_PS_HEAD, 0);
     pvdc_wr_plane(&t, ov, PVDC_PS_ZPOS, 1);
     pvdc_wr_plane(&t, ov, PVDC_PS_ALPHA, 0xc000);
-    for (int f = 0; f < ARRAY_SIZE(formats); f++) {
+    for (int f = 0; f < ARRAY_SIZE(pvdc_formats); f++) {
         for (int i = 0; i < ARRAY_SIZE(srcs); i++) {
             for (int c = 0; c < ARRAY_SIZE(ctrls); c++) {
-                pvdc_write_fb(&t, ov, formats[f], 1 * MiB, 128, 20, 20);
+                pvdc_write_fb(&t, ov, pvdc_formats[f], 1 * MiB, 128, 20, 20);
                 pvdc_wr_plane(&t, ov, PVDC_PS_CHROMA_OFFSET, 2 * MiB);
                 pvdc_wr_plane(&t, ov, PVDC_PS_CHROMA_PITCH, 128);
                 pvdc_wr_plane(&t, ov, PVDC_PS_SRC_X, FP16(20) - srcs[i]);
@@ -1078,10 +1090,7 @@ static void test_disabled_head_keeps_no_timer(void)
 
 static void test_huge_and_negative_rectangles_are_refused(void)
 {
-    static const struct {
-        uint32_t reg, val;
-        uint32_t code;
-    } refused[] = {
+    static const PlaneValue refused[] = {
         { PVDC_PS_SRC_X, 0xffff0000, PVDC_ERR_SRC_RECT },
         { PVDC_PS_SRC_X, 0x80000000, PVDC_ERR_SRC_RECT },
         { PVDC_PS_SRC_Y, 0xffffffff, PVDC_ERR_SRC_RECT },
@@ -1101,10 +1110,8 @@ static void test_huge_and_negative_rectangles_are_refused(void)
 
     start_good(&t, "vram-size=16M", &before);
     primary = pvdc_plane_of(&t, 0, PRIMARY);
-    for (int i = 0; i < ARRAY_SIZE(refused); i++) {
-        refuse_plane_value(&t, 0, primary, refused[i].reg, refused[i].val,
-                           pvdc_result_of(refused[i].code, primary), &before);
-    }
+    refuse_plane_values(&t, 0, primary, refused, ARRAY_SIZE(refused),
+                        &before);
     assert_still_works(&t, &before);
     pvdc_test_stop(&t);
 }
@@ -1233,10 +1240,7 @@ static void test_offscreen_rectangles_are_clipped(void)
 
 static void test_cursor_size_overflow_is_refused(void)
 {
-    static const struct {
-        uint32_t reg, val;
-        uint32_t code;
-    } refused[] = {
+    static const PlaneValue refused[] = {
         { PVDC_PS_DST_SIZE, PVDC_XY(257, 256), PVDC_ERR_CURSOR },
         { PVDC_PS_DST_SIZE, PVDC_XY(256, 257), PVDC_ERR_CURSOR },
         { PVDC_PS_DST_SIZE, PVDC_XY(4096, 4096), PVDC_ERR_CURSOR },
@@ -1293,11 +1297,8 @@ static void test_cursor_size_overflow_is_refused(void)
         g_assert_cmphex(pvdc_commit(&t, 0), ==, PVDC_RESULT_APPLIED);
         pvdc_snapshot_active(&t, &before);
 
-        for (int i = 0; i < ARRAY_SIZE(refused); i++) {
-            refuse_plane_value(&t, 0, cursor, refused[i].reg, refused[i].val,
-                               pvdc_result_of(refused[i].code,
-                                              cursor), &before);
-        }
+        refuse_plane_values(&t, 0, cursor, refused, ARRAY_SIZE(refused),
+                            &before);
 
         for (int i = 0; i < ARRAY_SIZE(positions); i++) {
             pvdc_wr_plane(&t, cursor, PVDC_PS_DST_POS,
@@ -2033,10 +2034,7 @@ static void test_connector_values_are_refused(void)
  */
 static void test_hostile_values_are_refused(void)
 {
-    static const struct {
-        uint32_t reg, val;
-        uint32_t code;
-    } plane_cases[] = {
+    static const PlaneValue plane_cases[] = {
         /* 32-bit wrap of offset + pitch * (height - 1) */
         { PVDC_PS_FB_OFFSET, 0xffffffc0, PVDC_ERR_FB_BOUNDS },
         /* and of pitch * height: past PVDC_FB_SPAN_MAX first */
@@ -2074,17 +2072,8 @@ static void test_hostile_values_are_refused(void)
     pvdc_enable_head(&t, 0, CLOCK_1MS);
     pvdc_snapshot_active(&t, &before);
 
-    for (i = 0; i < ARRAY_SIZE(plane_cases); i++) {
-        uint32_t good =
-            pvdc_rd(&t, PVDC_PLANE_SHADOW(primary) + plane_cases[i].reg);
-
-        pvdc_wr_plane(&t, primary, plane_cases[i].reg, plane_cases[i].val);
-        pvdc_doorbell(&t, 0);
-        g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
-                        pvdc_result_of(plane_cases[i].code, primary));
-        pvdc_assert_active_is(&t, &before);
-        pvdc_wr_plane(&t, primary, plane_cases[i].reg, good);
-    }
+    refuse_plane_values(&t, 0, primary, plane_cases, ARRAY_SIZE(plane_cases),
+                        &before);
 
     for (i = 0; i < ARRAY_SIZE(mode_cases); i++) {
         pvdc_write_mode(&t, 1, CLOCK_1MS);

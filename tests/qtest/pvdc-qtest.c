@@ -527,3 +527,9 @@ int pvdc_find_intx_gsi(PVDCTest *t)
     g_assert_false(qtest_get_irq(t->qts, gsi));
     return gsi;
 }
+
+const uint32_t pvdc_formats[9] = {
+    PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_XBGR8888,
+    PVDC_FMT_ABGR8888, PVDC_FMT_RGB565, PVDC_FMT_XRGB2101010,
+    PVDC_FMT_YUYV, PVDC_FMT_NV12, PVDC_FMT_P010,
+};

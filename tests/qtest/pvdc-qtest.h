@@ -333,4 +333,12 @@ uint32_t pvdc_unbind_range(PVDCTest *t, uint32_t addr, uint32_t size);
  */
 uint32_t pvdc_frame_crc(const uint32_t *pixels, size_t n);
 
+/*
+ * The pixel formats of the design: the RGB ones, which every plane
+ * takes, first (PVDC_RGB_FORMATS of them), then the YCbCr ones, which
+ * overlays take.
+ */
+#define PVDC_RGB_FORMATS    6
+extern const uint32_t pvdc_formats[9];
+
 #endif /* TESTS_QTEST_PVDC_QTEST_H */
