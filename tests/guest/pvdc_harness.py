@@ -21,6 +21,7 @@ reported.
 
 import asyncio
 import collections
+import contextlib
 import fnmatch
 import functools
 import os
@@ -434,6 +435,19 @@ class GuestVM(QEMUMachine):
             self.wait_for_output(log, ready, timeout)
         return log
 
+    @contextlib.contextmanager
+    def holding(self, cmd, ready):
+        """Run CMD in the background (start_background, until READY) for
+        the with-block; then stop it, and raise AssertionError if it
+        reported a failed case."""
+        log = self.start_background(cmd, ready)
+        try:
+            yield log
+        finally:
+            out = self.stop_background(log)
+        if "not ok" in out:
+            raise AssertionError(out)
+
     def stop_background(self, log, timeout=30):
         """Stop a program started by start_background, wait until it has
         really exited (its file descriptors closed), return its output."""
@@ -483,6 +497,23 @@ class GuestVM(QEMUMachine):
             raise AssertionError(f"suspend: {result}")
         if "PM: suspend exit" not in self.dmesg():
             raise AssertionError("the guest did not go through S3")
+
+    def suspend_keeps_pictures(self, heads):
+        """Suspend to RAM and wake (suspend_to_ram); return once each head
+        of HEADS shows the pixels it showed before, or raise
+        AssertionError."""
+        before = [self.screen(h) for h in heads]
+        self.suspend_to_ram()
+
+        def same():
+            after = [self.screen(h) for h in heads]
+            if all(a.data == b.data and a.width == b.width
+                   for a, b in zip(after, before)):
+                return True
+            raise AssertionError(
+                "heads after resume: " +
+                ", ".join(f"{a.width}x{a.height}" for a in after))
+        self.wait_until("every head shows its pixels again", same)
 
     def kms_state(self):
         """The DRM core's atomic state of the pvdc device, from debugfs:
@@ -929,6 +960,24 @@ KERNEL_LOG_CASE = ("the kernel log has no lockdep, KASAN, UBSAN, ODEBUG, "
                    "WARN, BUG or sleeping-in-atomic report")
 
 
+def guest_cases(tap, vm, body, boots="guest boots on pvdc",
+                responsive="the guest stays responsive"):
+    """Start VM, call BODY() and stop VM.  A guest that does not boot (the
+    case BOOTS), or stops answering (RESPONSIVE), is a failed case."""
+    try:
+        vm.start()
+    except GuestError as e:
+        vm.stop()
+        tap.fail(boots, e)
+        return
+    try:
+        body()
+    except GuestError as e:
+        tap.fail(responsive, e)
+    finally:
+        vm.stop()
+
+
 def run_suite(body, heads=2, device=None, append="", s3=False):
     """Boot the test guest on a HEADS-head pvdc (or on the -device DEVICE),
     with APPEND on the kernel command line and, if S3, suspend to RAM
@@ -944,15 +993,5 @@ def run_suite(body, heads=2, device=None, append="", s3=False):
         append = f"{append} tsc=reliable clocksource=tsc".strip()
     vm = GuestVM(devices=["-device", device or f"pvdc,id=pvdc0,heads={heads}"],
                  extra_args=extra, append=append)
-    try:
-        vm.start()
-    except GuestError as e:
-        tap.fail("guest boots on pvdc", e)
-        return tap.done()
-    try:
-        body(tap, vm)
-    except GuestError as e:
-        tap.fail("the guest stays responsive", e)
-    finally:
-        vm.stop()
+    guest_cases(tap, vm, lambda: body(tap, vm))
     return tap.done()

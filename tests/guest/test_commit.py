@@ -24,8 +24,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import (KERNEL_LOG_CASE, GuestError, GuestVM,  # noqa: E402
-                          Tap, never_rejected)
+from pvdc_harness import (KERNEL_LOG_CASE, GuestVM, Tap,  # noqa: E402
+                          guest_cases, never_rejected)
 from test_kms import HEAD_KIB, program_cases  # noqa: E402
 
 LINK_UP_MS = 2500
@@ -61,53 +61,38 @@ def flips_without_host_stalls(tap):
     fresh buffers; every verdict from the vblank sequence numbers."""
     vm = GuestVM(devices=["-device", "pvdc,id=pvdc0,heads=2"], smp=2,
                  stall_free=True)
-    try:
-        vm.start()
-    except GuestError as e:
-        tap.fail("guest boots with its clock counting instructions", e)
-        return
-    try:
+
+    def storms():
         program_cases(tap, vm, "pvdc-flips",
                       f"pvdc-flips -n {FLIPS} -c 2 storm-legacy "
                       "storm-atomic storm-spin fresh", 900)
         tap.case(f"{KERNEL_LOG_CASE} (storms)", vm.check_kernel_log)
-    except GuestError as e:
-        tap.fail("the guest stays responsive during the storms", e)
-    finally:
-        vm.stop()
+    guest_cases(tap, vm, storms,
+                "guest boots with its clock counting instructions",
+                "the guest stays responsive during the storms")
 
 
 def flip_events_on_a_loaded_host(tap):
     """Flip events of a two-vCPU guest while other processes take the
     host's CPUs; every verdict from the device's frame numbers."""
     vm = GuestVM(devices=["-device", DEVICE], append="iomem=relaxed", smp=2)
-    try:
-        vm.start()
-    except GuestError as e:
-        tap.fail("guest boots with two vCPUs", e)
-        return
-    try:
+
+    def flips():
         # Late interrupt handlers, some stopped after they read what the
         # device raised: events keep their latch frame.
         with HostLoad():
             program_cases(tap, vm, "pvdc-vblank flips, host loaded",
                           "pvdc-vblank -n 2000 flips", 300)
         tap.case(f"{KERNEL_LOG_CASE} (host loaded)", vm.check_kernel_log)
-    except GuestError as e:
-        tap.fail("the guest stays responsive on a loaded host", e)
-    finally:
-        vm.stop()
+    guest_cases(tap, vm, flips, "guest boots with two vCPUs",
+                "the guest stays responsive on a loaded host")
 
 
 def main():
     tap = Tap()
     vm = GuestVM(devices=["-device", DEVICE], append="iomem=relaxed")
-    try:
-        vm.start()
-    except GuestError as e:
-        tap.fail("guest boots on pvdc", e)
-        return tap.done()
-    try:
+
+    def cases():
         # Exactly periodic, with the host's CPUs taken by others.
         with HostLoad():
             program_cases(tap, vm, "pvdc-vblank intervals, host loaded",
@@ -144,10 +129,7 @@ def main():
                 raise AssertionError("\n".join(bad[:20]))
         tap.case("no warning, refusal or timeout in the kernel log",
                  no_kernel_warnings)
-    except GuestError as e:
-        tap.fail("the guest stays responsive", e)
-    finally:
-        vm.stop()
+    guest_cases(tap, vm, cases)
     flip_events_on_a_loaded_host(tap)
     flips_without_host_stalls(tap)
     return tap.done()

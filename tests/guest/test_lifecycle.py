@@ -172,6 +172,19 @@ def stalled_commit(vm):
     return log, holder
 
 
+def release_stall(vm, holder):
+    """The device latches again; the card's holder (stalled_commit) ends."""
+    vm.qom_set("x-stall", False)
+    vm.stop_background(holder)
+
+
+def assert_commits_after_stall(vm):
+    """Raise AssertionError unless a commit applies now (pvdc-stall)."""
+    out = vm.check("pvdc-stall")
+    if not re.search(r"^commit 0 after", out, re.M):
+        raise AssertionError(f"no commit after the stall ended:\n{out}")
+
+
 def stalled_commit_is_killable(tap, vm):
     """SIGKILL ends a process blocked in a commit that the device never
     latches (x-stall); once the device latches again, so does the driver."""
@@ -189,8 +202,7 @@ def stalled_commit_is_killable(tap, vm):
             gone = vm.poll(f"! kill -0 {pid} 2>/dev/null",
                            latch_timeout_s() / 2)
         finally:
-            vm.qom_set("x-stall", False)
-            vm.stop_background(holder)
+            release_stall(vm, holder)
         if not gone:
             raise AssertionError("SIGKILL did not end a process blocked in "
                                  "a commit on a stalled device")
@@ -198,9 +210,7 @@ def stalled_commit_is_killable(tap, vm):
         if "commit " in out.replace("# committing", ""):
             raise AssertionError(f"the commit returned before the kill:\n"
                                  f"{out}")
-        out = vm.check("pvdc-stall")
-        if not re.search(r"^commit 0 after", out, re.M):
-            raise AssertionError(f"no commit after the stall ended:\n{out}")
+        assert_commits_after_stall(vm)
     tap.case("a process blocked in a commit on a stalled device dies of "
              "SIGKILL, and commits work again once the device latches",
              check)
@@ -218,8 +228,7 @@ def stalled_commit_times_out(tap, vm):
             try:
                 out = vm.wait_for_output(log, r"^commit ", bound * 2)
             finally:
-                vm.qom_set("x-stall", False)
-                vm.stop_background(holder)
+                release_stall(vm, holder)
             m = re.search(r"^commit (-?\d+) after ([0-9.]+) s", out, re.M)
             print(f"# {m.group(0) if m else out}")
             if not m or int(m.group(1)) != -errno.ETIMEDOUT:
@@ -233,16 +242,10 @@ def stalled_commit_times_out(tap, vm):
                           lambda: vm.qom_get("x-commits-applied") > applied)
         finally:
             vm.stop_background(log)
-        out = vm.check("pvdc-stall")
-        if not re.search(r"^commit 0 after", out, re.M):
-            raise AssertionError(f"no commit after the stall ended:\n{out}")
+        assert_commits_after_stall(vm)
     tap.case("a blocking commit on a stalled device fails with ETIMEDOUT "
              "at the driver's bound, and is applied once the device latches",
              check)
-
-
-def screens(vm):
-    return [vm.screen(h) for h in range(HEADS)]
 
 
 def suspend_resume(tap, vm):
@@ -250,24 +253,8 @@ def suspend_resume(tap, vm):
     shows the same pixels after as before."""
     def check():
         loaded(vm)
-        log = vm.start_background("pvdc-modeset 0", r"^# holding")
-        try:
-            before = screens(vm)
-            vm.suspend_to_ram()
-
-            def same(after):
-                if all(a.data == b.data and a.width == b.width
-                       for a, b in zip(after, before)):
-                    return True
-                raise AssertionError(
-                    "heads after resume: " +
-                    ", ".join(f"{a.width}x{a.height}" for a in after))
-            vm.wait_until("every head shows its pixels again",
-                          lambda: same(screens(vm)))
-        finally:
-            out = vm.stop_background(log)
-        if "not ok" in out:
-            raise AssertionError(out)
+        with vm.holding("pvdc-modeset 0", r"^# holding"):
+            vm.suspend_keeps_pictures(range(HEADS))
     tap.case("suspend to RAM and resume restore every head's pixels", check)
 
 

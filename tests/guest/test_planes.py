@@ -32,8 +32,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import (KERNEL_LOG_CASE, GuestError,  # noqa: E402
-                          GuestVM, guest_kernel, never_rejected, run_suite)
+from pvdc_harness import (KERNEL_LOG_CASE, GuestVM,  # noqa: E402
+                          guest_cases, guest_kernel, never_rejected,
+                          run_suite)
 from test_kms import program_cases  # noqa: E402
 
 # pvdc-planes' bandwidth cases fill what a head has left after its primary
@@ -69,13 +70,8 @@ def default_budget(tap):
     """pvdc-budget on a guest of its own, booted on BUDGET_DEVICE."""
     memory = int(guest_kernel().memory) + BUDGET_EXTRA_MEMORY_MIB
     vm = GuestVM(devices=["-device", BUDGET_DEVICE], memory=str(memory))
-    try:
-        vm.start()
-    except GuestError as e:
-        vm.stop()
-        tap.fail("a guest boots on a four-head pvdc with default sizes", e)
-        return
-    try:
+
+    def budget():
         out = program_cases(tap, vm, "pvdc-budget", "pvdc-budget", 300)
 
         def largest_mode():
@@ -87,10 +83,9 @@ def default_budget(tap):
         tap.case(f"pvdc-budget: every head's largest mode is {LARGEST_MODE}",
                  largest_mode)
         tap.case(f"{KERNEL_LOG_CASE} (four heads)", vm.check_kernel_log)
-    except GuestError as e:
-        tap.fail("the four-head guest stays responsive", e)
-    finally:
-        vm.stop()
+    guest_cases(tap, vm, budget,
+                "a guest boots on a four-head pvdc with default sizes",
+                "the four-head guest stays responsive")
 
 
 def address_space(tap):

@@ -946,30 +946,6 @@ static const SceneCase scene_cases[] = {
     { "pitch/yuyv-of-a-line", build_tight_pitch, &fmt_yuyv },
     { "pitch/nv12-of-a-line", build_tight_pitch, &fmt_nv12 },
     { "pitch/p010-of-a-line", build_tight_pitch, &fmt_p010 },
-    { "ycbcr/nv12-bt601-limited", build_ycbcr,
-      YCBCR(PVDC_FMT_NV12, PVDC_COLOR_BT601, 0) },
-    { "ycbcr/nv12-bt601-full", build_ycbcr,
-      YCBCR(PVDC_FMT_NV12, PVDC_COLOR_BT601, FULL) },
-    { "ycbcr/nv12-bt709-limited", build_ycbcr,
-      YCBCR(PVDC_FMT_NV12, PVDC_COLOR_BT709, 0) },
-    { "ycbcr/nv12-bt709-full", build_ycbcr,
-      YCBCR(PVDC_FMT_NV12, PVDC_COLOR_BT709, FULL) },
-    { "ycbcr/nv12-bt2020-limited", build_ycbcr,
-      YCBCR(PVDC_FMT_NV12, PVDC_COLOR_BT2020, 0) },
-    { "ycbcr/nv12-bt2020-full", build_ycbcr,
-      YCBCR(PVDC_FMT_NV12, PVDC_COLOR_BT2020, FULL) },
-    { "ycbcr/p010-bt601-limited", build_ycbcr,
-      YCBCR(PVDC_FMT_P010, PVDC_COLOR_BT601, 0) },
-    { "ycbcr/p010-bt601-full", build_ycbcr,
-      YCBCR(PVDC_FMT_P010, PVDC_COLOR_BT601, FULL) },
-    { "ycbcr/p010-bt709-limited", build_ycbcr,
-      YCBCR(PVDC_FMT_P010, PVDC_COLOR_BT709, 0) },
-    { "ycbcr/p010-bt709-full", build_ycbcr,
-      YCBCR(PVDC_FMT_P010, PVDC_COLOR_BT709, FULL) },
-    { "ycbcr/p010-bt2020-limited", build_ycbcr,
-      YCBCR(PVDC_FMT_P010, PVDC_COLOR_BT2020, 0) },
-    { "ycbcr/p010-bt2020-full", build_ycbcr,
-      YCBCR(PVDC_FMT_P010, PVDC_COLOR_BT2020, FULL) },
     { "ycbcr/yuyv-bt709-full", build_ycbcr,
       YCBCR(PVDC_FMT_YUYV, PVDC_COLOR_BT709, FULL) },
     { "ycbcr/yuyv-bt2020-limited", build_ycbcr,
@@ -1044,6 +1020,22 @@ static const SceneCase scene_cases[] = {
       WHOLE(PVDC_FMT_XRGB8888, 30, 20, -40, 60, 30, 20, 0) },
     { "cursor/over-an-overlay", build_cursor, NULL },
 };
+
+/*
+ * The two-plane formats in every encoding and range: main() makes their
+ * cases, "ycbcr/FORMAT-ENCODING-RANGE".
+ */
+static const uint32_t two_plane_formats[] = { PVDC_FMT_NV12, PVDC_FMT_P010 };
+static const char *const two_plane_names[] = { "nv12", "p010" };
+static const char *const encoding_names[] = {
+    [PVDC_COLOR_BT601] = "bt601",
+    [PVDC_COLOR_BT709] = "bt709",
+    [PVDC_COLOR_BT2020] = "bt2020",
+};
+#define YCBCR_MATRIX \
+    (ARRAY_SIZE(two_plane_formats) * ARRAY_SIZE(encoding_names) * 2)
+static uint32_t ycbcr_matrix_args[YCBCR_MATRIX][2];
+static SceneCase ycbcr_matrix_cases[YCBCR_MATRIX];
 
 static void test_scene_crc(const void *opaque)
 {
@@ -1329,6 +1321,18 @@ static void test_vram_write_recomposes_what_it_touched(void)
     rmdir(dir);
 }
 
+/*
+ * A full-screen XRGB8888 primary of framebuffer 0 in @scene, committed on
+ * head 0: it is on the screen.
+ */
+static void show_one_framebuffer(T *t, TScene *scene)
+{
+    add(scene, plane(t, PRIMARY, PVDC_FMT_XRGB8888, 0, MODE_W, MODE_H,
+                     0, 0, 0));
+    commit_scene(t, 0, scene);
+    assert_screen_is(t, 0, scene);
+}
+
 /* One full-screen XRGB8888 plane is shown from VRAM: no composition. */
 static void test_direct_scanout_needs_no_composition(void)
 {
@@ -1337,10 +1341,7 @@ static void test_direct_scanout_needs_no_composition(void)
     T t;
 
     start(&t, NULL, false);
-    add(&scene, plane(&t, PRIMARY, PVDC_FMT_XRGB8888, 0, MODE_W, MODE_H,
-                      0, 0, 0));
-    commit_scene(&t, 0, &scene);
-    assert_screen_is(&t, 0, &scene);
+    show_one_framebuffer(&t, &scene);
     vram_write(&t, FB_BASE(0) + 17 * scene.planes[0].pitch + 3 * 4, &pixel,
                4);
     assert_screen_is(&t, 0, &scene);
@@ -2173,10 +2174,7 @@ static void test_color_turns_direct_scanout_off_and_on(void)
     T t;
 
     start(&t, NULL, false);
-    add(&scene, plane(&t, PRIMARY, PVDC_FMT_XRGB8888, 0, MODE_W, MODE_H,
-                      0, 0, 0));
-    commit_scene(&t, 0, &scene);
-    assert_screen_is(&t, 0, &scene);
+    show_one_framebuffer(&t, &scene);
     g_assert_cmpuint(compositions(&t, 0), ==, 0);
 
     c->stages = PVDC_HS_CTRL_GAMMA;
@@ -2712,6 +2710,15 @@ static void describe_plane(const TPlane *p)
                    p->alpha, p->zpos);
 }
 
+/* The formats a writeback writes: 32-bit RGB. */
+static const uint32_t wb_formats[] = {
+    PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_XBGR8888,
+    PVDC_FMT_ABGR8888, PVDC_FMT_XRGB2101010,
+};
+static const char *const wb_format_names[] = {
+    "xrgb8888", "argb8888", "xbgr8888", "abgr8888", "xrgb2101010",
+};
+
 /*
  * Issue 35, item 6: random plane states, and writebacks, on head 0.  The
  * rules are the spec's; whatever the device applies must be drawn
@@ -2723,19 +2730,6 @@ static void describe_plane(const TPlane *p)
  */
 static void test_applied_states_are_drawn_exactly(void)
 {
-    static const uint32_t rgb[] = {
-        PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_XBGR8888,
-        PVDC_FMT_ABGR8888, PVDC_FMT_RGB565, PVDC_FMT_XRGB2101010,
-    };
-    static const uint32_t any[] = {
-        PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_XBGR8888,
-        PVDC_FMT_ABGR8888, PVDC_FMT_RGB565, PVDC_FMT_XRGB2101010,
-        PVDC_FMT_YUYV, PVDC_FMT_NV12, PVDC_FMT_P010,
-    };
-    static const uint32_t wb_any[] = {
-        PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_XBGR8888,
-        PVDC_FMT_ABGR8888, PVDC_FMT_XRGB2101010,
-    };
     GRand *rng = g_rand_new_with_seed(35);
     unsigned int applied = 0;
     T t;
@@ -2759,15 +2753,15 @@ static void test_applied_states_are_drawn_exactly(void)
         for (unsigned int i = 0; i < planes; i++) {
             /* the primary plane, then overlays; framebuffer i each */
             unsigned int slot = i ? OVERLAY(i - 1) : PRIMARY;
-            uint32_t format = i ? any[g_rand_int_range(rng, 0,
-                                                      ARRAY_SIZE(any))]
-                                : rgb[g_rand_int_range(rng, 0,
-                                                      ARRAY_SIZE(rgb))];
+            /* the primary takes RGB only */
+            uint32_t format = pvdc_formats[g_rand_int_range(rng, 0,
+                i ? ARRAY_SIZE(pvdc_formats) : PVDC_RGB_FORMATS)];
 
             add(&scene, random_plane(&t, rng, slot, format, i, zpos[i]));
         }
         if (g_rand_boolean(rng)) {
-            wb.format = wb_any[g_rand_int_range(rng, 0, ARRAY_SIZE(wb_any))];
+            wb.format = wb_formats[g_rand_int_range(rng, 0,
+                                                    ARRAY_SIZE(wb_formats))];
             wb.pitch = MODE_PITCH + 4 * g_rand_int_range(rng, 0,
                                                          MODE_W + 1);
             scene.wb = &wb;
@@ -2806,13 +2800,6 @@ static void test_applied_states_are_drawn_exactly(void)
     stop(&t);
 }
 
-static const uint32_t wb_formats[] = {
-    PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_XBGR8888,
-    PVDC_FMT_ABGR8888, PVDC_FMT_XRGB2101010,
-};
-static const char *const wb_format_names[] = {
-    "xrgb8888", "argb8888", "xbgr8888", "abgr8888", "xrgb2101010",
-};
 
 /* ------------------------------------------------------------------------ */
 /* Frames pushed to the UI at the latch                                     */
@@ -2850,23 +2837,25 @@ static bool push_pending(T *t, unsigned int console)
 }
 
 /*
- * Return once the push a latch scheduled on @console has run.  It runs
- * from the main loop, which each QMP round trip lets run: the device says
- * when it is done, no clock is involved.
+ * Return once the push a latch scheduled on @console has run, the
+ * @pushes'th.  It runs from the main loop, which each QMP round trip lets
+ * run: the device says when it is done, no clock is involved.
  */
-static void wait_pushed(T *t, unsigned int console)
+static void wait_pushed(T *t, unsigned int console, uint64_t pushes)
 {
     for (int i = 0; i < 100 && push_pending(t, console); i++) {
         continue;
     }
     g_assert_false(push_pending(t, console));
+    g_assert_cmpuint(console_stat(t, "pushes", console), ==, pushes);
 }
 
 /*
- * Frame @i of a composed scene on @head: the primary and an overlay that
- * moves, so that every frame shows something else.
+ * Frame @i of a composed scene, in @scene, committed on head 0: the
+ * primary and an overlay that moves, so that every frame shows something
+ * else.
  */
-static void build_moving_overlay(T *t, TScene *scene, unsigned int i)
+static void flip_moving_overlay(T *t, TScene *scene, unsigned int i)
 {
     memset(scene, 0, sizeof(*scene));
     scene->background = 0x405060;
@@ -2874,14 +2863,19 @@ static void build_moving_overlay(T *t, TScene *scene, unsigned int i)
                      0, 0, 0));
     add(scene, plane(t, OVERLAY(0), PVDC_FMT_XRGB8888, 1, 20, 16,
                      2 + 3 * i, 20, 1));
+    commit_scene(t, 0, scene);
 }
 
-/* Frame @i of a single full-screen plane flipped between two buffers. */
-static void build_flip(T *t, TScene *scene, unsigned int i)
+/*
+ * Frame @i of a single full-screen plane flipped between two buffers, in
+ * @scene, committed on head 0.
+ */
+static void flip_buffers(T *t, TScene *scene, unsigned int i)
 {
     memset(scene, 0, sizeof(*scene));
     add(scene, plane(t, PRIMARY, PVDC_FMT_XRGB8888, 2 + i % 2, MODE_W,
                      MODE_H, 0, 0, 0));
+    commit_scene(t, 0, scene);
 }
 
 /*
@@ -2896,16 +2890,13 @@ static void test_latched_frames_are_pushed(void)
 
     start_with(&t, NULL, ONE_LISTENER, false);
     for (unsigned int i = 0; i < PUSH_FRAMES; i++) {
-        build_moving_overlay(&t, &scene, i);
-        commit_scene(&t, 0, &scene);
+        flip_moving_overlay(&t, &scene, i);
         commit_scene(&t, 1, &scene);
-        wait_pushed(&t, 0);
-        g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, i + 1);
+        wait_pushed(&t, 0, i + 1);
         g_assert_cmpuint(compositions(&t, 0), ==, i + 1);
     }
     commit_scene(&t, 0, &scene);
-    wait_pushed(&t, 0);
-    g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, PUSH_FRAMES);
+    wait_pushed(&t, 0, PUSH_FRAMES);
     g_assert_cmpuint(compositions(&t, 0), ==, PUSH_FRAMES);
     g_assert_cmpuint(console_stat(&t, "coalesced", 0), ==, 0);
 
@@ -2928,10 +2919,8 @@ static void test_direct_flips_are_pushed(void)
 
     start_with(&t, NULL, ONE_LISTENER, false);
     for (unsigned int i = 0; i < PUSH_FRAMES; i++) {
-        build_flip(&t, &scene, i);
-        commit_scene(&t, 0, &scene);
-        wait_pushed(&t, 0);
-        g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, i + 1);
+        flip_buffers(&t, &scene, i);
+        wait_pushed(&t, 0, i + 1);
     }
     g_assert_cmpuint(compositions(&t, 0), ==, 0);
     assert_screen_is(&t, 0, &scene);
@@ -2949,8 +2938,7 @@ static void test_no_listener_no_push(void)
     /* a push scheduled would stay pending: none is */
     pvdc_qom_set_bool(t.p.qts, "x-push-stall", true);
     for (unsigned int i = 0; i < PUSH_FRAMES; i++) {
-        build_moving_overlay(&t, &scene, i);
-        commit_scene(&t, 0, &scene);
+        flip_moving_overlay(&t, &scene, i);
         g_assert_false(push_pending(&t, 0));
     }
     g_assert_cmpuint(pvdc_statistic(t.p.qts, "x-compositions"), ==, 0);
@@ -2973,15 +2961,12 @@ static void test_slow_listener_coalesces(void)
     T t;
 
     start_with(&t, NULL, ONE_LISTENER, false);
-    build_moving_overlay(&t, &scene, 0);
-    commit_scene(&t, 0, &scene);
-    wait_pushed(&t, 0);
-    g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, 1);
+    flip_moving_overlay(&t, &scene, 0);
+    wait_pushed(&t, 0, 1);
 
     pvdc_qom_set_bool(t.p.qts, "x-push-stall", true);
     for (unsigned int i = 1; i <= PUSH_FRAMES; i++) {
-        build_moving_overlay(&t, &scene, i);
-        commit_scene(&t, 0, &scene);
+        flip_moving_overlay(&t, &scene, i);
     }
     g_assert_true(push_pending(&t, 0));
     g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, 1);
@@ -2991,8 +2976,7 @@ static void test_slow_listener_coalesces(void)
                      PUSH_FRAMES + 1);
 
     pvdc_qom_set_bool(t.p.qts, "x-push-stall", false);
-    wait_pushed(&t, 0);
-    g_assert_cmpuint(console_stat(&t, "pushes", 0), ==, 2);
+    wait_pushed(&t, 0, 2);
     g_assert_cmpuint(compositions(&t, 0), ==, 2);
     /* what was pushed is the last frame: nothing is left to compose */
     assert_screen_is(&t, 0, &scene);
@@ -3009,6 +2993,21 @@ int main(int argc, char **argv)
             g_strdup_printf("/pvdc/compose/crc/%s", scene_cases[i].name);
 
         qtest_add_data_func(path, &scene_cases[i], test_scene_crc);
+    }
+    for (size_t i = 0; i < YCBCR_MATRIX; i++) {
+        size_t f = i / (ARRAY_SIZE(encoding_names) * 2);
+        unsigned int encoding = i / 2 % ARRAY_SIZE(encoding_names);
+        bool full = i % 2;
+        uint32_t *arg = ycbcr_matrix_args[i];
+        g_autofree char *path =
+            g_strdup_printf("/pvdc/compose/crc/ycbcr/%s-%s-%s",
+                            two_plane_names[f], encoding_names[encoding],
+                            full ? "full" : "limited");
+
+        arg[0] = two_plane_formats[f];
+        arg[1] = ENCODING(encoding) | (full ? FULL : 0);
+        ycbcr_matrix_cases[i] = (SceneCase) { NULL, build_ycbcr, arg };
+        qtest_add_data_func(path, &ycbcr_matrix_cases[i], test_scene_crc);
     }
     for (size_t i = 0; i < ARRAY_SIZE(color_cases); i++) {
         g_autofree char *path =

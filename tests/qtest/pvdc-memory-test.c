@@ -681,6 +681,45 @@ static void assert_same_picture(const uint32_t *a, const uint32_t *b)
     }
 }
 
+/*
+ * Fills @len bytes of guest RAM at @pages (and @fb, the test's copy) with
+ * a pattern that changes every byte and, through @shift, every line.
+ */
+static void write_pattern(Mem *m, uint64_t pages, uint8_t *fb, uint32_t len,
+                          unsigned int mul, unsigned int shift)
+{
+    for (uint32_t i = 0; i < len; i++) {
+        fb[i] = i * mul + (i >> shift);
+    }
+    qtest_memwrite(m->t.qts, pages, fb, len);
+}
+
+/*
+ * Head 0 shows @fb (@pitch bytes a line) straight from the guest RAM at
+ * @pages: the picture is its bytes, and a pixel the guest then writes on
+ * line @y is shown at once, without a composition.
+ */
+static void assert_shown_straight(Mem *m, const uint8_t *fb, uint32_t pitch,
+                                  uint64_t pages, int y)
+{
+    uint32_t pixel = cpu_to_le32(0x00654321);
+    g_autofree uint32_t *shown = NULL, *written = NULL;
+    uint64_t before = pvdc_statistic(m->t.qts, "x-head0-compositions");
+
+    shown = dump(&m->t);
+    for (int j = 0; j < MODE_H; j++) {
+        for (int x = 0; x < MODE_W; x++) {
+            g_assert_cmphex(shown[j * MODE_W + x], ==,
+                            ldl_le_p(fb + j * pitch + x * 4) & 0xffffff);
+        }
+    }
+    qtest_memwrite(m->t.qts, pages + y * pitch + 9 * 4, &pixel, 4);
+    written = dump(&m->t);
+    g_assert_cmphex(written[y * MODE_W + 9], ==, 0x654321);
+    g_assert_cmpuint(pvdc_statistic(m->t.qts, "x-head0-compositions"), ==,
+                     before);
+}
+
 static uint32_t crc_now(PVDCTest *t)
 {
     uint32_t frame;
@@ -718,6 +757,20 @@ static uint32_t scene_from_vram(Mem *m, Scene *sc, uint32_t **picture)
 }
 
 /*
+ * The scene from VRAM (scene_from_vram()), then from the bindings of A
+ * and B, with the same CRC.
+ */
+static uint32_t scene_from_bindings(Mem *m, Scene *sc, uint32_t **from_vram)
+{
+    uint32_t crc = scene_from_vram(m, sc, from_vram);
+
+    g_assert_cmphex(show_scene(&m->t, m->base, m->base + BUF_PAGES * PAGE),
+                    ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(crc_now(&m->t), ==, crc);
+    return crc;
+}
+
+/*
  * A primary, a scaled overlay, a cursor and an NV12 overlay whose Cb:Cr
  * plane lies in another binding, each read from scattered guest pages,
  * show exactly what the same bytes show from VRAM: in the frame CRC and
@@ -733,10 +786,7 @@ static void test_planes_scan_out_of_bindings(const void *extra)
     Mem m;
 
     mem_start_with(&m, extra);
-    crc = scene_from_vram(&m, sc, &from_vram);
-    g_assert_cmphex(show_scene(&m.t, m.base, m.base + BUF_PAGES * PAGE), ==,
-                    PVDC_RESULT_APPLIED);
-    g_assert_cmphex(crc_now(&m.t), ==, crc);
+    crc = scene_from_bindings(&m, sc, &from_vram);
     from_pages = dump(&m.t);
     assert_same_picture(from_vram, from_pages);
 
@@ -785,7 +835,6 @@ static void test_one_plane_shows_straight_from_a_binding(void)
     const uint32_t size = MODE_PITCH * MODE_H;
     g_autofree uint32_t *shown = NULL, *written = NULL, *blank = NULL;
     g_autofree uint8_t *fb = g_malloc(size);
-    uint32_t pixel = cpu_to_le32(0x00654321);
     unsigned int pri;
     uint64_t pages, before;
     Mem m;
@@ -795,28 +844,16 @@ static void test_one_plane_shows_straight_from_a_binding(void)
     g_assert_cmpuint(size % PAGE, ==, 0);
     pages = guest_alloc(&m.alloc, size);
     g_assert_cmpuint(pages % PAGE, ==, 0);
-    for (uint32_t i = 0; i < size; i++) {
-        fb[i] = i * 7 + (i >> 8);
-    }
-    qtest_memwrite(m.t.qts, pages, fb, size);
+    write_pattern(&m, pages, fb, size, 7, 8);
     g_assert_cmphex(bind_one(&m, m.base, size, pages, size), ==,
                     PVDC_BIND_OK);
     pvdc_write_mode(&m.t, 0, CLOCK_1MS);
     pvdc_write_plane(&m.t, pri, 0, m.base, 0);
     g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
-
-    before = pvdc_statistic(m.t.qts, "x-head0-compositions");
-    shown = dump(&m.t);
-    for (int i = 0; i < MODE_W * MODE_H; i++) {
-        g_assert_cmphex(shown[i], ==, ldl_le_p(fb + i * 4) & 0xffffff);
-    }
-    qtest_memwrite(m.t.qts, pages + 5 * MODE_PITCH + 9 * 4, &pixel, 4);
-    written = dump(&m.t);
-    g_assert_cmphex(written[5 * MODE_W + 9], ==, 0x654321);
-    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-head0-compositions"), ==,
-                     before);
+    assert_shown_straight(&m, fb, MODE_PITCH, pages, 5);
 
     /* Without bus mastering: composed, without the plane. */
+    before = pvdc_statistic(m.t.qts, "x-head0-compositions");
     set_bus_master(&m.t, false);
     blank = dump(&m.t);
     for (int i = 0; i < MODE_W * MODE_H; i++) {
@@ -1100,10 +1137,8 @@ static void test_contiguous_entries_are_merged(void)
     const int n = MERGED_LEN / PAGE;
     g_autofree uint64_t *e = g_new(uint64_t, 2 * n);
     g_autofree uint8_t *fb = g_malloc(MERGED_LEN);
-    g_autofree uint32_t *shown = NULL, *written = NULL;
-    uint32_t pixel = cpu_to_le32(0x00654321);
     unsigned int pri;
-    uint64_t pages, before;
+    uint64_t pages;
     Mem m;
 
     mem_start(&m);
@@ -1112,10 +1147,7 @@ static void test_contiguous_entries_are_merged(void)
     g_assert_cmpint(n, <=, TABLE_ROOM);
     pages = guest_alloc(&m.alloc, MERGED_LEN);
     g_assert_cmpuint(pages % PAGE, ==, 0);
-    for (uint32_t i = 0; i < MERGED_LEN; i++) {
-        fb[i] = i * 13 + (i >> 9);
-    }
-    qtest_memwrite(m.t.qts, pages, fb, MERGED_LEN);
+    write_pattern(&m, pages, fb, MERGED_LEN, 13, 9);
     for (int i = 0; i < n; i++) {
         e[2 * i] = pages + i * PAGE;
         e[2 * i + 1] = PAGE;
@@ -1127,22 +1159,8 @@ static void test_contiguous_entries_are_merged(void)
     pvdc_write_plane(&m.t, pri, 0, m.base, 0);
     pvdc_wr_plane(&m.t, pri, PVDC_PS_FB_PITCH, MERGED_PITCH);
     g_assert_cmphex(pvdc_commit(&m.t, 0), ==, PVDC_RESULT_APPLIED);
-
-    before = pvdc_statistic(m.t.qts, "x-head0-compositions");
-    shown = dump(&m.t);
-    for (int y = 0; y < MODE_H; y++) {
-        for (int x = 0; x < MODE_W; x++) {
-            g_assert_cmphex(shown[y * MODE_W + x], ==,
-                            ldl_le_p(fb + y * MERGED_PITCH + x * 4) &
-                            0xffffff);
-        }
-    }
     /* line 40 lies in the 11th page: no DAMAGE_LEN, no composition */
-    qtest_memwrite(m.t.qts, pages + 40 * MERGED_PITCH + 9 * 4, &pixel, 4);
-    written = dump(&m.t);
-    g_assert_cmphex(written[40 * MODE_W + 9], ==, 0x654321);
-    g_assert_cmpuint(pvdc_statistic(m.t.qts, "x-head0-compositions"), ==,
-                     before);
+    assert_shown_straight(&m, fb, MERGED_PITCH, pages, 40);
     mem_stop(&m);
 }
 
@@ -1259,9 +1277,7 @@ static void test_bus_mastering_off_blanks_bound_planes(void)
     Mem m;
 
     mem_start(&m);
-    crc = scene_from_vram(&m, sc, &from_vram);
-    g_assert_cmphex(show_scene(&m.t, m.base, m.base + BUF_PAGES * PAGE), ==,
-                    PVDC_RESULT_APPLIED);
+    crc = scene_from_bindings(&m, sc, &from_vram);
     set_bus_master(&m.t, false);
     pvdc_step_to_next_vblank(&m.t, 0);
     g_assert_cmphex(crc_now(&m.t), ==, background_crc());
@@ -1329,34 +1345,40 @@ static uint32_t bind_new_pages(Mem *m, uint32_t addr, int n, uint64_t *pages)
     return pvdc_bind_range(&m->t, addr, n * PAGE, m->table, n);
 }
 
-/* Bytes [@rel, @rel + @len) of the binding of @pages (bind_new_pages()). */
-static void bound_read(Mem *m, const uint64_t *pages, int n, uint32_t rel,
-                       uint8_t *buf, uint32_t len)
+/*
+ * Reads, or with @write writes, bytes [@rel, @rel + @len) of the binding
+ * of @pages (bind_new_pages()).
+ */
+static void bound_access(Mem *m, const uint64_t *pages, int n, uint32_t rel,
+                         uint8_t *buf, uint32_t len, bool write)
 {
-    /* Each pass reads up to the end of a page: bounded by @len. */
+    /* Each pass goes up to the end of a page: bounded by @len. */
     while (len) {
         uint32_t k = MIN(len, PAGE - rel % PAGE);
+        uint64_t addr = pages[n - 1 - rel / PAGE] + rel % PAGE;
 
-        qtest_memread(m->t.qts, pages[n - 1 - rel / PAGE] + rel % PAGE, buf,
-                      k);
+        if (write) {
+            qtest_memwrite(m->t.qts, addr, buf, k);
+        } else {
+            qtest_memread(m->t.qts, addr, buf, k);
+        }
         rel += k;
         buf += k;
         len -= k;
     }
 }
 
+static void bound_read(Mem *m, const uint64_t *pages, int n, uint32_t rel,
+                       uint8_t *buf, uint32_t len)
+{
+    bound_access(m, pages, n, rel, buf, len, false);
+}
+
 static void bound_write(Mem *m, const uint64_t *pages, int n, uint32_t rel,
                         const uint8_t *buf, uint32_t len)
 {
-    while (len) {
-        uint32_t k = MIN(len, PAGE - rel % PAGE);
-
-        qtest_memwrite(m->t.qts, pages[n - 1 - rel / PAGE] + rel % PAGE, buf,
-                       k);
-        rel += k;
-        buf += k;
-        len -= k;
-    }
+    /* Only read from when writing. */
+    bound_access(m, pages, n, rel, (uint8_t *)buf, len, true);
 }
 
 #define WB_LEN              (MODE_PITCH * MODE_H)
@@ -1490,6 +1512,42 @@ static uint32_t show_colour(PVDCTest *t, uint32_t lut, uint32_t ctm)
 }
 
 /*
+ * An inverting gamma LUT, and a matrix of 0 but for 1.0 at the three
+ * coefficients @ones (S31.32, row by row).
+ */
+static void make_colour_tables(uint8_t *lut, uint8_t *ctm, const int ones[3])
+{
+    for (int i = 0; i < LUT_ENTRIES; i++) {
+        uint16_t v = (LUT_ENTRIES - 1 - i) * 0x101;
+
+        stq_le_p(lut + i * PVDC_LUT_ENTRY_SIZE,
+                 v | (uint64_t)v << 16 | (uint64_t)v << 32);
+    }
+    memset(ctm, 0, PVDC_CTM_SIZE);
+    for (int i = 0; i < 3; i++) {
+        stq_le_p(ctm + ones[i] * 8, 1ULL << 32);
+    }
+}
+
+/* TABLE_PAGES new pages bound after the scene's buffers: where they are. */
+static uint32_t bind_table_pages(Mem *m, uint64_t *pages)
+{
+    uint32_t c = m->base + 2 * BUF_PAGES * PAGE;
+
+    g_assert_cmphex(bind_new_pages(m, c, TABLE_PAGES, pages), ==,
+                    PVDC_BIND_OK);
+    return c;
+}
+
+/* @lut and @ctm at LUT_REL and CTM_REL of the binding of @pages. */
+static void bound_write_tables(Mem *m, const uint64_t *pages,
+                               const uint8_t *lut, const uint8_t *ctm)
+{
+    bound_write(m, pages, TABLE_PAGES, LUT_REL, lut, LUT_LEN);
+    bound_write(m, pages, TABLE_PAGES, CTM_REL, ctm, PVDC_CTM_SIZE);
+}
+
+/*
  * Colour tables may lie in a binding, across its pages: the head shows
  * what the same tables show from VRAM.  They are copied at the doorbell,
  * so writing the pages afterwards changes nothing; across the end of the
@@ -1501,27 +1559,17 @@ static void test_colour_tables_in_a_binding(void)
 {
     g_autofree uint32_t *plain = NULL, *from_vram = NULL, *shown = NULL;
     g_autofree Scene *sc = g_new0(Scene, 1);
-    uint8_t lut[LUT_LEN], ctm[PVDC_CTM_SIZE] = {}, zero[LUT_LEN] = {};
+    /* a matrix that swaps red and blue */
+    static const int swap_red_blue[3] = { 2, 4, 6 };
+    uint8_t lut[LUT_LEN], ctm[PVDC_CTM_SIZE], zero[LUT_LEN] = {};
     uint32_t crc_plain, crc, c;
     uint64_t pages[TABLE_PAGES];
     Mem m;
 
-    /* an inverting gamma and a matrix that swaps red and blue */
-    for (int i = 0; i < LUT_ENTRIES; i++) {
-        uint16_t v = (LUT_ENTRIES - 1 - i) * 0x101;
-
-        stq_le_p(lut + i * PVDC_LUT_ENTRY_SIZE,
-                 v | (uint64_t)v << 16 | (uint64_t)v << 32);
-    }
-    stq_le_p(ctm + 2 * 8, 1ULL << 32);
-    stq_le_p(ctm + 4 * 8, 1ULL << 32);
-    stq_le_p(ctm + 6 * 8, 1ULL << 32);
-
+    make_colour_tables(lut, ctm, swap_red_blue);
     mem_start(&m);
     crc_plain = scene_from_vram(&m, sc, &plain);
-    c = m.base + 2 * BUF_PAGES * PAGE;
-    g_assert_cmphex(bind_new_pages(&m, c, TABLE_PAGES, pages), ==,
-                    PVDC_BIND_OK);
+    c = bind_table_pages(&m, pages);
     qpci_memwrite(m.t.dev, m.t.vram, VRAM_TABLES, lut, LUT_LEN);
     qpci_memwrite(m.t.dev, m.t.vram, VRAM_TABLES + PAGE, ctm, sizeof(ctm));
     g_assert_cmphex(show_colour(&m.t, VRAM_TABLES, VRAM_TABLES + PAGE), ==,
@@ -1530,8 +1578,7 @@ static void test_colour_tables_in_a_binding(void)
     g_assert_cmphex(crc, !=, crc_plain);
     from_vram = dump(&m.t);
 
-    bound_write(&m, pages, TABLE_PAGES, LUT_REL, lut, LUT_LEN);
-    bound_write(&m, pages, TABLE_PAGES, CTM_REL, ctm, sizeof(ctm));
+    bound_write_tables(&m, pages, lut, ctm);
     g_assert_cmphex(show_colour(&m.t, c + LUT_REL, c + CTM_REL), ==,
                     PVDC_RESULT_APPLIED);
     pvdc_step_to_next_vblank(&m.t, 0);
@@ -1545,8 +1592,7 @@ static void test_colour_tables_in_a_binding(void)
      */
     pvdc_doorbell(&m.t, 0);
     g_assert_cmpuint(pvdc_head_ctl(&m.t, 0, PVDC_HEAD_DOORBELL), !=, 0);
-    bound_write(&m, pages, TABLE_PAGES, LUT_REL, zero, LUT_LEN);
-    bound_write(&m, pages, TABLE_PAGES, CTM_REL, zero, sizeof(ctm));
+    bound_write_tables(&m, pages, zero, zero);
     g_assert_cmphex(pvdc_wait_outcome(&m.t, 0, NANOSECONDS_PER_SECOND), ==,
                     PVDC_RESULT_APPLIED);
     g_assert_cmphex(crc_now(&m.t), ==, crc);
@@ -1574,8 +1620,7 @@ static void test_colour_tables_in_a_binding(void)
                     pvdc_head_result(PVDC_ERR_COLOR));
 
     /* Bus mastering off at the doorbell: both stages bypassed. */
-    bound_write(&m, pages, TABLE_PAGES, LUT_REL, lut, LUT_LEN);
-    bound_write(&m, pages, TABLE_PAGES, CTM_REL, ctm, sizeof(ctm));
+    bound_write_tables(&m, pages, lut, ctm);
     set_bus_master(&m.t, false);
     g_assert_cmphex(show_colour(&m.t, c + LUT_REL, c + CTM_REL), ==,
                     PVDC_RESULT_APPLIED);
@@ -1605,29 +1650,18 @@ static void test_bypassed_colour_stages_migrate(void)
 {
     g_autofree uint32_t *plain = NULL;
     g_autofree Scene *sc = g_new0(Scene, 1);
-    uint8_t lut[LUT_LEN], ctm[PVDC_CTM_SIZE] = {};
+    static const int identity[3] = { 0, 4, 8 };
+    uint8_t lut[LUT_LEN], ctm[PVDC_CTM_SIZE];
     uint64_t pages[TABLE_PAGES];
     uint32_t crc_plain, c;
     PVDCTest dst;
     Mem m;
 
-    for (int i = 0; i < LUT_ENTRIES; i++) {
-        uint16_t v = (LUT_ENTRIES - 1 - i) * 0x101;
-
-        stq_le_p(lut + i * PVDC_LUT_ENTRY_SIZE,
-                 v | (uint64_t)v << 16 | (uint64_t)v << 32);
-    }
-    stq_le_p(ctm, 1ULL << 32);
-    stq_le_p(ctm + 4 * 8, 1ULL << 32);
-    stq_le_p(ctm + 8 * 8, 1ULL << 32);
-
+    make_colour_tables(lut, ctm, identity);
     mem_start(&m);
     crc_plain = scene_from_vram(&m, sc, &plain);
-    c = m.base + 2 * BUF_PAGES * PAGE;
-    g_assert_cmphex(bind_new_pages(&m, c, TABLE_PAGES, pages), ==,
-                    PVDC_BIND_OK);
-    bound_write(&m, pages, TABLE_PAGES, LUT_REL, lut, LUT_LEN);
-    bound_write(&m, pages, TABLE_PAGES, CTM_REL, ctm, sizeof(ctm));
+    c = bind_table_pages(&m, pages);
+    bound_write_tables(&m, pages, lut, ctm);
     set_bus_master(&m.t, false);
     g_assert_cmphex(show_colour(&m.t, c + LUT_REL, c + CTM_REL), ==,
                     PVDC_RESULT_APPLIED);
@@ -1654,10 +1688,7 @@ static void test_scanout_of_bindings_migrates(const void *extra)
     Mem m;
 
     mem_start_with(&m, extra);
-    crc = scene_from_vram(&m, sc, &from_vram);
-    g_assert_cmphex(show_scene(&m.t, m.base, m.base + BUF_PAGES * PAGE), ==,
-                    PVDC_RESULT_APPLIED);
-    g_assert_cmphex(crc_now(&m.t), ==, crc);
+    crc = scene_from_bindings(&m, sc, &from_vram);
 
     pvdc_test_migrate(&m.t, &dst, PROPS, extra);
     pvdc_step_to_next_vblank(&dst, 0);

@@ -42,6 +42,23 @@ static char *dir_file(Dir *d, const char *name)
     return g_strdup_printf("%s/%s", d->path, name);
 }
 
+/* @d and the files a test left in it: streams and QEMU's stderr. */
+static void dir_remove(Dir *d)
+{
+    GDir *dir = g_dir_open(d->path, 0, NULL);
+    const char *name;
+
+    g_assert_nonnull(dir);
+    while ((name = g_dir_read_name(dir))) {
+        g_autofree char *path = dir_file(d, name);
+
+        unlink(path);
+    }
+    g_dir_close(dir);
+    g_assert_cmpint(rmdir(d->path), ==, 0);
+    g_free(d->path);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Moving state                                                             */
 /* ------------------------------------------------------------------------ */
@@ -614,10 +631,7 @@ static void test_mismatched_configuration_is_refused(void)
         g_assert_nonnull(strstr(err, cases[i].says));
         g_assert(strstr(err, differs) || strstr(err, "pvdc.vram"));
     }
-    unlink(log);
-    unlink(state);
-    rmdir(d.path);
-    g_free(d.path);
+    dir_remove(&d);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -967,7 +981,7 @@ static void test_hostile_routes_are_refused(void)
         { 0, 0xffffffff, true },
     };
     Dir d = { g_dir_make_tmp("pvdc-migration-XXXXXX", NULL) };
-    char *state = dir_file(&d, "state");
+    g_autofree char *state = dir_file(&d, "state");
     g_autofree char *uri = g_strdup_printf("file:%s", state);
     g_autofree char *log = dir_file(&d, "stderr");
     Stream s = {};
@@ -1002,14 +1016,7 @@ static void test_hostile_routes_are_refused(void)
         }
     }
     stream_free(&s);
-    unlink(state);
-    g_free(state);
-    state = dir_file(&d, "mutated");
-    unlink(state);
-    g_free(state);
-    unlink(log);
-    rmdir(d.path);
-    g_free(d.path);
+    dir_remove(&d);
 }
 
 /*
@@ -1047,7 +1054,7 @@ static void test_hostile_bindings_are_refused(void)
 {
     unsigned int repeated = 0;
     Dir d = { g_dir_make_tmp("pvdc-migration-XXXXXX", NULL) };
-    char *state = dir_file(&d, "state");
+    g_autofree char *state = dir_file(&d, "state");
     g_autofree char *log = dir_file(&d, "stderr");
     uint64_t bar0;
     Stream s = {};
@@ -1123,14 +1130,7 @@ static void test_hostile_bindings_are_refused(void)
     }
     g_assert_cmpuint(repeated, ==, 1);
     stream_free(&s);
-    unlink(state);
-    g_free(state);
-    state = dir_file(&d, "mutated");
-    unlink(state);
-    g_free(state);
-    unlink(log);
-    rmdir(d.path);
-    g_free(d.path);
+    dir_remove(&d);
 }
 
 /*
@@ -1228,9 +1228,7 @@ static void test_field_mutations_load_only_valid_states(void)
     g_assert_cmpuint(tried, >, 100);
     g_assert_cmpuint(tried - loaded, >, 20);
     stream_free(&s);
-    unlink(state);
-    rmdir(d.path);
-    g_free(d.path);
+    dir_remove(&d);
 }
 
 /*
@@ -1263,9 +1261,7 @@ static void test_repeated_subsections_are_refused(void)
     /* and the stream as it was still loads */
     g_assert_true(load_and_run(&d, s.data, s.len));
     stream_free(&s);
-    unlink(state);
-    rmdir(d.path);
-    g_free(d.path);
+    dir_remove(&d);
 }
 
 /*
@@ -1338,9 +1334,7 @@ static void test_random_mutations_load_only_valid_states(void)
     g_assert_cmpuint(loaded, <, runs);
     g_rand_free(rng);
     stream_free(&s);
-    unlink(state);
-    rmdir(d.path);
-    g_free(d.path);
+    dir_remove(&d);
 }
 
 int main(int argc, char **argv)

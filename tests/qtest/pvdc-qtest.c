@@ -527,3 +527,55 @@ int pvdc_find_intx_gsi(PVDCTest *t)
     g_assert_false(qtest_get_irq(t->qts, gsi));
     return gsi;
 }
+
+void pvdc_enable_good_head0(PVDCTest *t)
+{
+    pvdc_write_mode(t, 0, CLOCK_1MS);
+    pvdc_write_plane(t, pvdc_plane_of(t, 0, PRIMARY), 0, PVDC_GOOD_OFFSET, 0);
+    g_assert_cmphex(pvdc_commit(t, 0), ==, PVDC_RESULT_APPLIED);
+}
+
+void pvdc_compose_again(PVDCTest *t, unsigned int head)
+{
+    pvdc_screendump(t->qts, head, NULL, NULL);
+}
+
+uint8_t *pvdc_fill_vram(PVDCTest *t, uint64_t offset, size_t len,
+                        uint32_t seed)
+{
+    uint8_t *data = g_malloc(len);
+
+    for (size_t i = 0; i < len; i++) {
+        data[i] = (i * 131 + seed * 7 + (i >> 8)) & 0xff;
+    }
+    qtest_memwrite(t->qts, t->vram.addr + offset, data, len);
+    return data;
+}
+
+void pvdc_assert_still_works(PVDCTest *t, const PVDCSnapshot *before)
+{
+    unsigned int primary = pvdc_plane_of(t, 0, PRIMARY);
+    uint32_t shadow = pvdc_rd(t,
+                              PVDC_PLANE_SHADOW(primary) + PVDC_PS_FB_OFFSET);
+
+    g_assert_cmphex(pvdc_rd(t, PVDC_REG_ID), ==, PVDC_ID);
+    g_assert_cmpuint(pvdc_rd(t, PVDC_REG_NUM_HEADS), ==, t->heads);
+    pvdc_assert_active_is(t, before);
+    g_assert_cmphex(pvdc_head_ctl(t, 0, PVDC_HEAD_DOORBELL), ==, 0);
+
+    pvdc_wr_plane(t, primary, PVDC_PS_FB_OFFSET, PVDC_FLIP_OFFSET);
+    g_assert_cmphex(pvdc_commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    g_assert_cmphex(pvdc_rd(t, PVDC_PLANE_ACTIVE(primary) + PVDC_PS_FB_OFFSET),
+                    ==, PVDC_FLIP_OFFSET);
+    pvdc_wr_plane(t, primary, PVDC_PS_FB_OFFSET,
+                  before->plane[primary][PVDC_PS_FB_OFFSET / 4]);
+    g_assert_cmphex(pvdc_commit(t, 0), ==, PVDC_RESULT_APPLIED);
+    pvdc_assert_active_is(t, before);
+    pvdc_wr_plane(t, primary, PVDC_PS_FB_OFFSET, shadow);
+}
+
+const uint32_t pvdc_formats[9] = {
+    PVDC_FMT_XRGB8888, PVDC_FMT_ARGB8888, PVDC_FMT_XBGR8888,
+    PVDC_FMT_ABGR8888, PVDC_FMT_RGB565, PVDC_FMT_XRGB2101010,
+    PVDC_FMT_YUYV, PVDC_FMT_NV12, PVDC_FMT_P010,
+};

@@ -333,4 +333,40 @@ uint32_t pvdc_unbind_range(PVDCTest *t, uint32_t addr, uint32_t size);
  */
 uint32_t pvdc_frame_crc(const uint32_t *pixels, size_t n);
 
+/*
+ * The "good" state hostile guests are tested from: head 0 on with the
+ * test mode, its primary plane at PVDC_GOOD_OFFSET; a flip moves it to
+ * PVDC_FLIP_OFFSET.
+ */
+#define PVDC_GOOD_OFFSET    0
+#define PVDC_FLIP_OFFSET    (64 * KiB)
+
+/* Head 0 on with the test mode and its primary plane at PVDC_GOOD_OFFSET. */
+void pvdc_enable_good_head0(PVDCTest *t);
+
+/* Compose @head once more through the console, as a screendump. */
+void pvdc_compose_again(PVDCTest *t, unsigned int head);
+
+/*
+ * Fill @len bytes of VRAM at @offset with a pattern that @seed varies;
+ * returns a copy (g_free() it).
+ */
+uint8_t *pvdc_fill_vram(PVDCTest *t, uint64_t offset, size_t len,
+                        uint32_t seed);
+
+/*
+ * The device is still itself: identity reads back, the active state is
+ * @before, and a primary flip on head 0 applies at the next vblank (and
+ * is flipped back, so that @before still holds afterwards).
+ */
+void pvdc_assert_still_works(PVDCTest *t, const PVDCSnapshot *before);
+
+/*
+ * The pixel formats of the design: the RGB ones, which every plane
+ * takes, first (PVDC_RGB_FORMATS of them), then the YCbCr ones, which
+ * overlays take.
+ */
+#define PVDC_RGB_FORMATS    6
+extern const uint32_t pvdc_formats[9];
+
 #endif /* TESTS_QTEST_PVDC_QTEST_H */

@@ -255,7 +255,8 @@ static unsigned int break_plane_head(PVDCTest *t)
     return 0;
 }
 
-static unsigned int break_plane_busy(PVDCTest *t)
+/* Head 1 enabled, with overlay 0 (shrunk) committed on it. */
+static void commit_overlay0_on_head1(PVDCTest *t)
 {
     pvdc_enable_head(t, 1, CLOCK_1MS);
     pvdc_write_plane(t, overlay0(t), 1, 0, 1);
@@ -264,6 +265,11 @@ static unsigned int break_plane_busy(PVDCTest *t)
     g_assert_cmphex(pvdc_wait_outcome(t, 1, 2 * SCALE_MS), ==,
                     PVDC_RESULT_APPLIED);
     (void)pvdc_rd(t, PVDC_REG_INT_ACK);
+}
+
+static unsigned int break_plane_busy(PVDCTest *t)
+{
+    commit_overlay0_on_head1(t);
     /* Still enabled on head 1, now committed on head 0. */
     pvdc_wr_plane(t, overlay0(t), PVDC_PS_HEAD, 0);
     return 0;
@@ -279,13 +285,7 @@ static unsigned int break_plane_busy_disabled(PVDCTest *t)
 
 static unsigned int break_head_disabled_outside_commit(PVDCTest *t)
 {
-    pvdc_enable_head(t, 1, CLOCK_1MS);
-    pvdc_write_plane(t, overlay0(t), 1, 0, 1);
-    pvdc_shrink_plane(t, overlay0(t));
-    pvdc_doorbell(t, 1);
-    g_assert_cmphex(pvdc_wait_outcome(t, 1, 2 * SCALE_MS), ==,
-                    PVDC_RESULT_APPLIED);
-    (void)pvdc_rd(t, PVDC_REG_INT_ACK);
+    commit_overlay0_on_head1(t);
     /* Head 1 off, its primary too; overlay 0 now shadows head 0. */
     pvdc_wr(t, PVDC_HEAD_SHADOW(1) + PVDC_HS_CTRL, 0);
     pvdc_wr_plane(t, primary1(t), PVDC_PS_CTRL, 0);

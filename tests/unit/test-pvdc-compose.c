@@ -583,6 +583,24 @@ static PVDCComposePlane plane_new(uint32_t format, uint32_t w, uint32_t h,
     return p;
 }
 
+/*
+ * @p shows its source rectangle at (@sx, @sy), @sw x @sh (16.16 fixed
+ * point), at (@dx, @dy), @dw x @dh pixels of the frame.
+ */
+static void plane_place(PVDCComposePlane *p, uint32_t sx, uint32_t sy,
+                        uint32_t sw, uint32_t sh, int32_t dx, int32_t dy,
+                        uint32_t dw, uint32_t dh)
+{
+    p->src_x = sx;
+    p->src_y = sy;
+    p->src_w = sw;
+    p->src_h = sh;
+    p->dst_x = dx;
+    p->dst_y = dy;
+    p->dst_w = dw;
+    p->dst_h = dh;
+}
+
 /* Put @p's framebuffer at @offset (keeping its content random). */
 static void plane_move(PVDCComposePlane *p, uint64_t offset)
 {
@@ -824,14 +842,7 @@ static void test_formats(void)
            formats[f].name);
 
         /* partly off the bottom-right, from an integer source offset */
-        p->src_x = 6 << 16;
-        p->src_y = 3 << 16;
-        p->src_w = 80 << 16;
-        p->src_h = 60 << 16;
-        p->dst_w = 80;
-        p->dst_h = 60;
-        p->dst_x = 110;
-        p->dst_y = 60;
+        plane_place(p, 6 << 16, 3 << 16, 80 << 16, 60 << 16, 110, 60, 80, 60);
         ok(check_scene(&s), "%s: source offset, clipped bottom-right",
            formats[f].name);
 
@@ -892,14 +903,9 @@ static void test_scaling(void)
                                    ROUND_UP(sizes[i].sw + 6, 2),
                                    sizes[i].sh + 4, 4, 0);
                     plane_yuv_random(p);
-                    p->src_x = 3 << 16;
-                    p->src_y = 1 << 16;
-                    p->src_w = sizes[i].sw << 16;
-                    p->src_h = sizes[i].sh << 16;
-                    p->dst_w = sizes[i].dw;
-                    p->dst_h = sizes[i].dh;
-                    p->dst_x = -3;
-                    p->dst_y = -2;
+                    plane_place(p, 3 << 16, 1 << 16, sizes[i].sw << 16,
+                                sizes[i].sh << 16, -3, -2, sizes[i].dw,
+                                sizes[i].dh);
                     p->alpha = (i + t) % 2 ? 0xffff : 0x9000;
                     p->ctrl = flips[t] |
                               (bilinear ? PVDC_PS_CTRL_FILTER_BILINEAR : 0) |
@@ -1016,12 +1022,8 @@ static void test_fractional_and_bilinear(void)
     PVDCComposePlane *p = &s.planes[0];
 
     *p = plane_new(PVDC_FMT_XRGB8888, 64, 48, 0, 0);
-    p->src_x = (10 << 16) | 0x8000;
-    p->src_y = (4 << 16) | 0x4000;
-    p->src_w = 40 << 16;
-    p->src_h = 30 << 16;
-    p->dst_w = 40;
-    p->dst_h = 30;
+    plane_place(p, (10 << 16) | 0x8000, (4 << 16) | 0x4000, 40 << 16,
+                30 << 16, 0, 0, 40, 30);
     ok(check_scene(&s), "nearest, fractional source offset");
 
     p->ctrl = PVDC_PS_CTRL_FILTER_BILINEAR;
@@ -1040,20 +1042,12 @@ static void test_fractional_and_bilinear(void)
 
     /* a source of less than 1/2^17 pixel per destination pixel */
     *p = plane_new(PVDC_FMT_NV12, 64, 48, 0, 0);
-    p->src_x = 9 << 16;
-    p->src_y = 5 << 16;
-    p->src_w = 1;
-    p->src_h = 1;
-    p->dst_w = 100;
-    p->dst_h = 75;
+    plane_place(p, 9 << 16, 5 << 16, 1, 1, 0, 0, 100, 75);
     ok(check_scene(&s), "a scale below 1/2^17 samples inside the source");
 
     /* coverage with translucent plane alpha through the strip path */
     *p = plane_new(PVDC_FMT_ARGB8888, 100, 80, 0, 0);
-    p->src_w = 50 << 16;
-    p->src_h = 40 << 16;
-    p->dst_w = 100;
-    p->dst_h = 80;
+    plane_place(p, 0, 0, 50 << 16, 40 << 16, 0, 0, 100, 80);
     p->alpha = 0x9000;
     p->ctrl = PVDC_BLEND_COVERAGE << PVDC_PS_CTRL_BLEND_SHIFT;
     ok(check_scene(&s), "coverage, alpha 0x9000, 2x nearest, strips");
@@ -1242,14 +1236,7 @@ static void test_yuv(void)
         PVDCComposePlane *p = &s.planes[0];
 
         *p = plane_new(wide ? PVDC_FMT_P010 : PVDC_FMT_NV12, 64, 48, 0, 0);
-        p->src_x = 4 << 16;
-        p->src_y = 6 << 16;
-        p->src_w = 34 << 16;
-        p->src_h = 25 << 16;
-        p->dst_w = 34;
-        p->dst_h = 25;
-        p->dst_x = 3;
-        p->dst_y = 2;
+        plane_place(p, 4 << 16, 6 << 16, 34 << 16, 25 << 16, 3, 2, 34, 25);
         ok(check_scene(&s), "%s source rectangle inside the framebuffer: "
            "chroma samples outside it are not used",
            ref_format(p->format)->name);
@@ -1785,14 +1772,7 @@ static void test_direct(void)
     bool same;
 
     *p = plane_new(PVDC_FMT_XRGB8888, 80, 60, 64, 0);
-    p->src_x = 9 << 16;
-    p->src_y = 7 << 16;
-    p->src_w = 70 << 16;
-    p->src_h = 52 << 16;
-    p->dst_x = -3;
-    p->dst_y = -2;
-    p->dst_w = 70;
-    p->dst_h = 52;
+    plane_place(p, 9 << 16, 7 << 16, 70 << 16, 52 << 16, -3, -2, 70, 52);
     ok(pvdc_compose_direct(&s, VRAM_SIZE, &direct) &&
        direct.format == PIXMAN_x8r8g8b8 && direct.stride == p->pitch &&
        direct.offset == p->offset + 9 * p->pitch + 12 * 4,
@@ -1863,14 +1843,7 @@ static void test_direct(void)
     *p = plane_new(PVDC_FMT_NV12, 64, 48, 0, 0);
     ok(!pvdc_compose_direct(&s, VRAM_SIZE, &direct), "NV12 is not");
     *p = plane_new(PVDC_FMT_XRGB8888, 80, 60, 64, 0);
-    p->src_x = 9 << 16;
-    p->src_y = 7 << 16;
-    p->src_w = 70 << 16;
-    p->src_h = 52 << 16;
-    p->dst_x = -3;
-    p->dst_y = -2;
-    p->dst_w = 70;
-    p->dst_h = 52;
+    plane_place(p, 9 << 16, 7 << 16, 70 << 16, 52 << 16, -3, -2, 70, 52);
 
     s.num_planes = 2;
     s.planes[1] = plane_new(PVDC_FMT_ARGB8888, 16, 16, 0, 1 * MIB);
@@ -2185,14 +2158,7 @@ static void test_plane_damage(void)
     {
         PVDCComposePlane p = plane_new(PVDC_FMT_XRGB8888, 50, 40, 56, 0);
 
-        p.src_x = 4 << 16;
-        p.src_y = 2 << 16;
-        p.src_w = 40 << 16;
-        p.src_h = 30 << 16;
-        p.dst_w = 40;
-        p.dst_h = 30;
-        p.dst_x = 10;
-        p.dst_y = 20;
+        plane_place(&p, 4 << 16, 2 << 16, 40 << 16, 30 << 16, 10, 20, 40, 30);
         exact_ok = pvdc_compose_plane_damage(&p, w, h, p.offset +
                                              5 * p.pitch + 6 * 4, 4, &r) &&
                    r.x == 12 && r.y == 23 && r.width == 1 && r.height == 1;
@@ -2242,12 +2208,7 @@ static void test_plane_damage(void)
         PVDCComposePlane p = plane_new(PVDC_FMT_YUYV, 40, 20, 0, 0);
         PVDCComposeSpan span[2];
 
-        p.src_x = 3 << 16;
-        p.src_y = 1 << 16;
-        p.src_w = 4 << 16;
-        p.src_h = 2 << 16;
-        p.dst_w = 4;
-        p.dst_h = 2;
+        plane_place(&p, 3 << 16, 1 << 16, 4 << 16, 2 << 16, 0, 0, 4, 2);
         ok(pvdc_compose_plane_sources(&p, span) == 1 &&
            span[0].offset == p.offset + p.pitch + 2 * 2 &&
            span[0].row_bytes == 6 * 2 && span[0].rows == 2 &&
@@ -2279,14 +2240,7 @@ static void test_plane_damage(void)
            "an invalid one occupies nothing");
         /* chroma sample (6, 4) reaches pixels 11..13 of lines 7..10 */
         p = plane_new(PVDC_FMT_NV12, 50, 41, 8, 0);
-        p.src_x = 2 << 16;
-        p.src_y = 3 << 16;
-        p.src_w = p.dst_w = 40;
-        p.src_h = p.dst_h = 30;
-        p.src_w <<= 16;
-        p.src_h <<= 16;
-        p.dst_x = 20;
-        p.dst_y = 10;
+        plane_place(&p, 2 << 16, 3 << 16, 40 << 16, 30 << 16, 20, 10, 40, 30);
         ok(pvdc_compose_plane_damage(&p, w, h, p.chroma_offset +
                                      4 * p.chroma_pitch + 6 * 2 + 1, 1, &r) &&
            r.x == 20 + 11 - 2 && r.y == 10 + 7 - 3 && r.width == 3 &&
