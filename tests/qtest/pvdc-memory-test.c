@@ -2072,9 +2072,10 @@ static void big_assert_shows(PVDCTest *t, unsigned int set, unsigned int h)
  * Eight heads at 7680x4320, each showing two full-screen 32-bit planes
  * double-buffered: 32 buffers of 126.5 MiB, one binding each, in guest
  * RAM above 4 GiB.  With the default VRAM (16 MiB) the 4 GiB device
- * address space holds 32 of them and not one more.  One group commit enables every
- * head, a second flips them all to the back buffers, writing only the
- * planes' offsets; each head shows its own buffers, pixel for pixel.
+ * address space holds 32 of them and not one more.  One group commit
+ * enables every head, a second flips them all to the back buffers,
+ * writing only the planes' offsets; each head shows its own buffers,
+ * pixel for pixel.
  */
 static void test_eight_8k_heads_scan_out_of_guest_ram(void)
 {
