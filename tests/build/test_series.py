@@ -54,6 +54,8 @@ BUILD_TIMEOUT = 3 * 3600
 # scripts/build-qemu.sh configures it: qemu-system-data's blobs and SeaBIOS.
 FIRMWARE = ["/usr/share/qemu", "/usr/share/seabios"]
 QTEST_TIMEOUT = 1800
+# In the build directory: the commit whose manual it holds.
+DOCS_BUILT = "pvdc-manual-commit"
 
 
 def make_series(src, out):
@@ -121,6 +123,28 @@ def run_qtests(build, tests):
     return ok, "\n".join(out)
 
 
+def manual_unchanged(repo, build, commit):
+    """Whether the manual last built (the commit in DOCS_BUILT) is
+    COMMIT's too: no file between them is under docs/ or one the manual
+    was built from (ninja's record of Sphinx's depfile).  A checkout
+    rewrites files, which would make ninja build the manual again for
+    nothing: half an hour on a busy machine."""
+    try:
+        with open(os.path.join(build, DOCS_BUILT)) as f:
+            last = f.read().strip()
+    except FileNotFoundError:
+        return False
+    rc, changed = run(["git", "-C", repo, "diff", "--name-only", last,
+                       commit])
+    rc2, deps = run(["ninja", "-C", build, "-t", "deps", "docs/docs.stamp"])
+    if rc or rc2 or "#deps" not in deps:
+        return False
+    inputs = {line.strip() for line in deps.splitlines()[1:]}
+    return not any(rel.startswith("docs/") or
+                   os.path.join(repo, rel) in inputs
+                   for rel in changed.split())
+
+
 def build_commit(repo, build, commit):
     """Check COMMIT out and build it; (ok, output)."""
     git(repo, "checkout", "-q", "--detach", commit)
@@ -147,7 +171,8 @@ def build_commit(repo, build, commit):
         if rc:
             shutil.rmtree(build, ignore_errors=True)
             return False, "configure failed:\n" + out[-6000:]
-    targets = ["qemu-system-x86_64", "html", "man"] + \
+    manual = [] if manual_unchanged(repo, build, commit) else ["html", "man"]
+    targets = ["qemu-system-x86_64"] + manual + \
         [f"tests/qtest/{t}" for t in pvdc_qtests(repo)]
     rc, out = run(["ninja", "-C", build, "-n"] + targets)
     steps = len(re.findall(r"^\[\d+/\d+\]", out, re.M))
@@ -155,6 +180,9 @@ def build_commit(repo, build, commit):
     t0 = time.monotonic()
     rc, out = run(["ninja", "-C", build] + targets, timeout=BUILD_TIMEOUT)
     log(f"built in {time.monotonic() - t0:.0f} s")
+    if rc == 0 and manual:
+        with open(os.path.join(build, DOCS_BUILT), "w") as f:
+            f.write(commit + "\n")
     failed = [line for line in out.splitlines()
               if line.startswith("FAILED") or "error" in line.lower()]
     return rc == 0, "\n".join(failed[:20]) + "\n" + out[-6000:]
