@@ -14,8 +14,9 @@ same sources onto the same QEMU files (without the graft's marker lines).
 
 The scratch repository and its build directory are kept in the cache,
 keyed by the QEMU version and the configuration, and reused: a commit
-whose tree was built before is not built again, and a series identical to
-the last verified one is not applied again.  The first run builds QEMU
+whose tree was built before is not built again, the manual only when what
+it is built from changed, and a series identical to the last verified one
+is not applied again.  The first run builds QEMU
 from scratch (about as long as scripts/build-qemu.sh's first build, plus
 the manual).
 """
