@@ -3,20 +3,22 @@
  *
  * The console of connector c shows the active state of the head that
  * drives it (enabled, HS_CONNECTOR = c), composed by pvdc-compose.c, or
- * the blank picture of a disabled head if none does; connector 0 shows
- * the boot display instead from reset to the first head enabled
- * (pvdc-boot.c).  Composition only
- * happens when something changed: the head driving the connector, its
- * active state (compared with the scene last shown, so a commit that
- * changes nothing visible costs nothing) or the VRAM under a visible
- * plane, found through dirty logging (DIRTY_MEMORY_VGA).  The dirty bitmap
- * is snapshot once per refresh for the whole device and the damage handed
- * to each connector; only the damaged rectangle is composed again.  A head
- * showing exactly one framebuffer is displayed straight from VRAM, or from
- * guest pages bound above VRAM (pvdc-memory.c) where its bytes are
+ * the blank picture of a disabled head if none does.
+ * pvdc series: boot
+ * Connector 0 shows the boot display instead from reset to the first
+ * head enabled (pvdc-boot.c).
+ * pvdc series: end boot
+ * Composition only happens when something changed: the head driving the
+ * connector, its active state (compared with the scene last shown, so a
+ * commit that changes nothing visible costs nothing) or the VRAM under a
+ * visible plane, found through dirty logging (DIRTY_MEMORY_VGA).  The dirty
+ * bitmap is snapshot once per refresh for the whole device and the damage
+ * handed to each connector; only the damaged rectangle is composed again.  A
+ * head showing exactly one framebuffer is displayed straight from VRAM, or
+ * from guest pages bound above VRAM (pvdc-memory.c) where its bytes are
  * contiguous in the host.  Bindings have no dirty log: the guest reports
- * what it writes there (DAMAGE_LEN, pvdc_console_damage()), and turning
- * bus mastering off or on shows every head again whole.
+ * what it writes there (DAMAGE_LEN, pvdc_console_damage()), and turning bus
+ * mastering off or on shows every head again whole.
  *
  * Consoles are refreshed when the UI's refresh timer asks
  * (GraphicHwOps.gfx_update, every 30 ms by default), which finds what the
