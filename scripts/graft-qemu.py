@@ -17,15 +17,27 @@ out as the patch series to post upstream (SERIES below, in order; each
 patch builds on its own), in mbox form for "git am" on stdout, or as
 numbered .patch files in DIR, after the cover letter (docs/series/qemu.txt,
 which must name every patch) as 0000-cover-letter.patch.
+
+A file added by one step may hold lines that belong to a later one (the
+hook of a later concern in a core file): series markers, whole-line
+comments that open and close such a block,
+
+    /* pvdc series: boot */          # pvdc series: boot
+    ...                              ...
+    /* pvdc series: end boot */      # pvdc series: end boot
+
+(inside a block comment: " * pvdc series: boot"),
+name the step (Step.name) whose patch adds the lines.  The patches before
+it leave the block out, that step's adds it; the marker lines themselves
+are in no patch and in no graft.  An unknown step, a block that is not
+closed, or one of a step not after the file's own, stops the graft.
 """
 
 import argparse
 import email.utils
-import filecmp
 import glob
 import os
 import re
-import shutil
 import subprocess
 import sys
 from difflib import unified_diff
@@ -46,30 +58,36 @@ class Fragment:
         self.qemu_file, self.source, self.text = qemu_file, source, text
         self.anchor, self.marked, self.part = anchor, marked, part
 
-    def lines(self):
-        """The text; with PART, the PART-th paragraph of SOURCE (blocks
-        separated by an empty line, which goes with the block after it:
-        the first part alone ends the file without one), so that steps
-        can take one QEMU file's lines in turn."""
+    def lines(self, upto=None):
+        """The text after step UPTO (the last by default: see at_step());
+        with PART, the PART-th paragraph of SOURCE (blocks separated by an
+        empty line, which goes with the block after it: the first part
+        alone ends the file without one), so that steps can take one QEMU
+        file's lines in turn."""
         if self.source is None:
             return self.text
         with open(os.path.join(ROOT, self.source)) as f:
             text = f.read()
-        if self.part is None:
-            return text
-        parts = re.split(r"(?<=\n)(?=\n\S)", text)
-        if self.part >= len(parts):
-            sys.exit(f"graft: {self.source} has no paragraph {self.part}")
-        return parts[self.part]
+        if self.part is not None:
+            parts = re.split(r"(?<=\n)(?=\n\S)", text)
+            if self.part >= len(parts):
+                sys.exit(f"graft: {self.source} has no paragraph "
+                         f"{self.part}")
+            text = parts[self.part]
+        first = next(n for n, step in enumerate(SERIES)
+                     if self in step.fragments)
+        return at_step(text, len(SERIES) - 1 if upto is None else upto,
+                       self.source, first)
 
 
 class Step:
     """One patch of the series: the files it adds (glob patterns relative
     to the repository root; a file belongs to the first step that names
-    it) and the fragments it inserts."""
+    it) and the fragments it inserts.  NAME is what series markers call
+    it."""
 
-    def __init__(self, subject, body, copied=(), fragments=()):
-        self.subject, self.body = subject, body
+    def __init__(self, name, subject, body, copied=(), fragments=()):
+        self.name, self.subject, self.body = name, subject, body
         self.copied, self.fragments = list(copied), list(fragments)
 
 
@@ -77,7 +95,7 @@ class Step:
 # removed in hw/display/ or include/hw/display/ stops the series with a
 # message (step_files()) until it is given its step here.
 SERIES = [
-    Step("hw/display: add the pvdc register map and its specification",
+    Step("regs", "hw/display: add the pvdc register map and its specification",
          "pvdc is a paravirtual display controller with atomic commits: N\n"
          "heads with primary, overlay and cursor planes, a shared scaler pool\n"
          "and bandwidth budget, and shadow/armed/active registers latched at\n"
@@ -98,7 +116,7 @@ SERIES = [
                                   "\n\n",
                              anchor="All these devices are documented",
                              marked=False)]),
-    Step("hw/display: add the pvdc composition engine",
+    Step("compose", "hw/display: add the pvdc composition engine",
          "How pvdc turns a head's planes into the picture it shows: pixel\n"
          "formats converted to and from the device's, scaling, blending,\n"
          "the colour pipeline (LUTs and matrix) and the frame CRC, on\n"
@@ -113,41 +131,84 @@ SERIES = [
          fragments=[Fragment("hw/display/meson.build",
                              "hw/display/meson.build", part=0),
                     Fragment("hw/display/Kconfig", "hw/display/Kconfig")]),
-    Step("hw/display: add the pvdc paravirtual display controller",
-         "The device model as docs/specs/pvdc.rst specifies it: one QEMU\n"
-         "console per head composed with the engine of the previous patch,\n"
-         "vblank and commit interrupts from the virtual clock, EDID and\n"
-         "hotplug, frame CRCs, writeback, guest memory bindings, the boot\n"
-         "display and migration.  It is built when CONFIG_PVDC is set (by\n"
-         "default with PCI_DEVICES).",
+    Step("device", "hw/display: add the pvdc device: commits, latch, vblanks, consoles",
+         "The core of the device model as docs/specs/pvdc.rst specifies\n"
+         "it: the PCI device with its register file (BAR 0) and VRAM (BAR 2),\n"
+         "reset and migration; shadow, armed and active registers, the\n"
+         "commit rules and the latch that applies a group's commit all or\n"
+         "nothing at its vblank; vblank timelines, the timer and the\n"
+         "interrupts from the virtual clock; one QEMU console per\n"
+         "connector, composed with the engine of the previous patch or\n"
+         "shown straight from memory, and pushed to the UIs at the latch;\n"
+         "the colour pipeline's tables copied at the doorbell; guest pages\n"
+         "bound into the device's address space.  It is built when\n"
+         "CONFIG_PVDC is set (by default with PCI_DEVICES).\n\n"
+         "The registers of the concerns the next patches add are not\n"
+         "handled yet: the connectors' PREFERRED and SUGGESTED_POS and the\n"
+         "EDID window, and the CRC registers read as zero and are logged as\n"
+         "unknown (LOG_GUEST_ERROR), FEATURES has no BOOT_DISPLAY, and a\n"
+         "commit's writeback target is checked by the rules but not written.\n\n"
+         "With the qtest library and the tests of vblanks, interrupts, heads\n"
+         "and routing.",
          copied=["hw/display/pvdc.c", "hw/display/pvdc.h",
                  "hw/display/pvdc-internal.h", "hw/display/pvdc-mmio.c",
                  "hw/display/pvdc-rules.c", "hw/display/pvdc-color.c",
                  "hw/display/pvdc-latch.c", "hw/display/pvdc-timing.c",
-                 "hw/display/pvdc-capture.c", "hw/display/pvdc-console.c",
-                 "hw/display/pvdc-output.c", "hw/display/pvdc-memory.c",
-                 "hw/display/pvdc-boot.c"],
+                 "hw/display/pvdc-console.c", "hw/display/pvdc-memory.c",
+                 "tests/qtest/pvdc-qtest.c", "tests/qtest/pvdc-qtest.h",
+                 "tests/qtest/pvdc-vblank-test.c",
+                 "tests/qtest/pvdc-heads-test.c"],
          fragments=[Fragment("hw/display/meson.build",
                              "hw/display/meson.build", part=1),
                     Fragment("hw/display/trace-events",
-                             "hw/display/trace-events")]),
-    Step("tests/qtest: add pvdc tests",
-         "Register-level tests of the atomic model, the composition checked\n"
-         "pixel by pixel, and one test per class of bug that has hit QEMU's\n"
-         "display devices; they need q35, so they run for x86_64.  Also a\n"
-         "generic-fuzz configuration for the register file.",
-         copied=["tests/qtest/pvdc*.c", "tests/qtest/pvdc*.h"],
-         fragments=[Fragment("tests/qtest/meson.build",
+                             "hw/display/trace-events"),
+                    Fragment("tests/qtest/meson.build",
                              "tests/qtest/meson.build",
                              # After the per-target lists, the extra sources
                              # and the slow tests are defined.
-                             anchor="qtest_executables = {}"),
+                             anchor="qtest_executables = {}")]),
+    Step("boot", "hw/display/pvdc: a boot display on head 0 (ramfb)",
+         "Until a head is enabled, head 0 shows a ramfb companion that the\n"
+         "firmware draws into, so that firmware menus, boot loaders and\n"
+         "installers are seen before the guest's driver takes over\n"
+         "(FEATURES.BOOT_DISPLAY, the ramfb property).  Its state migrates\n"
+         "in the pvdc/boot subsection while it is shown.  With its qtest.",
+         copied=["hw/display/pvdc-boot.c", "tests/qtest/pvdc-boot-test.c"]),
+    Step("outputs", "hw/display/pvdc: EDID, preferred modes and hotplug",
+         "The connectors as the host describes them: a preferred mode and\n"
+         "a suggested position per connector, from the xres/yres and\n"
+         "headN-* properties or from the UI's window size (ui_info), an\n"
+         "EDID generated from them (the EDID window), and a hotplug\n"
+         "interrupt when they change.  They migrate in the pvdc/output\n"
+         "subsection.",
+         copied=["hw/display/pvdc-output.c"]),
+    Step("capture", "hw/display/pvdc: frame CRCs, writeback and their budget",
+         "CRC capture (CRC_CTRL, CRC_VALUE, CRC_FRAME): the CRC of each\n"
+         "frame a head shows, composed when the guest reads it; writeback:\n"
+         "the frame of a commit that asks for it composed into its target\n"
+         "at the latch point.  Both compose within one budget of pixels per\n"
+         "second of virtual time, so that a guest cannot make the host\n"
+         "compose without bound; a commit that writes back over budget\n"
+         "latches later, never dropped.  With the commit tests, which\n"
+         "follow frames by their CRC.",
+         copied=["hw/display/pvdc-capture.c",
+                 "tests/qtest/pvdc-commit-test.c"]),
+    Step("qtests", "tests/qtest: add pvdc's tests of the whole device",
+         "Register-level tests of the device as a whole: its registers and\n"
+         "commit rules, a reference model driven by random commits,\n"
+         "composition checked pixel by pixel, one test per class of bug\n"
+         "that has hit QEMU's display devices, migration streams valid and\n"
+         "mutated, uptimes, reset and hot-unplug, guest-memory bindings;\n"
+         "they need q35, so they run for x86_64.  Also a generic-fuzz\n"
+         "configuration for the register file.",
+         copied=["tests/qtest/pvdc*.c", "tests/qtest/pvdc*.h"],
+         fragments=[
                     # Inside predefined_configs[]: before the line that
                     # closes its first entry and opens the second.
                     Fragment("tests/qtest/fuzz/generic_fuzz_configs.h",
                              "tests/qtest/fuzz/pvdc-fuzz-config.h",
                              anchor="    },{")]),
-    Step("docs/system: add the pvdc user guide",
+    Step("guide", "docs/system: add the pvdc user guide",
          "How to configure pvdc's heads and planes, what a guest needs, and\n"
          "how to look at each head.",
          copied=["docs/system/devices/pvdc.rst"],
@@ -155,7 +216,7 @@ SERIES = [
                              text="   devices/pvdc.rst\n",
                              anchor="   devices/virtio-pmem.rst",
                              marked=False)]),
-    Step("MAINTAINERS: add pvdc", "",
+    Step("maintainers", "MAINTAINERS: add pvdc", "",
          fragments=[Fragment("MAINTAINERS", "MAINTAINERS",
                              anchor="virtio-gpu\n")]),
 ]
@@ -168,6 +229,53 @@ BUILD_ONLY = ["configs/devices/x86_64-softmmu/pvdc.mak"]
 
 BEGIN = "# pvdc graft begin (scripts/graft-qemu.py)\n"
 END = "# pvdc graft end\n"
+
+
+# A series marker: the whole line, in C (in a comment of its own, or as a
+# line of a block comment, " * pvdc series: boot") or in a language with #
+# comments.
+SERIES_MARKER = re.compile(r"^[ \t]*(?:/\*|\*|#)[ \t]*pvdc series: (end )?"
+                           r"([\w-]+)[ \t]*(?:\*/)?[ \t]*$")
+
+
+def step_index(name, where):
+    for n, step in enumerate(SERIES):
+        if step.name == name:
+            return n
+    sys.exit(f"graft: {where}: series marker of an unknown step {name!r}")
+
+
+def at_step(text, upto, where, first=0):
+    """TEXT (of the repository file WHERE, added by step FIRST) as it is
+    after step UPTO (an index into SERIES): without the series blocks of
+    the steps after UPTO, and without any marker line."""
+    out, open_blocks = [], []     # [(step index, line number)]
+    for number, line in enumerate(text.splitlines(keepends=True), 1):
+        m = SERIES_MARKER.match(line)
+        if not m:
+            if "pvdc series:" in line:
+                sys.exit(f"graft: {where}:{number}: not a series marker: "
+                         f"{line.strip()}")
+            if all(n <= upto for n, _ in open_blocks):
+                out.append(line)
+            continue
+        n = step_index(m.group(2), f"{where}:{number}")
+        if not m.group(1):
+            if n <= first:
+                sys.exit(f"graft: {where}:{number}: a block of step "
+                         f"{m.group(2)!r}, which is not after the step "
+                         f"that adds the file ({SERIES[first].name!r})")
+            open_blocks.append((n, number))
+        elif not open_blocks or open_blocks[-1][0] != n:
+            sys.exit(f"graft: {where}:{number}: closes step "
+                     f"{m.group(2)!r}, which is not the block open")
+        else:
+            open_blocks.pop()
+    if open_blocks:
+        n, number = open_blocks[-1]
+        sys.exit(f"graft: {where}:{number}: the block of step "
+                 f"{SERIES[n].name!r} is not closed")
+    return "".join(out)
 
 
 def markers(frag):
@@ -192,12 +300,12 @@ def anchor_index(lines, anchor, qemu_file):
     sys.exit(f"graft: anchor {anchor!r} not found in {qemu_file}")
 
 
-def splice(original, frag, marked):
-    """ORIGINAL with FRAG inserted: between markers when MARKED (replacing
-    an earlier graft), bare otherwise (for a patch, or an unmarked
-    fragment whose text is there already)."""
+def splice(original, frag, marked, upto=None):
+    """ORIGINAL with FRAG (as it is after step UPTO) inserted: between
+    markers when MARKED (replacing an earlier graft), bare otherwise (for
+    a patch, or an unmarked fragment whose text is there already)."""
     lines = original.splitlines(keepends=True)
-    text = frag.lines()
+    text = frag.lines(upto)
     begin, end = markers(frag)
     at = None
     if frag.marked and frag.part is not None and BEGIN in lines:
@@ -283,18 +391,23 @@ def step_files():
     return out
 
 
+def copied_text(rel, first, upto):
+    """Repository file REL, added by step FIRST, after step UPTO."""
+    with open(os.path.join(ROOT, rel)) as f:
+        return at_step(f.read(), upto, rel, first)
+
+
 def graft(tree):
     check_fragments()
     changed = []
-    copied = [f for _, files in step_files() for f in files] + BUILD_ONLY
-    for rel in copied:
-        src = os.path.join(ROOT, rel)
+    last = len(SERIES) - 1
+    copied = [(rel, n) for n, (_, files) in enumerate(step_files())
+              for rel in files]
+    for rel, n in copied + [(rel, last) for rel in BUILD_ONLY]:
         dst = os.path.join(tree, rel)
-        if os.path.exists(dst) and filecmp.cmp(src, dst, shallow=False):
-            continue
         os.makedirs(os.path.dirname(dst), exist_ok=True)
-        shutil.copyfile(src, dst)
-        changed.append(rel)
+        if write_if_changed(dst, copied_text(rel, n, last)):
+            changed.append(rel)
     texts = {}     # QEMU file -> its text with the fragments so far
     for frag in fragments():
         if frag.qemu_file not in texts:
@@ -362,32 +475,47 @@ def cover_letter(path, subjects, who, date):
             f"{body.lstrip(chr(10))}")
 
 
+def tree_after(tree, upto, steps):
+    """{file: text} of what the series changes in pristine TREE, as it
+    is after step UPTO (None: a file not there yet).  A QEMU file takes
+    the fragments of the steps so far, each as it is after UPTO."""
+    texts = {}
+    for n, (_, files) in enumerate(steps):
+        for rel in files:
+            texts[rel] = copied_text(rel, n, upto) if n <= upto else None
+    for n, step in enumerate(SERIES):
+        for frag in step.fragments:
+            if frag.qemu_file not in texts:
+                with open(os.path.join(tree, frag.qemu_file)) as f:
+                    texts[frag.qemu_file] = f.read()
+            if n <= upto and frag.lines(upto):
+                texts[frag.qemu_file] = splice(texts[frag.qemu_file], frag,
+                                               marked=False, upto=upto)
+    return texts
+
+
 def series(tree):
     """The patches, as [(file name, mbox text)], against pristine TREE;
-    the cover letter (COVER) first."""
-    state = {}     # QEMU file -> its text after the steps so far
-
-    def current(qemu_file):
-        if qemu_file not in state:
-            with open(os.path.join(tree, qemu_file)) as f:
-                state[qemu_file] = f.read()
-        return state[qemu_file]
-
+    the cover letter (COVER) first.  Each patch is the difference between
+    the trees after its step and after the one before."""
     check_fragments()
     who, date = identity(), commit_date()
     steps = step_files()
-    patches = []
-    for n, (step, files) in enumerate(steps, 1):
-        diff = []
+    for _, files in steps:
         for rel in files:
             if os.path.exists(os.path.join(tree, rel)):
                 sys.exit(f"graft: {rel} already exists in {tree}")
-            with open(os.path.join(ROOT, rel)) as f:
-                diff += file_diff(rel, None, f.read())
-        for frag in [f for f in step.fragments if f.lines()]:
-            old = current(frag.qemu_file)
-            state[frag.qemu_file] = splice(old, frag, marked=False)
-            diff += file_diff(frag.qemu_file, old, state[frag.qemu_file])
+    patches = []
+    before = tree_after(tree, -1, steps)
+    for n, (step, files) in enumerate(steps, 1):
+        after = tree_after(tree, n - 1, steps)
+        diff = []
+        for rel in sorted(after):
+            if after[rel] != before[rel]:
+                diff += file_diff(rel, before[rel], after[rel])
+        before = after
+        if not diff:
+            sys.exit(f"graft: step {step.name!r} changes nothing")
         body = (step.body + "\n\n" if step.body else "") + \
             f"Signed-off-by: {who}\n"
         mail = (f"From 0000000000000000000000000000000000000000 "

@@ -3,20 +3,22 @@
  *
  * The console of connector c shows the active state of the head that
  * drives it (enabled, HS_CONNECTOR = c), composed by pvdc-compose.c, or
- * the blank picture of a disabled head if none does; connector 0 shows
- * the boot display instead from reset to the first head enabled
- * (pvdc-boot.c).  Composition only
- * happens when something changed: the head driving the connector, its
- * active state (compared with the scene last shown, so a commit that
- * changes nothing visible costs nothing) or the VRAM under a visible
- * plane, found through dirty logging (DIRTY_MEMORY_VGA).  The dirty bitmap
- * is snapshot once per refresh for the whole device and the damage handed
- * to each connector; only the damaged rectangle is composed again.  A head
- * showing exactly one framebuffer is displayed straight from VRAM, or from
- * guest pages bound above VRAM (pvdc-memory.c) where its bytes are
+ * the blank picture of a disabled head if none does.
+ * pvdc series: boot
+ * Connector 0 shows the boot display instead from reset to the first
+ * head enabled (pvdc-boot.c).
+ * pvdc series: end boot
+ * Composition only happens when something changed: the head driving the
+ * connector, its active state (compared with the scene last shown, so a
+ * commit that changes nothing visible costs nothing) or the VRAM under a
+ * visible plane, found through dirty logging (DIRTY_MEMORY_VGA).  The dirty
+ * bitmap is snapshot once per refresh for the whole device and the damage
+ * handed to each connector; only the damaged rectangle is composed again.  A
+ * head showing exactly one framebuffer is displayed straight from VRAM, or
+ * from guest pages bound above VRAM (pvdc-memory.c) where its bytes are
  * contiguous in the host.  Bindings have no dirty log: the guest reports
- * what it writes there (DAMAGE_LEN, pvdc_console_damage()), and turning
- * bus mastering off or on shows every head again whole.
+ * what it writes there (DAMAGE_LEN, pvdc_console_damage()), and turning bus
+ * mastering off or on shows every head again whole.
  *
  * Consoles are refreshed when the UI's refresh timer asks
  * (GraphicHwOps.gfx_update, every 30 ms by default), which finds what the
@@ -68,7 +70,9 @@ typedef enum PVDCSurfaceKind {
     PVDC_SURFACE_BLANK,
     PVDC_SURFACE_COMPOSED,      /* device-owned, head-sized, x8r8g8b8 */
     PVDC_SURFACE_DIRECT,        /* wraps the framebuffer in VRAM */
+    /* pvdc series: boot */
     PVDC_SURFACE_BOOT,          /* the boot display's (pvdc-boot.c) */
+    /* pvdc series: end boot */
 } PVDCSurfaceKind;
 
 /* The console of a connector. */
@@ -413,6 +417,7 @@ static void pvdc_console_show_blank(PVDCConnector *conn)
     d->shown_valid = false;
 }
 
+/* pvdc series: boot */
 /*
  * While no head is enabled since reset, head 0's console shows the boot
  * display.  Returns false if @conn does not show it.
@@ -434,6 +439,18 @@ static bool pvdc_console_show_boot(PVDCConnector *conn)
     return true;
 }
 
+/* pvdc series: end boot */
+/* What the console of a connector that no head drives shows. */
+static void pvdc_console_show_undriven(PVDCConnector *conn)
+{
+    /* pvdc series: boot */
+    if (pvdc_console_show_boot(conn)) {
+        return;
+    }
+    /* pvdc series: end boot */
+    pvdc_console_show_blank(conn);
+}
+
 /*
  * Show @scene of @head on @conn straight from VRAM if the engine and the
  * UI allow it.  Returns false if it must be composed.
@@ -448,13 +465,17 @@ static bool pvdc_console_show_direct(PVDCConnector *conn, PVDCHead *head,
     uint64_t size;
     uint8_t *pixels;
 
+    /* pvdc series: capture */
+    /* The CRC and the console must show the same: keep them composed. */
+    if (FIELD_EX32(head->crc_ctrl, CRC_CTRL, ENABLE)) {
+        return false;
+    }
+    /* pvdc series: end capture */
     /*
-     * The CRC and the console must show the same: keep them composed.
      * The engine checks the plane against the whole device address
      * space; where it lies is checked next.
      */
-    if (FIELD_EX32(head->crc_ctrl, CRC_CTRL, ENABLE) ||
-        !pvdc_compose_direct(scene, PVDC_ADDR_SPACE_SIZE, &direct) ||
+    if (!pvdc_compose_direct(scene, PVDC_ADDR_SPACE_SIZE, &direct) ||
         !dpy_gfx_check_format(conn->con, direct.format)) {
         return false;
     }
@@ -627,9 +648,7 @@ static void pvdc_console_refresh(PVDCConnector *conn)
     qemu_rect_init(&d->damage, 0, 0, 0, 0);
 
     if (!head) {
-        if (!pvdc_console_show_boot(conn)) {
-            pvdc_console_show_blank(conn);
-        }
+        pvdc_console_show_undriven(conn);
         pvdc_console_update_cursor(conn, -1);
     } else {
         cursor = pvdc_host_cursor_plane(head);
@@ -723,6 +742,7 @@ static void pvdc_gfx_invalidate(void *opaque)
     conn->display->redraw = true;
 }
 
+/* pvdc series: outputs */
 static void pvdc_ui_info(void *opaque, uint32_t idx, QemuUIInfo *info)
 {
     PVDCConnector *conn = opaque;
@@ -730,10 +750,13 @@ static void pvdc_ui_info(void *opaque, uint32_t idx, QemuUIInfo *info)
     pvdc_output_ui_info(conn->dev, conn->index, info);
 }
 
+/* pvdc series: end outputs */
 static const GraphicHwOps pvdc_gfx_ops = {
     .invalidate = pvdc_gfx_invalidate,
     .gfx_update = pvdc_gfx_update,
+    /* pvdc series: outputs */
     .ui_info = pvdc_ui_info,
+    /* pvdc series: end outputs */
 };
 
 void pvdc_console_color_changed(PVDCHead *head)
@@ -882,7 +905,9 @@ void pvdc_console_init(PVDCState *s)
     for (h = 0; h < s->conf.num_heads; h++) {
         PVDCConnector *conn = &s->connectors[h];
 
+        /* pvdc series: capture */
         pvdc_capture_init(&s->heads[h]);
+        /* pvdc series: end capture */
         conn->display = g_new0(PVDCDisplay, 1);
         conn->con = graphic_console_init(DEVICE(s), h, &pvdc_gfx_ops, conn);
     }
@@ -908,7 +933,9 @@ void pvdc_console_finalize(PVDCState *s)
         s->push_bh = NULL;
     }
     for (h = 0; h < PVDC_MAX_HEADS; h++) {
+        /* pvdc series: capture */
         pvdc_capture_finalize(&s->heads[h]);
+        /* pvdc series: end capture */
         g_free(s->connectors[h].display);
         s->connectors[h].display = NULL;
     }

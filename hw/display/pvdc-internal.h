@@ -11,11 +11,17 @@
  *   pvdc-timing.c  vblank timelines, the timer, interrupts
  *   pvdc-console.c one QEMU console per connector, showing the head that
  *                  drives it
+ * pvdc series: capture
  *   pvdc-capture.c frame CRCs, writeback, the budget they share
+ * pvdc series: end capture
  *   pvdc-compose.c composition of the active planes into a picture
+ * pvdc series: outputs
  *   pvdc-output.c  connectors: EDID, preferred mode, hotplug
+ * pvdc series: end outputs
  *   pvdc-memory.c  guest memory: bindings of guest pages above VRAM
+ * pvdc series: boot
  *   pvdc-boot.c    the boot display: a ramfb companion on head 0
+ * pvdc series: end boot
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -43,9 +49,11 @@
 /* Upscaling has no limit: a plane costs what its destination does. */
 #define PVDC_MAX_DOWNSCALE              4
 #define PVDC_MAX_SIZE_LIMIT             16384
+/* pvdc series: outputs */
 /* Preferred mode of the connectors unless the xres/yres properties say. */
 #define PVDC_DEFAULT_XRES               1024
 #define PVDC_DEFAULT_YRES               768
+/* pvdc series: end outputs */
 /* The device address space: VRAM, then bindings (pvdc-memory.c). */
 #define PVDC_ADDR_SPACE_SIZE            BIT_ULL(32)
 
@@ -220,6 +228,7 @@ bool pvdc_console_compose(PVDCHead *head,
                           const struct PVDCComposeScene *scene,
                           pixman_image_t *image, const QemuRect *damage);
 
+/* pvdc series: capture */
 /* pvdc-capture.c */
 /* The capture state of @head (realize, finalize). */
 void pvdc_capture_init(PVDCHead *head);
@@ -249,6 +258,8 @@ void pvdc_writeback(PVDCHead *head, int64_t when);
  */
 void pvdc_crc_invalidate(PVDCHead *head);
 
+/* pvdc series: end capture */
+/* pvdc series: outputs */
 /* pvdc-output.c */
 extern const VMStateDescription vmstate_pvdc_output;
 void pvdc_output_instance_init(PVDCState *s);
@@ -263,6 +274,8 @@ uint32_t pvdc_output_position(PVDCState *s, unsigned int connector);
 void pvdc_output_ui_info(PVDCState *s, unsigned int connector,
                          const QemuUIInfo *info);
 
+/* pvdc series: end outputs */
+/* pvdc series: boot */
 /* pvdc-boot.c */
 extern const VMStateDescription vmstate_pvdc_boot;
 /* Set the ramfb companion up as the ramfb property says. */
@@ -274,6 +287,7 @@ void pvdc_boot_end(PVDCState *s);
 /* Refresh @con with the boot display (pvdc-console.c, while shown). */
 void pvdc_boot_display_update(PVDCState *s, QemuConsole *con);
 
+/* pvdc series: end boot */
 /* pvdc-memory.c */
 extern const VMStateDescription vmstate_pvdc_memory;
 /* The BIND_* registers at @addr; false if @addr is none of them. */

@@ -63,17 +63,22 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
         memset(&head->armed_color, 0, sizeof(head->armed_color));
         if (!was_on && on) {
             pvdc_timeline_enable(head, when);
+            /* pvdc series: boot */
             pvdc_boot_end(s);
+            /* pvdc series: end boot */
         }
         /* The connector it takes. */
         if (on && (!was_on ||
                    head->active.regs[R_HS_CONNECTOR] != old_connector)) {
             pvdc_console_latched(s, head->active.regs[R_HS_CONNECTOR]);
         }
+        /* pvdc series: capture */
         pvdc_crc_invalidate(head);
+        /* pvdc series: end capture */
     }
 }
 
+/* pvdc series: capture */
 /*
  * The first latch point of @head after @when and not before @target:
  * a vblank of an enabled head, a frame of the armed mode after @when
@@ -146,6 +151,7 @@ static bool pvdc_writeback_defer(PVDCState *s, uint32_t group, int64_t when)
     return true;
 }
 
+/* pvdc series: end capture */
 static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
 {
     PVDCCommitView view;
@@ -155,11 +161,14 @@ static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
 
     pvdc_commit_view_init(&view, s, group);
     err = pvdc_check_commit(&view, &failed);
+    /* pvdc series: capture */
     if (!err && pvdc_writeback_defer(s, group, when)) {
         return;
     }
+    /* pvdc series: end capture */
     if (!err) {
         pvdc_apply_commit(&view, when);
+        /* pvdc series: capture */
         /* The frame is in VRAM before DONE_SEQ says the commit applied. */
         for (h = 0; h < s->conf.num_heads; h++) {
             if ((group & BIT(h)) &&
@@ -168,6 +177,7 @@ static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
                 pvdc_writeback(&s->heads[h], when);
             }
         }
+        /* pvdc series: end capture */
     } else {
         char where[32];
 

@@ -71,9 +71,11 @@ static uint32_t pvdc_features(PVDCState *s)
     if (msi_present(PCI_DEVICE(s))) {
         features |= PVDC_FEATURE_MSI;
     }
+    /* pvdc series: boot */
     if (s->boot_ramfb) {
         features |= PVDC_FEATURE_BOOT_DISPLAY;
     }
+    /* pvdc series: end boot */
     return features;
 }
 
@@ -220,6 +222,7 @@ static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
     case PVDC_HEAD_CONNECTOR:
         *val = PVDC_CONNECTOR_CONNECTED;
         return true;
+    /* pvdc series: outputs */
     /* Of connector @h, whatever head drives it. */
     case PVDC_HEAD_PREFERRED:
         *val = pvdc_output_preferred(s, h);
@@ -227,6 +230,8 @@ static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
     case PVDC_HEAD_SUGGESTED_POS:
         *val = pvdc_output_position(s, h);
         return true;
+    /* pvdc series: end outputs */
+    /* pvdc series: capture */
     case PVDC_HEAD_CRC_CTRL:
         *val = head->crc_ctrl;
         return true;
@@ -236,6 +241,7 @@ static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
     case PVDC_HEAD_CRC_FRAME:
         *val = head->crc_frame;
         return true;
+    /* pvdc series: end capture */
     case PVDC_HEAD_STATUS:
         *val = head->status;
         return true;
@@ -293,10 +299,12 @@ static uint64_t pvdc_mmio_read(void *opaque, hwaddr addr, unsigned size)
         reg = pvdc_plane_reg(&s->planes[i].active, offset);
         known = reg;
         val = reg ? *reg : 0;
+    /* pvdc series: outputs */
     } else if (pvdc_window(addr, PVDC_EDID_BASE, PVDC_EDID_SIZE,
                            s->conf.num_heads, &i, &offset)) {
         val = ldl_le_p(&s->edid[i][offset]);
         known = true;
+    /* pvdc series: end outputs */
     }
 
     if (!known) {
@@ -368,6 +376,7 @@ static void pvdc_head_control_write(PVDCState *s, unsigned int h,
     case PVDC_HEAD_STATUS:
         head->status &= ~val;
         break;
+    /* pvdc series: capture */
     case PVDC_HEAD_CRC_CTRL:
         if (val & ~PVDC_CRC_CTRL_ENABLE) {
             qemu_log_mask(LOG_GUEST_ERROR, "pvdc: head %u: CRC_CTRL 0x%x "
@@ -376,6 +385,7 @@ static void pvdc_head_control_write(PVDCState *s, unsigned int h,
         }
         head->crc_ctrl = val;
         break;
+    /* pvdc series: end capture */
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "pvdc: head %u: write 0x%x to "
                       "read-only or unknown control register 0x%"

@@ -346,9 +346,14 @@ static bool pvdc_output_needed(void *opaque)
         PVDCHead *head = &s->heads[h];
 
         if (head->pref_width != s->xres || head->pref_height != s->yres ||
-            head->pos_set || head->crc_value || head->crc_frame) {
+            head->pos_set) {
             return true;
         }
+        /* pvdc series: capture */
+        if (head->crc_value || head->crc_frame) {
+            return true;
+        }
+        /* pvdc series: end capture */
     }
     return false;
 }
@@ -381,8 +386,10 @@ static const VMStateDescription vmstate_pvdc_head_output = {
     .version_id = 1,
     .minimum_version_id = 1,
     .fields = (const VMStateField[]) {
+        /* pvdc series: capture */
         VMSTATE_UINT32(crc_value, PVDCHead),
         VMSTATE_UINT32(crc_frame, PVDCHead),
+        /* pvdc series: end capture */
         VMSTATE_UINT32(pref_width, PVDCHead),
         VMSTATE_UINT32(pref_height, PVDCHead),
         VMSTATE_UINT32(pos_x, PVDCHead),

@@ -117,11 +117,13 @@ static bool pvdc_check_properties(PVDCState *s, Error **errp)
                    "1 and %d", PVDC_MAX_SIZE_LIMIT);
         return false;
     }
+    /* pvdc series: outputs */
     if (s->xres > s->conf.max_width || s->yres > s->conf.max_height) {
         error_setg(errp, "pvdc: xres and yres must be at most max-width "
                    "and max-height");
         return false;
     }
+    /* pvdc series: end outputs */
     if (s->link_up_delay_ms > PVDC_MAX_LINK_UP_DELAY_MS) {
         error_setg(errp, "pvdc: x-link-up-delay-ms must be at most %d",
                    PVDC_MAX_LINK_UP_DELAY_MS);
@@ -197,17 +199,21 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
     if (!pvdc_check_properties(s, errp)) {
         return;
     }
+    /* pvdc series: boot */
     /* First: what fw_cfg adds stays, so a refusal has nothing to undo. */
     if (!pvdc_boot_realize(s, errp)) {
         return;
     }
+    /* pvdc series: end boot */
     s->num_planes = s->conf.num_heads * pvdc_planes_per_head(s);
+    /* pvdc series: outputs */
     if (!s->xres) {
         s->xres = MIN(PVDC_DEFAULT_XRES, s->conf.max_width);
     }
     if (!s->yres) {
         s->yres = MIN(PVDC_DEFAULT_YRES, s->conf.max_height);
     }
+    /* pvdc series: end outputs */
     s->conf.bandwidth_total = s->bandwidth_kib ? s->bandwidth_kib :
                               pvdc_default_bandwidth_total(s);
     s->conf.vram_size = s->vram_size ? s->vram_size : PVDC_DEFAULT_VRAM_SIZE;
@@ -259,10 +265,12 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
         s->connectors[h].dev = s;
         s->connectors[h].index = h;
     }
+    /* pvdc series: outputs */
     if (!pvdc_output_realize(s, errp)) {
         msi_uninit(pci);
         return;
     }
+    /* pvdc series: end outputs */
 
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pvdc_timer_cb, s);
     pvdc_console_init(s);
@@ -327,13 +335,15 @@ static void pvdc_reset_enter(Object *obj, ResetType type)
         head->result = PVDC_RESULT_NONE;
         head->done_frame = 0;
         head->status = 0;
-        head->crc_ctrl = 0;
-        head->crc_value = head->crc_frame = 0;
         head->enable_ns = head->last_vblank_ns = 0;
         head->base_count = head->irq_vblank_count = 0;
         head->period_ns = 0;
         head->vblank_time_hi = 0;
+        /* pvdc series: capture */
+        head->crc_ctrl = 0;
+        head->crc_value = head->crc_frame = 0;
         pvdc_crc_invalidate(head);
+        /* pvdc series: end capture */
     }
     for (p = 0; p < s->num_planes; p++) {
         PVDCPlaneRegs regs = {
@@ -346,7 +356,9 @@ static void pvdc_reset_enter(Object *obj, ResetType type)
     s->int_status = 0;
     s->int_enable = 0;
     pvdc_memory_reset(s);
+    /* pvdc series: boot */
     pvdc_boot_reset(s);
+    /* pvdc series: end boot */
 }
 
 static void pvdc_reset_hold(Object *obj, ResetType type)
@@ -355,7 +367,9 @@ static void pvdc_reset_hold(Object *obj, ResetType type)
 
     timer_del(s->timer);
     pci_set_irq(PCI_DEVICE(s), 0);
+    /* pvdc series: capture */
     pvdc_crc_budget_reset(s, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    /* pvdc series: end capture */
 }
 
 static bool pvdc_config_same(const char *prop, uint64_t src, uint64_t dst,
@@ -406,8 +420,10 @@ static int pvdc_pre_load(void *opaque)
     }
     /* So do its bindings: none if it has no pvdc/memory subsection. */
     pvdc_memory_reset(s);
+    /* pvdc series: boot */
     /* And the boot display: over if it has no pvdc/boot subsection. */
     s->boot_display = false;
+    /* pvdc series: end boot */
     return 0;
 }
 
@@ -452,13 +468,18 @@ static bool pvdc_loaded_registers_valid(PVDCState *s, Error **errp)
     for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
-        if ((head->crc_ctrl & ~PVDC_CRC_CTRL_ENABLE) ||
-            (head->status & ~PVDC_HEAD_STATUS_DOORBELL_OVERRUN)) {
-            error_setg(errp, "pvdc: head %u: reserved bits in CRC_CTRL "
-                       "0x%x or STATUS 0x%x", h, head->crc_ctrl,
-                       head->status);
+        if (head->status & ~PVDC_HEAD_STATUS_DOORBELL_OVERRUN) {
+            error_setg(errp, "pvdc: head %u: reserved bits in STATUS 0x%x",
+                       h, head->status);
             return false;
         }
+        /* pvdc series: capture */
+        if (head->crc_ctrl & ~PVDC_CRC_CTRL_ENABLE) {
+            error_setg(errp, "pvdc: head %u: reserved bits in CRC_CTRL 0x%x",
+                       h, head->crc_ctrl);
+            return false;
+        }
+        /* pvdc series: end capture */
         if (!pvdc_timeline_valid(head)) {
             error_setg(errp, "pvdc: head %u: vblank timeline out of range",
                        h);
@@ -510,10 +531,14 @@ static int pvdc_post_load(void *opaque, int version_id)
 
         head->period_ns = pvdc_head_on(head) ?
                           pvdc_mode_period_ns(&head->active) : 0;
+        /* pvdc series: capture */
         pvdc_crc_invalidate(head);
+        /* pvdc series: end capture */
     }
     s->timer_last_ns = 0;
+    /* pvdc series: capture */
     pvdc_crc_budget_reset(s, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    /* pvdc series: end capture */
     pvdc_timer_update(s);
     return 0;
 }
@@ -662,7 +687,9 @@ static const VMStateDescription vmstate_pvdc_head = {
         VMSTATE_UINT32(result, PVDCHead),
         VMSTATE_UINT32(done_frame, PVDCHead),
         VMSTATE_UINT32(status, PVDCHead),
+        /* pvdc series: capture */
         VMSTATE_UINT32(crc_ctrl, PVDCHead),
+        /* pvdc series: end capture */
         VMSTATE_INT64(enable_ns, PVDCHead),
         VMSTATE_INT64(last_vblank_ns, PVDCHead),
         VMSTATE_UINT64(base_count, PVDCHead),
@@ -692,10 +719,14 @@ static const VMStateDescription vmstate_pvdc = {
         VMSTATE_END_OF_LIST()
     },
     .subsections = (const VMStateDescription * const []) {
+        /* pvdc series: outputs */
         &vmstate_pvdc_output,
+        /* pvdc series: end outputs */
         &vmstate_pvdc_colors,
         &vmstate_pvdc_memory,
+        /* pvdc series: boot */
         &vmstate_pvdc_boot,
+        /* pvdc series: end boot */
         NULL
     },
 };
@@ -714,12 +745,16 @@ static const Property pvdc_properties[] = {
     DEFINE_PROP_UINT32("x-link-up-delay-ms", PVDCState, link_up_delay_ms, 0),
     /* 0: all of the device address space above VRAM */
     DEFINE_PROP_SIZE("x-bind-space", PVDCState, bind_space, 0),
+    /* pvdc series: outputs */
     /* 0: PVDC_DEFAULT_XRES x PVDC_DEFAULT_YRES, within the maximum */
     DEFINE_PROP_UINT32("xres", PVDCState, xres, 0),
     DEFINE_PROP_UINT32("yres", PVDCState, yres, 0),
+    /* pvdc series: end outputs */
     DEFINE_PROP_BOOL("host-cursor", PVDCState, host_cursor, false),
+    /* pvdc series: boot */
     /* auto: the first pvdc of a machine with fw_cfg DMA has it */
     DEFINE_PROP_ON_OFF_AUTO("ramfb", PVDCState, ramfb, ON_OFF_AUTO_AUTO),
+    /* pvdc series: end boot */
 };
 
 static bool pvdc_get_stall(Object *obj, Error **errp)
@@ -804,7 +839,9 @@ static void pvdc_instance_init(Object *obj)
                                     "point, group members included "
                                     "(statistic)");
     pvdc_console_instance_init(s);
+    /* pvdc series: outputs */
     pvdc_output_instance_init(s);
+    /* pvdc series: end outputs */
 }
 
 static void pvdc_class_init(ObjectClass *klass, void *data)
@@ -850,15 +887,19 @@ static void pvdc_class_init(ObjectClass *klass, void *data)
     object_class_property_set_description(klass, "x-bind-space",
         "device address space above VRAM that bindings may use, bytes, a "
         "multiple of " stringify(PVDC_BIND_PAGE_SIZE) " (0: all of it)");
+    /* pvdc series: outputs */
     object_class_property_set_description(klass, "xres",
         "preferred width of every head's connector (0: 1024)");
     object_class_property_set_description(klass, "yres",
         "preferred height of every head's connector (0: 768)");
+    /* pvdc series: end outputs */
     object_class_property_set_description(klass, "host-cursor",
         "let the UI draw the cursor planes instead of composing them");
+    /* pvdc series: boot */
     object_class_property_set_description(klass, "ramfb",
         "boot display on head 0 until a head is enabled: a ramfb the "
         "firmware draws into (auto: if the machine can add one)");
+    /* pvdc series: end boot */
     set_bit(DEVICE_CATEGORY_DISPLAY, dc->categories);
 }
 

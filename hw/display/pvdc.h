@@ -12,7 +12,9 @@
 #define HW_DISPLAY_PVDC_H
 
 #include "hw/pci/pci_device.h"
+/* pvdc series: boot */
 #include "hw/display/ramfb.h"
+/* pvdc series: end boot */
 #include "qapi/qapi-types-common.h"
 #include "qemu/timer.h"
 #include "ui/console.h"
@@ -76,11 +78,13 @@ typedef struct PVDCPlane {
 typedef struct PVDCHead {
     PVDCState *dev;
     unsigned int index;
+    /* pvdc series: capture */
     /*
      * The frames composed for CRC capture and writeback, private to
      * pvdc-capture.c; not migrated.  Lives from realize to finalize.
      */
     struct PVDCCapture *capture;
+    /* pvdc series: end capture */
     /* pictures of the head composed, for consoles, CRCs and writeback */
     uint64_t compositions;
 
@@ -111,9 +115,12 @@ typedef struct PVDCHead {
     uint32_t result;
     uint32_t done_frame;        /* PVDC_HEAD_DONE_FRAME: low half of a count */
     uint32_t status;
+    /* pvdc series: capture */
     uint32_t crc_ctrl;
     uint32_t crc_value;         /* of the frame that started at crc_frame */
     uint32_t crc_frame;         /* PVDC_HEAD_CRC_FRAME: low half of a count */
+    /* pvdc series: end capture */
+    /* pvdc series: outputs */
 
     /*
      * Connector @index (pvdc-output.c), whatever head drives it, set by
@@ -125,6 +132,7 @@ typedef struct PVDCHead {
     uint32_t pos_x;
     uint32_t pos_y;
     bool pos_set;               /* else placed right of the heads before */
+    /* pvdc series: end outputs */
 
     /*
      * Vblank timeline: while the head is active-enabled, vblank n >= 1 is
@@ -232,10 +240,14 @@ struct PVDCState {
     uint32_t bandwidth_kib;     /* 0: conf.bandwidth_total derived */
     uint32_t link_up_delay_ms;
     uint64_t bind_space;        /* 0: conf.bind_space derived */
+    /* pvdc series: outputs */
     uint32_t xres;
     uint32_t yres;
+    /* pvdc series: end outputs */
     bool host_cursor;
+    /* pvdc series: boot */
     OnOffAuto ramfb;
+    /* pvdc series: end boot */
     /* x-stall, a test knob settable at run time; not migrated */
     bool stalled;
     /* x-push-stall, a test knob settable at run time; not migrated */
@@ -254,6 +266,7 @@ struct PVDCState {
 
     uint32_t int_status;
     uint32_t int_enable;
+    /* pvdc series: capture */
 
     /*
      * Composition budget of CRC capture and writeback, in pixels, refilled
@@ -262,6 +275,7 @@ struct PVDCState {
      */
     int64_t crc_budget;
     int64_t crc_budget_ns;
+    /* pvdc series: end capture */
 
     /* statistics, read-only QOM properties */
     uint64_t timer_callbacks;
@@ -295,6 +309,7 @@ struct PVDCState {
     /* RAM leaving the guest's memory map; a transaction removed some */
     MemoryListener ram_listener;
     bool ram_removed;
+    /* pvdc series: boot */
 
     /*
      * The boot display (pvdc-boot.c): the ramfb companion, NULL without
@@ -303,12 +318,15 @@ struct PVDCState {
      */
     RAMFBState *boot_ramfb;
     bool boot_display;
+    /* pvdc series: end boot */
 
     PVDCHead heads[PVDC_MAX_HEADS];
     /* As many as heads (PVDC_REG_NUM_CONNECTORS). */
     PVDCConnector connectors[PVDC_MAX_HEADS];
     PVDCPlane planes[PVDC_MAX_PLANES];
+    /* pvdc series: outputs */
     uint8_t edid[PVDC_MAX_HEADS][PVDC_EDID_SIZE];
+    /* pvdc series: end outputs */
 };
 
 #endif /* HW_DISPLAY_PVDC_H */

@@ -1,12 +1,16 @@
 #!/usr/bin/python3
-"""The graft into QEMU is incremental (TAP).
+"""The graft into QEMU is incremental, and the series adds up to it (TAP).
 
 scripts/graft-qemu.py must rewrite only the files whose content changed, so
 that QEMU's ninja recompiles just those; and the integration fragments must
-be inserted once, at their anchors, whatever the number of grafts.
+be inserted once, at their anchors, whatever the number of grafts.  Its
+series markers (a later step's lines in an earlier step's file) are in no
+graft and no patch, each block comes with its step's patch, a marker that
+is wrong stops it, and the series applied in turn gives the graft.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -49,6 +53,40 @@ def graft(tree, repo):
                          capture_output=True, text=True, check=True).stdout
     return sorted(l.split()[1] for l in out.splitlines()
                   if l.strip().startswith("grafted "))
+
+
+def series(tree, repo, out):
+    """(exit status, output, [patch files]) of graft-qemu.py --diff."""
+    p = subprocess.run([sys.executable, os.path.join(repo, "scripts",
+                                                     "graft-qemu.py"),
+                        "--diff", tree, "-o", out],
+                       capture_output=True, text=True)
+    patches = sorted(os.path.join(out, f) for f in os.listdir(out)
+                     if not f.startswith("0000-")) \
+        if os.path.isdir(out) else []
+    return p.returncode, p.stdout + p.stderr, patches
+
+
+def grafted_files(tree):
+    """{path: text} of TREE, without the graft's marker lines."""
+    marker = re.compile(r"^(# |/\* )pvdc graft (begin|end)\b.*\n", re.M)
+    files = {}
+    for root, _, names in os.walk(tree):
+        for name in names:
+            path = os.path.join(root, name)
+            with open(path) as f:
+                files[os.path.relpath(path, tree)] = marker.sub("", f.read())
+    return files
+
+
+def replace_once(repo, rel, old, new):
+    """Replace OLD by NEW in REPO's file REL; the file's text before."""
+    path = os.path.join(repo, rel)
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(text.replace(old, new, 1))
+    return text
 
 
 def fake_qemu_tree(tmp):
@@ -117,6 +155,81 @@ def main():
         case("a toctree entry is inserted once, unmarked, before its anchor",
              text.count("   pvdc\n") == 1 and "graft" not in text and
              text.index("   pvdc\n") < text.index("   pvpanic"), text)
+
+        grafted = grafted_files(tree)
+        left = [rel for rel, text in grafted.items()
+                if "pvdc series:" in text]
+        case("no series marker is left in the graft", not left, left)
+
+        # The repository unchanged again: without "/* touched */".
+        with open(path) as f:
+            touched_text = f.read()
+        with open(path, "w") as f:
+            f.write(touched_text.replace("/* touched */\n", ""))
+        # The series against a pristine tree, applied in turn to a copy.
+        pristine = fake_qemu_tree(os.path.join(tmp, "pristine"))
+        rc, out, patches = series(pristine, repo, os.path.join(tmp, "p"))
+        text = "".join(open(p).read() for p in patches)
+        applied = os.path.join(tmp, "applied")
+        shutil.copytree(pristine, applied)
+        for p in patches:
+            a = subprocess.run(["git", "apply", "--unsafe-paths", p],
+                               cwd=applied, capture_output=True, text=True)
+            out += a.stdout + a.stderr
+            rc |= a.returncode
+        fresh = fake_qemu_tree(os.path.join(tmp, "fresh"))
+        graft(fresh, repo)
+        # Less what the graft adds for the project's own builds only.
+        build_only = os.path.join("configs", "devices")
+        differ = sorted((rel, text) for rel, text in
+                        set(grafted_files(fresh).items()) ^
+                        set(grafted_files(applied).items())
+                        if not rel.startswith(build_only))
+        case("the series applied in turn is the graft, without a marker",
+             rc == 0 and len(patches) >= 8 and not differ and
+             "pvdc series:" not in text,
+             out + " ".join(sorted({rel for rel, _ in differ})))
+
+        # A block of a later step: in its step's patch, in none before.
+        block = [p for p in patches if "boot-display-on-head-0" in p]
+        before = [p for p in patches if p < block[0]] if block else []
+        case("a series block comes with its step's patch, not before it",
+             block and "+    if (!pvdc_boot_realize(s, errp)) {" in
+             open(block[0]).read() and
+             not any("pvdc_boot_realize" in open(p).read()
+                     for p in before),
+             " ".join(os.path.basename(p) for p in patches))
+
+        for why, old, new in [
+                ("a marker of an unknown step",
+                 "    pvdc_boot_reset(s);\n",
+                 "    /* pvdc series: nosuchstep */\n"
+                 "    pvdc_boot_reset(s);\n"
+                 "    /* pvdc series: end nosuchstep */\n"),
+                ("a block that is not closed",
+                 "    pvdc_boot_reset(s);\n",
+                 "    /* pvdc series: outputs */\n"
+                 "    pvdc_boot_reset(s);\n"),
+                ("a block of a step not after the file's own",
+                 "    pvdc_boot_reset(s);\n",
+                 "    /* pvdc series: compose */\n"
+                 "    pvdc_boot_reset(s);\n"
+                 "    /* pvdc series: end compose */\n"),
+                ("a marker misspelt",
+                 "    pvdc_boot_reset(s);\n",
+                 "    /* pvdc series: boot */ /* x */\n"
+                 "    pvdc_boot_reset(s);\n")]:
+            saved = replace_once(repo, "hw/display/pvdc.c", old, new)
+            g = subprocess.run([sys.executable,
+                                os.path.join(repo, "scripts", "graft-qemu.py"),
+                                fresh], capture_output=True, text=True)
+            shutil.rmtree(os.path.join(tmp, "bad"), ignore_errors=True)
+            src, diff_out, _ = series(pristine, repo, os.path.join(tmp, "bad"))
+            with open(path, "w") as f:
+                f.write(saved)
+            case(f"{why} stops the graft and the series",
+                 g.returncode and src and "pvdc.c" in g.stderr and
+                 "pvdc.c" in diff_out, g.stderr + diff_out)
     return tap.done()
 
 
