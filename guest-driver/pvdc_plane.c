@@ -771,14 +771,18 @@ static const struct drm_plane_funcs pvdc_plane_funcs = {
 	.atomic_destroy_state = pvdc_plane_destroy_state,
 };
 
+/* What every plane does; the primary planes add drm_panic's hooks. */
+#define PVDC_PLANE_HELPER_FUNCS \
+	.prepare_fb = pvdc_plane_prepare_fb, \
+	.cleanup_fb = pvdc_plane_cleanup_fb, \
+	.atomic_check = pvdc_plane_atomic_check, \
+	.atomic_update = pvdc_plane_atomic_update, \
+	.atomic_disable = pvdc_plane_atomic_update, \
+	.atomic_async_check = pvdc_plane_atomic_async_check, \
+	.atomic_async_update = pvdc_plane_atomic_async_update
+
 static const struct drm_plane_helper_funcs pvdc_plane_helper_funcs = {
-	.prepare_fb = pvdc_plane_prepare_fb,
-	.cleanup_fb = pvdc_plane_cleanup_fb,
-	.atomic_check = pvdc_plane_atomic_check,
-	.atomic_update = pvdc_plane_atomic_update,
-	.atomic_disable = pvdc_plane_atomic_update,
-	.atomic_async_check = pvdc_plane_atomic_async_check,
-	.atomic_async_update = pvdc_plane_atomic_async_update,
+	PVDC_PLANE_HELPER_FUNCS,
 };
 
 /*
@@ -786,13 +790,7 @@ static const struct drm_plane_helper_funcs pvdc_plane_helper_funcs = {
  * under whatever overlay or cursor the head shows above it.
  */
 static const struct drm_plane_helper_funcs pvdc_primary_helper_funcs = {
-	.prepare_fb = pvdc_plane_prepare_fb,
-	.cleanup_fb = pvdc_plane_cleanup_fb,
-	.atomic_check = pvdc_plane_atomic_check,
-	.atomic_update = pvdc_plane_atomic_update,
-	.atomic_disable = pvdc_plane_atomic_update,
-	.atomic_async_check = pvdc_plane_atomic_async_check,
-	.atomic_async_update = pvdc_plane_atomic_async_update,
+	PVDC_PLANE_HELPER_FUNCS,
 	.get_scanout_buffer = pvdc_plane_get_scanout_buffer,
 	.panic_flush = pvdc_plane_panic_flush,
 };

@@ -195,26 +195,42 @@ static void native(struct prime_buffer *b)
 }
 
 /*
+ * pvdc's dumb buffer exported (@b->dmabuf): its own mapping is given up,
+ * the importer's or the dma-buf's takes its place.
+ */
+static void export_native(struct prime_buffer *b)
+{
+	native(b);
+	munmap(b->map, b->size);
+	if (drmPrimeHandleToFD(d.fd, b->handle, DRM_CLOEXEC | DRM_RDWR,
+			       &b->dmabuf))
+		fail("export from pvdc");
+}
+
+/* @b mapped through its dma-buf, for the CPU to write. */
+static void map_dmabuf(struct prime_buffer *b)
+{
+	void *p;
+
+	p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, b->dmabuf,
+		 0);
+	if (p == MAP_FAILED)
+		fail("mmap of the dma-buf");
+	b->map = p;
+}
+
+/*
  * pvdc's dumb buffer exported, imported by vgem, and mapped through the
  * dma-buf (@b->dmabuf, for the DMA_BUF_IOCTL_SYNC around the writes).
  */
 static void to_vgem(int vgem, struct prime_buffer *b)
 {
 	uint32_t handle;
-	void *p;
 
-	native(b);
-	munmap(b->map, b->size);
-	if (drmPrimeHandleToFD(d.fd, b->handle, DRM_CLOEXEC | DRM_RDWR,
-			       &b->dmabuf))
-		fail("export from pvdc");
+	export_native(b);
 	if (drmPrimeFDToHandle(vgem, b->dmabuf, &handle))
 		fail("import into vgem");
-	p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, b->dmabuf,
-		 0);
-	if (p == MAP_FAILED)
-		fail("mmap of the dma-buf");
-	b->map = p;
+	map_dmabuf(b);
 }
 
 /*
@@ -226,24 +242,15 @@ static void to_vgem(int vgem, struct prime_buffer *b)
 static void to_virtio(int virtio, struct prime_buffer *b)
 {
 	uint32_t handle;
-	void *p;
 
-	native(b);
-	munmap(b->map, b->size);
-	if (drmPrimeHandleToFD(d.fd, b->handle, DRM_CLOEXEC | DRM_RDWR,
-			       &b->dmabuf))
-		fail("export from pvdc");
+	export_native(b);
 	if (!drmPrimeFDToHandle(virtio, b->dmabuf, &handle))
 		printf("# virtio-gpu imported the buffer\n");
 	else if (errno == ENODEV)
 		printf("# virtio-gpu refused the buffer: ENODEV\n");
 	else
 		fail("import into virtio-gpu");
-	p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, b->dmabuf,
-		 0);
-	if (p == MAP_FAILED)
-		fail("mmap of the dma-buf");
-	b->map = p;
+	map_dmabuf(b);
 }
 
 /* CPU access to @b begins (DMA_BUF_SYNC_START) or ends, if a dma-buf. */
