@@ -91,13 +91,8 @@ def default_budget(tap):
 def address_space(tap):
     """pvdc-space on a guest of its own, booted on SPACE_DEVICE."""
     vm = GuestVM(devices=["-device", SPACE_DEVICE])
-    try:
-        vm.start()
-    except GuestError as e:
-        vm.stop()
-        tap.fail("a guest boots on a pvdc with little address space", e)
-        return
-    try:
+
+    def space():
         out = program_cases(tap, vm, "pvdc-space", "pvdc-space", 300)
 
         def buffer_size():
@@ -108,22 +103,16 @@ def address_space(tap):
                  buffer_size)
         tap.case(f"{KERNEL_LOG_CASE} (little address space)",
                  vm.check_kernel_log)
-    except GuestError as e:
-        tap.fail("the guest with little address space stays responsive", e)
-    finally:
-        vm.stop()
+    guest_cases(tap, vm, space,
+                "a guest boots on a pvdc with little address space",
+                "the guest with little address space stays responsive")
 
 
 def edid_8k(tap):
     """The modes Linux lists for an 8K preferred mode, on EDID_8K_DEVICE."""
     vm = GuestVM(devices=["-device", EDID_8K_DEVICE], append=EDID_8K_APPEND)
-    try:
-        vm.start()
-    except GuestError as e:
-        vm.stop()
-        tap.fail("a guest boots on a pvdc whose preferred mode is 8K", e)
-        return
-    try:
+
+    def listed():
         modes = vm.check("cat /sys/class/drm/card0-Virtual-1/modes")
 
         def lists_8k():
@@ -132,10 +121,9 @@ def edid_8k(tap):
         tap.case(f"the connector lists {MODE_8K} from the EDID's DisplayID "
                  "block", lists_8k)
         tap.case(f"{KERNEL_LOG_CASE} (8K EDID)", vm.check_kernel_log)
-    except GuestError as e:
-        tap.fail("the guest with an 8K preferred mode stays responsive", e)
-    finally:
-        vm.stop()
+    guest_cases(tap, vm, listed,
+                "a guest boots on a pvdc whose preferred mode is 8K",
+                "the guest with an 8K preferred mode stays responsive")
 
 
 def main():
