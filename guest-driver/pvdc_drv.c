@@ -127,9 +127,6 @@ static int pvdc_atomic_check(struct drm_device *dev,
 	ret = pvdc_global_check(state);
 	if (ret)
 		return ret;
-	ret = pvdc_gem_check_space(state);
-	if (ret)
-		return ret;
 	if (state->legacy_cursor_update)
 		state->async_update = !drm_atomic_helper_async_check(dev, state);
 
@@ -488,9 +485,6 @@ static int pvdc_kms_init(struct pvdc_device *pvdc)
 	if (ret)
 		return ret;
 	ret = pvdc_global_init(pvdc);
-	if (ret)
-		return ret;
-	ret = pvdc_gem_space_init(pvdc);
 	if (ret)
 		return ret;
 

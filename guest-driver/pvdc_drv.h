@@ -291,8 +291,6 @@ struct pvdc_device {
 
 	struct drm_property *hotplug_mode_update_property;
 	struct drm_private_obj global;
-	/* Serialises the checks of commits that pin buffers (pvdc_gem.c). */
-	struct drm_private_obj space;
 
 	/*
 	 * Interrupt state, doorbells and their completions.  Never held
@@ -314,7 +312,7 @@ struct pvdc_device {
 	 * (pvdc_gem.c): BIND_* registers, bind_mm, bindings and every
 	 * object's binding and use count are under bind_lock.
 	 */
-	u64 bind_start, bind_end;
+	u64 bind_start;
 	struct mutex bind_lock;	/* see above */
 	struct drm_mm bind_mm;
 	struct list_head bindings;	/* least recently used first */
@@ -379,8 +377,6 @@ void pvdc_write_regs(struct pvdc_device *pvdc, u32 base, const u32 *regs,
 
 /* pvdc_gem.c */
 int pvdc_gem_init(struct pvdc_device *pvdc);
-int pvdc_gem_space_init(struct pvdc_device *pvdc);
-int pvdc_gem_check_space(struct drm_atomic_state *state);
 struct drm_gem_object *pvdc_gem_create_object(struct drm_device *dev,
 					      size_t size);
 int pvdc_gem_dumb_create(struct drm_file *file, struct drm_device *dev,

@@ -4,8 +4,8 @@
  *
  * Buffers are GEM shmem objects, native or imported through PRIME, and the
  * device scans them out of guest pages bound into its address space: above
- * VRAM, the BIND_SPACE bytes of device address space below 2^32 are handed
- * out by a drm_mm, and a buffer is bound there once, the first time a plane or
+ * VRAM, the device address space [round_up(VRAM_SIZE), 2^32) is handed out
+ * by a drm_mm, and a buffer is bound there once, the first time a plane or
  * a writeback job pins it, with a table of its DMA-contiguous runs.  The
  * binding outlives the pin: flipping between buffers binds nothing, and a
  * flip stays the register writes it is with VRAM.  A binding is dropped
@@ -13,11 +13,6 @@
  * framebuffers hold the objects until the device latched the state that
  * replaced them), or evicted, least recently used first, when the device or
  * the address space has no room for a new one and no state uses it.
- *
- * What a commit pins must fit beside what the states the device shows or
- * has armed pin: atomic_check counts it (pvdc_gem_check_space()), so that
- * a commit prepare_fb could not bind is refused by its check, TEST_ONLY
- * included, and not after the check passed.
  *
  * Guest RAM has no dirty log: what is written into a shown buffer in place
  * reaches the device as DAMAGE_ADDR/DAMAGE_LEN byte ranges, the rows of
@@ -34,7 +29,6 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 
-#include <drm/drm_atomic.h>
 #include <drm/drm_damage_helper.h>
 #include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
@@ -61,13 +55,6 @@ struct pvdc_gem_object {
 	struct list_head lru;
 	/* Pins of states that show it (prepare_fb to release). */
 	unsigned int use;
-	/* Counted once by the check running under bind_lock. */
-	bool counted;
-};
-
-/* The space object's state: nothing but its lock (pvdc_gem_check_space()). */
-struct pvdc_space_state {
-	struct drm_private_state base;
 };
 
 /*
@@ -640,7 +627,7 @@ enum drm_mode_status pvdc_gem_mode_valid(struct drm_device *dev,
 
 	fb = PAGE_ALIGN(roundup((u64)mode->hdisplay * 4, pvdc->pitch_align) *
 			mode->vdisplay);
-	if (2 * fb > pvdc->bind_end - pvdc->bind_start)
+	if (2 * fb > PVDC_ADDRESS_SPACE_END - pvdc->bind_start)
 		return MODE_MEM;
 
 	return MODE_OK;
@@ -682,19 +669,14 @@ static void pvdc_gem_fini(struct drm_device *drm, void *arg)
 int pvdc_gem_init(struct pvdc_device *pvdc)
 {
 	struct drm_device *drm = &pvdc->drm;
-	u64 space;
 	int ret;
 
 	ret = dma_set_mask_and_coherent(drm->dev, DMA_BIT_MASK(64));
 	if (ret)
 		return ret;
 
-	space = pvdc_read(pvdc, PVDC_REG_BIND_SPACE);
 	pvdc->bind_start = round_up((u64)pvdc->vram_size, PVDC_BIND_PAGE_SIZE);
-	pvdc->bind_end = min_t(u64, round_down(pvdc->vram_size + space,
-					       PVDC_BIND_PAGE_SIZE),
-			       PVDC_ADDRESS_SPACE_END);
-	if (pvdc->bind_start >= pvdc->bind_end) {
+	if (pvdc->bind_start >= PVDC_ADDRESS_SPACE_END) {
 		drm_err(drm, "no device address space above %llu MiB of VRAM\n",
 			(u64)pvdc->vram_size >> 20);
 		return -ENODEV;
@@ -704,164 +686,8 @@ int pvdc_gem_init(struct pvdc_device *pvdc)
 	INIT_LIST_HEAD(&pvdc->bindings);
 	INIT_LIST_HEAD(&pvdc->stale_bindings);
 	drm_mm_init(&pvdc->bind_mm, pvdc->bind_start,
-		    pvdc->bind_end - pvdc->bind_start);
+		    PVDC_ADDRESS_SPACE_END - pvdc->bind_start);
 	drm_debugfs_add_file(drm, "pvdc_bindings", pvdc_bindings_show, NULL);
 
 	return drmm_add_action_or_reset(drm, pvdc_gem_fini, pvdc);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Address space of a commit                                                */
-/* ------------------------------------------------------------------------ */
-
-static struct drm_private_state *
-pvdc_space_duplicate_state(struct drm_private_obj *obj)
-{
-	struct pvdc_space_state *state;
-
-	state = kzalloc(sizeof(*state), GFP_KERNEL);
-	if (!state)
-		return NULL;
-	__drm_atomic_helper_private_obj_duplicate_state(obj, &state->base);
-
-	return &state->base;
-}
-
-static void pvdc_space_destroy_state(struct drm_private_obj *obj,
-				     struct drm_private_state *state)
-{
-	kfree(container_of(state, struct pvdc_space_state, base));
-}
-
-static const struct drm_private_state_funcs pvdc_space_funcs = {
-	.atomic_duplicate_state = pvdc_space_duplicate_state,
-	.atomic_destroy_state = pvdc_space_destroy_state,
-};
-
-static void pvdc_space_fini(struct drm_device *drm, void *arg)
-{
-	drm_atomic_private_obj_fini(&to_pvdc(drm)->space);
-}
-
-int pvdc_gem_space_init(struct pvdc_device *pvdc)
-{
-	struct pvdc_space_state *state;
-
-	state = kzalloc(sizeof(*state), GFP_KERNEL);
-	if (!state)
-		return -ENOMEM;
-	drm_atomic_private_obj_init(&pvdc->drm, &pvdc->space, &state->base,
-				    &pvdc_space_funcs);
-
-	return drmm_add_action_or_reset(&pvdc->drm, pvdc_space_fini, NULL);
-}
-
-/* What pvdc_space_walk() does with each object a commit pins. */
-enum pvdc_space_op {
-	PVDC_SPACE_FIND,	/* nothing: are there any? */
-	PVDC_SPACE_COUNT,	/* add up those no state pins yet, once each */
-	PVDC_SPACE_FORGET,	/* undo the marks COUNT left */
-};
-
-static void pvdc_space_fb(struct drm_framebuffer *fb, enum pvdc_space_op op,
-			  u64 *space, unsigned int *bindings)
-{
-	unsigned int i;
-
-	for (i = 0; i < fb->format->num_planes; i++) {
-		struct pvdc_gem_object *bo = to_pvdc_gem(fb->obj[i]);
-
-		if (op == PVDC_SPACE_FORGET) {
-			bo->counted = false;
-		} else if (!bo->use && !bo->counted) {
-			bo->counted = true;
-			*space += round_up(bo->base.base.size,
-					   PVDC_BIND_PAGE_SIZE);
-			(*bindings)++;
-		}
-	}
-}
-
-/*
- * Every framebuffer the commit pins that no state of its planes pinned
- * before: the new framebuffers of its planes (prepare_fb), and its
- * writeback targets.  How many there are.
- */
-static unsigned int pvdc_space_walk(struct drm_atomic_state *state,
-				    enum pvdc_space_op op, u64 *space,
-				    unsigned int *bindings)
-{
-	struct drm_plane_state *old_state, *new_state;
-	struct drm_connector_state *conn_state;
-	struct drm_connector *conn;
-	struct drm_plane *plane;
-	unsigned int fbs = 0;
-	int i;
-
-	for_each_oldnew_plane_in_state(state, plane, old_state, new_state, i) {
-		if (!new_state->fb || new_state->fb == old_state->fb)
-			continue;
-		if (op != PVDC_SPACE_FIND)
-			pvdc_space_fb(new_state->fb, op, space, bindings);
-		fbs++;
-	}
-	for_each_new_connector_in_state(state, conn, conn_state, i) {
-		if (!conn_state->writeback_job || !conn_state->writeback_job->fb)
-			continue;
-		if (op != PVDC_SPACE_FIND)
-			pvdc_space_fb(conn_state->writeback_job->fb, op, space,
-				      bindings);
-		fbs++;
-	}
-
-	return fbs;
-}
-
-/*
- * The device address space this commit needs: every object its planes
- * and writeback jobs pin that no state pins yet, beside what the states
- * the device shows or has armed pin.  Those bindings cannot be evicted
- * until the device latched their replacement (their release unpins
- * them); any other binding can.  A commit that pins a framebuffer holds
- * the space object until its prepare_fb pinned it, so no other commit
- * pins or evicts in between: what the check found is what prepare_fb
- * finds, or more room.  A commit that shows no new framebuffer pins
- * nothing new and locks nothing.
- */
-int pvdc_gem_check_space(struct drm_atomic_state *state)
-{
-	struct pvdc_device *pvdc = to_pvdc(state->dev);
-	u64 window = pvdc->bind_end - pvdc->bind_start;
-	unsigned int held_bindings = 0, new_bindings = 0;
-	struct drm_private_state *priv;
-	struct pvdc_gem_object *bo;
-	u64 held = 0, need = 0;
-
-	if (!pvdc_space_walk(state, PVDC_SPACE_FIND, NULL, NULL))
-		return 0;
-	priv = drm_atomic_get_private_obj_state(state, &pvdc->space);
-	if (IS_ERR(priv))
-		return PTR_ERR(priv);
-
-	mutex_lock(&pvdc->bind_lock);
-	list_for_each_entry(bo, &pvdc->bindings, lru) {
-		if (!bo->use)
-			continue;
-		held += bo->node.size;
-		held_bindings++;
-	}
-	pvdc_space_walk(state, PVDC_SPACE_COUNT, &need, &new_bindings);
-	pvdc_space_walk(state, PVDC_SPACE_FORGET, NULL, NULL);
-	mutex_unlock(&pvdc->bind_lock);
-
-	if (held + need > window ||
-	    held_bindings + new_bindings > PVDC_MAX_BINDINGS) {
-		drm_dbg_atomic(state->dev,
-			       "%llu KiB in %u bindings pinned, %llu KiB in %u more needed, %llu KiB of address space\n",
-			       held >> 10, held_bindings, need >> 10,
-			       new_bindings, window >> 10);
-		return -ENOSPC;
-	}
-
-	return 0;
 }
