@@ -20,7 +20,6 @@
 
 #include <linux/bitfield.h>
 #include <linux/io.h>
-#include <linux/iosys-map.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/seqlock.h>
@@ -185,11 +184,6 @@ struct pvdc_plane_state {
 	u32 bandwidth;			/* KiB read per frame */
 	/* For a cursor update that replaces the framebuffer in place. */
 	struct pvdc_release *release;
-	/*
-	 * A primary plane's framebuffer mapped for drm_panic, from prepare_fb
-	 * to cleanup_fb: a panic can neither map it nor wait.
-	 */
-	struct iosys_map panic_map;
 };
 
 struct pvdc_crtc_state {

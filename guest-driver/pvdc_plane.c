@@ -21,8 +21,6 @@
 #include <drm/drm_fourcc.h>
 #include <drm/drm_framebuffer.h>
 #include <drm/drm_gem_atomic_helper.h>
-#include <drm/drm_gem_framebuffer_helper.h>
-#include <drm/drm_panic.h>
 #include <drm/drm_print.h>
 
 #include "pvdc_drv.h"
@@ -156,7 +154,6 @@ pvdc_plane_duplicate_state(struct drm_plane *plane)
 		return NULL;
 	__drm_atomic_helper_plane_duplicate_state(plane, &state->base);
 	state->release = NULL;
-	iosys_map_clear(&state->panic_map);
 
 	return &state->base;
 }
@@ -539,84 +536,6 @@ static void pvdc_plane_atomic_update(struct drm_plane *plane,
 }
 
 /* ------------------------------------------------------------------------ */
-/* Panic screen                                                             */
-/* ------------------------------------------------------------------------ */
-
-/*
- * drm_panic draws into the framebuffer the primary plane shows, and can
- * map nothing then: map it for as long as a state may show it, from
- * prepare_fb to cleanup_fb, if the kernel has drm_panic at all.  Only the
- * single-plane formats drm_panic draws.  A buffer that cannot be mapped
- * is shown all the same, without a panic screen.
- */
-static void pvdc_plane_panic_map(struct drm_plane_state *state)
-{
-	struct pvdc_plane_state *ps = to_pvdc_plane_state(state);
-
-	if (!IS_ENABLED(CONFIG_DRM_PANIC) ||
-	    state->plane->type != DRM_PLANE_TYPE_PRIMARY ||
-	    state->fb->format->num_planes != 1)
-		return;
-	if (drm_gem_fb_vmap(state->fb, &ps->panic_map, NULL))
-		iosys_map_clear(&ps->panic_map);
-}
-
-static void pvdc_plane_panic_unmap(struct drm_plane_state *state)
-{
-	struct pvdc_plane_state *ps = to_pvdc_plane_state(state);
-
-	if (iosys_map_is_null(&ps->panic_map))
-		return;
-	drm_gem_fb_vunmap(state->fb, &ps->panic_map);
-	iosys_map_clear(&ps->panic_map);
-}
-
-/*
- * drm_panic's buffer: what the primary plane shows, mapped since
- * prepare_fb.  Called in the panic with the panic lock held, which keeps
- * plane->state and its framebuffer.
- */
-static int pvdc_plane_get_scanout_buffer(struct drm_plane *plane,
-					 struct drm_scanout_buffer *sb)
-{
-	struct pvdc_plane_state *ps;
-	struct drm_framebuffer *fb;
-
-	if (!plane->state)
-		return -ENODEV;
-	ps = to_pvdc_plane_state(plane->state);
-	fb = ps->base.fb;
-	if (!ps->enabled || iosys_map_is_null(&ps->panic_map))
-		return -ENODEV;
-
-	sb->format = fb->format;
-	sb->width = fb->width;
-	sb->height = fb->height;
-	sb->pitch[0] = fb->pitches[0];
-	sb->map[0] = ps->panic_map;
-	iosys_map_incr(&sb->map[0], fb->offsets[0]);
-
-	return 0;
-}
-
-/*
- * Guest RAM has no dirty log: the device shows what drm_panic drew only
- * once the damage registers report it, the whole framebuffer here.  Two
- * plain writes, no lock: pvdc->damage_lock may be held by a CPU stopped
- * between the two writes of its own pair, or by the one that panicked,
- * and this pair replaces theirs.  The device stays entered: the panic
- * handler is unregistered before the device's registers go away.
- */
-static void pvdc_plane_panic_flush(struct drm_plane *plane)
-{
-	struct pvdc_device *pvdc = to_pvdc(plane->dev);
-	struct drm_framebuffer *fb = plane->state->fb;
-
-	pvdc_write(pvdc, PVDC_REG_DAMAGE_ADDR, pvdc_gem_fb_address(fb, 0));
-	pvdc_write(pvdc, PVDC_REG_DAMAGE_LEN, fb->pitches[0] * fb->height);
-}
-
-/* ------------------------------------------------------------------------ */
 /* Cursor updates in place                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -644,12 +563,9 @@ static int pvdc_plane_prepare_fb(struct drm_plane *plane,
 	ret = drm_gem_plane_helper_prepare_fb(plane, new_state);
 	if (ret)
 		goto err;
-	/* Only a cursor is updated in place: no primary plane goes below. */
 	if (!new_state->state->async_update || !old_fb ||
-	    old_fb == new_state->fb) {
-		pvdc_plane_panic_map(new_state);
+	    old_fb == new_state->fb)
 		return 0;
-	}
 
 	rel = kzalloc(sizeof(*rel), GFP_KERNEL);
 	if (!rel) {
@@ -676,10 +592,8 @@ err:
 static void pvdc_plane_cleanup_fb(struct drm_plane *plane,
 				  struct drm_plane_state *old_state)
 {
-	if (!old_state->fb)
-		return;
-	pvdc_plane_panic_unmap(old_state);
-	pvdc_gem_fb_unpin(old_state->fb);
+	if (old_state->fb)
+		pvdc_gem_fb_unpin(old_state->fb);
 }
 
 static int pvdc_plane_atomic_async_check(struct drm_plane *plane,
@@ -771,28 +685,14 @@ static const struct drm_plane_funcs pvdc_plane_funcs = {
 	.atomic_destroy_state = pvdc_plane_destroy_state,
 };
 
-/* What every plane does; the primary planes add drm_panic's hooks. */
-#define PVDC_PLANE_HELPER_FUNCS \
-	.prepare_fb = pvdc_plane_prepare_fb, \
-	.cleanup_fb = pvdc_plane_cleanup_fb, \
-	.atomic_check = pvdc_plane_atomic_check, \
-	.atomic_update = pvdc_plane_atomic_update, \
-	.atomic_disable = pvdc_plane_atomic_update, \
-	.atomic_async_check = pvdc_plane_atomic_async_check, \
-	.atomic_async_update = pvdc_plane_atomic_async_update
-
 static const struct drm_plane_helper_funcs pvdc_plane_helper_funcs = {
-	PVDC_PLANE_HELPER_FUNCS,
-};
-
-/*
- * drm_panic draws on the primary planes only: one panic screen per head,
- * under whatever overlay or cursor the head shows above it.
- */
-static const struct drm_plane_helper_funcs pvdc_primary_helper_funcs = {
-	PVDC_PLANE_HELPER_FUNCS,
-	.get_scanout_buffer = pvdc_plane_get_scanout_buffer,
-	.panic_flush = pvdc_plane_panic_flush,
+	.prepare_fb = pvdc_plane_prepare_fb,
+	.cleanup_fb = pvdc_plane_cleanup_fb,
+	.atomic_check = pvdc_plane_atomic_check,
+	.atomic_update = pvdc_plane_atomic_update,
+	.atomic_disable = pvdc_plane_atomic_update,
+	.atomic_async_check = pvdc_plane_atomic_async_check,
+	.atomic_async_update = pvdc_plane_atomic_async_update,
 };
 
 /* COLOR_ENCODING and COLOR_RANGE, on a plane that takes a YCbCr format. */
@@ -934,9 +834,7 @@ struct pvdc_plane *pvdc_plane_init(struct pvdc_device *pvdc,
 	pplane->type = type;
 	pplane->home = home;
 	pplane->possible_heads = heads;
-	drm_plane_helper_add(&pplane->base, type == PVDC_PLANE_TYPE_PRIMARY ?
-			     &pvdc_primary_helper_funcs :
-			     &pvdc_plane_helper_funcs);
+	drm_plane_helper_add(&pplane->base, &pvdc_plane_helper_funcs);
 
 	ret = pvdc_plane_create_properties(pvdc, pplane);
 	if (ret)
