@@ -569,7 +569,34 @@ def bench_timing(res, args):
             "flip ioctl to a buffer already bound", "")
 
 
-class VncFrameCounter:
+class DistinctPictures:
+    """The distinct pictures a UI client's thread has received (_saw()),
+    counted for the bench to read and wait for."""
+
+    def __init__(self):
+        import threading
+        self.cond = threading.Condition()
+        self.distinct = 0
+        self.last = None
+
+    def _saw(self, picture):
+        with self.cond:
+            if picture != self.last:
+                self.distinct += 1
+                self.last = picture
+                self.cond.notify_all()
+
+    def frames(self):
+        with self.cond:
+            return self.distinct
+
+    def wait_frames(self, want, timeout):
+        with self.cond:
+            self.cond.wait_for(lambda: self.distinct >= want, timeout)
+            return self.distinct
+
+
+class VncFrameCounter(DistinctPictures):
     """An RFB client (raw encoding) that asks for every update and counts
     the distinct pictures they make, in a thread of its own."""
 
@@ -583,8 +610,7 @@ class VncFrameCounter:
         self.sock.settimeout(30)
         self.sock.connect(path)
         self.sock.sendall(self._handshake())
-        self.cond = threading.Condition()
-        self.distinct = 0
+        super().__init__()
         self.stop = False
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
@@ -608,7 +634,6 @@ class VncFrameCounter:
     def _run(self):
         struct, sock = self.struct, self.sock
         fb = bytearray(self.width * self.height * 4)
-        last = None
         try:
             while not self.stop:
                 kind = self.recv(sock, 1)[0]
@@ -628,24 +653,11 @@ class VncFrameCounter:
                         fb[at:at + w * 4] = data[row * w * 4:
                                                  (row + 1) * w * 4]
                 picture = bytes(fb)
-                with self.cond:
-                    if picture != last:
-                        self.distinct += 1
-                        last = picture
-                        self.cond.notify_all()
+                self._saw(picture)
                 sock.sendall(struct.pack(">BBHHHH", 3, 1, 0, 0, self.width,
                                          self.height))
         except (OSError, AssertionError):
             pass
-
-    def frames(self):
-        with self.cond:
-            return self.distinct
-
-    def wait_frames(self, want, timeout):
-        with self.cond:
-            self.cond.wait_for(lambda: self.distinct >= want, timeout)
-            return self.distinct
 
     def close(self):
         self.stop = True
@@ -653,7 +665,7 @@ class VncFrameCounter:
         self.thread.join(timeout=10)
 
 
-class SpiceFrameCounter:
+class SpiceFrameCounter(DistinctPictures):
     """A SPICE client (spice-gtk's SpiceClientGLib, as remote-viewer uses
     it) of display channel 0 at the unix socket PATH that counts the
     distinct pictures of its primary surface, in a thread of its own that
@@ -666,8 +678,7 @@ class SpiceFrameCounter:
 
     def __init__(self, path, timeout=30):
         import threading
-        self.cond = threading.Condition()
-        self.distinct = 0
+        super().__init__()
         self.error = None
         self.stop = False
         self.ctx = None
@@ -720,28 +731,14 @@ class SpiceFrameCounter:
                 self.error = "cannot connect"
                 self.cond.notify_all()
             return
-        last = None
         while not self.stop:
             self.ctx.iteration(True)
             if not primary or drawn[0] < primary["area"]:
                 continue
             drawn[0] = 0
             picture = ctypes.string_at(primary["data"], primary["size"])
-            with self.cond:
-                if picture != last:
-                    self.distinct += 1
-                    last = picture
-                    self.cond.notify_all()
+            self._saw(picture)
         session.disconnect()
-
-    def frames(self):
-        with self.cond:
-            return self.distinct
-
-    def wait_frames(self, want, timeout):
-        with self.cond:
-            self.cond.wait_for(lambda: self.distinct >= want, timeout)
-            return self.distinct
 
     def close(self):
         self.stop = True
