@@ -299,8 +299,16 @@ def grub_menu_boots_stock_guest(firmware):
             first = {}
 
             def menu(pic):
-                first["pic"], first["band"] = pic, grub_highlight(pic)
-                return f"highlight {first['band']}"
+                band = grub_highlight(pic)
+                # GRUB draws the menu a character at a time through the
+                # VGA BIOS (slow under TCG, slower on a loaded host): the
+                # picture to come back to is one that stopped changing.
+                settled = first.get("pic") is not None and \
+                    first["pic"].data == pic.data
+                first["pic"], first["band"] = pic, band
+                if not settled:
+                    raise AssertionError(f"highlight {band}, still drawing")
+                return f"highlight {band}"
             wait_picture(vm, f"GRUB's menu on head 0 under {firmware}", menu,
                          FIRMWARE_TIMEOUT)
             top, height, colour, left, right = first["band"]
