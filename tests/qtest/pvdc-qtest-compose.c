@@ -11,6 +11,10 @@
 #include "pvdc-qtest-compose.h"
 #include "pvdc-color-ref.h"
 
+/* ------------------------------------------------------------------------ */
+/* Device access                                                            */
+/* ------------------------------------------------------------------------ */
+
 unsigned int pvdc_slot_index(unsigned int head, unsigned int slot)
 {
     return head * SLOTS + slot;
@@ -61,6 +65,10 @@ uint64_t pvdc_compositions(PVDCCompose *t, unsigned int head)
 
     return pvdc_statistic(t->p.qts, prop);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Commits                                                                  */
+/* ------------------------------------------------------------------------ */
 
 void pvdc_write_scene_plane(PVDCCompose *t, unsigned int head,
                             const PVDCPlane *p)
@@ -171,6 +179,10 @@ uint32_t pvdc_next_frame_crc(PVDCCompose *t, unsigned int head)
     g_assert_cmpuint(frame, ==, count + 1);
     return crc;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Framebuffer contents                                                     */
+/* ------------------------------------------------------------------------ */
 
 uint32_t pvdc_format_cpp(uint32_t format)
 {
@@ -302,6 +314,10 @@ PVDCPlane pvdc_scene_plane(PVDCCompose *t, unsigned int slot, uint32_t format,
                            &p.chroma_pitch);
     return p;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Reference composer                                                       */
+/* ------------------------------------------------------------------------ */
 
 /* pixman's x * a / 255, rounded */
 static uint32_t mul8(uint32_t x, uint32_t a)
@@ -605,6 +621,10 @@ void pvdc_check_scene(PVDCCompose *t, const PVDCScene *scene)
     }
 }
 
+/* ------------------------------------------------------------------------ */
+/* Scenes and what the consoles show                                        */
+/* ------------------------------------------------------------------------ */
+
 void pvdc_scene_add(PVDCScene *scene, PVDCPlane p)
 {
     scene->planes[scene->num_planes++] = p;
@@ -679,6 +699,10 @@ void pvdc_build_other_two_planes(PVDCCompose *t, PVDCScene *scene)
     pvdc_scene_add(scene, pvdc_scene_plane(t, OVERLAY(0), PVDC_FMT_RGB565, 3,
                                            24, 16, 10, 4, 1));
 }
+
+/* ------------------------------------------------------------------------ */
+/* Colour tables and writeback targets                                      */
+/* ------------------------------------------------------------------------ */
 
 void pvdc_lut_invert(uint16_t *lut)
 {
