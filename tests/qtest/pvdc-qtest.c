@@ -351,6 +351,32 @@ uint32_t *pvdc_screendump(QTestState *qts, unsigned int head, int *width,
     return pixels;
 }
 
+uint32_t *pvdc_screendump_mode(QTestState *qts, unsigned int head)
+{
+    int w, h;
+    uint32_t *pixels = pvdc_screendump(qts, head, &w, &h);
+
+    g_assert_cmpint(w, ==, MODE_W);
+    g_assert_cmpint(h, ==, MODE_H);
+    return pixels;
+}
+
+void pvdc_assert_pictures_equal(const uint32_t *got, const uint32_t *want,
+                                int tolerance)
+{
+    for (int i = 0; i < MODE_W * MODE_H; i++) {
+        for (int s = 0; s <= 16; s += 8) {
+            int d = (int)(got[i] >> s & 0xff) - (int)(want[i] >> s & 0xff);
+
+            if (abs(d) > tolerance) {
+                g_test_message("pixel (%d, %d): got 0x%06x, want 0x%06x",
+                               i % MODE_W, i / MODE_W, got[i], want[i]);
+                g_assert_cmpint(abs(d), <=, tolerance);
+            }
+        }
+    }
+}
+
 bool pvdc_migration_wait(QTestState *qts)
 {
     for (;;) {

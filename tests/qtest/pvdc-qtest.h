@@ -289,6 +289,17 @@ void pvdc_qom_set_bool(QTestState *qts, const char *prop, bool value);
 uint32_t *pvdc_screendump(QTestState *qts, unsigned int head, int *width,
                           int *height);
 
+/* Console @head as pvdc_screendump() shows it, of the test mode's size. */
+uint32_t *pvdc_screendump_mode(QTestState *qts, unsigned int head);
+
+/*
+ * Pictures of the test mode (0x00RRGGBB) @got and @want differ by at most
+ * @tolerance in each channel of each pixel; the first that does not is
+ * named.
+ */
+void pvdc_assert_pictures_equal(const uint32_t *got, const uint32_t *want,
+                                int tolerance);
+
 /*
  * Wait until the migration of @qts (either side) ends; returns whether it
  * completed.  Migration runs on the host's clock, not the qtest one: poll
