@@ -20,6 +20,7 @@
 
 #include <linux/bitfield.h>
 #include <linux/io.h>
+#include <linux/iosys-map.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/seqlock.h>
@@ -386,6 +387,9 @@ u32 pvdc_gem_fb_address(const struct drm_framebuffer *fb, unsigned int i);
 void pvdc_gem_unbind_all(struct pvdc_device *pvdc, bool device);
 void pvdc_gem_damage(struct drm_plane_state *old_state,
 		     struct drm_plane_state *new_state);
+void pvdc_gem_fb_panic_prepare(struct drm_framebuffer *fb);
+bool pvdc_gem_fb_panic_map(const struct drm_framebuffer *fb,
+			   struct iosys_map *map);
 
 /* pvdc_crtc.c */
 int pvdc_color_init(struct pvdc_device *pvdc);

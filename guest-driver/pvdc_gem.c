@@ -22,7 +22,9 @@
  * shows the bytes.
  */
 
+#include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
+#include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/scatterlist.h>
 #include <linux/seq_file.h>
@@ -41,6 +43,9 @@
 
 #include "pvdc_drv.h"
 
+/* drm_panic maps an imported buffer through its dma-buf. */
+MODULE_IMPORT_NS(DMA_BUF);
+
 /* The device address space ends at 2^32: the offset registers' width. */
 #define PVDC_ADDRESS_SPACE_END	SZ_4G
 
@@ -55,6 +60,14 @@ struct pvdc_gem_object {
 	struct list_head lru;
 	/* Pins of states that show it (prepare_fb to release). */
 	unsigned int use;
+	/*
+	 * Mapped for drm_panic, from the first time a primary plane shows it
+	 * until it is freed (pvdc_gem_fb_panic_prepare()); null if that
+	 * failed.  @panic_tried is set, under the reservation lock, once
+	 * @panic_map is final.
+	 */
+	struct iosys_map panic_map;
+	bool panic_tried;
 };
 
 /*
@@ -508,6 +521,94 @@ out:
 }
 
 /* ------------------------------------------------------------------------ */
+/* drm_panic                                                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The object's vmap, or an imported object's dma-buf vmap, which may be
+ * I/O memory: drm_panic draws into either, where the shmem helper's vmap
+ * would refuse the latter with a warning.  With the reservation lock held.
+ */
+static int pvdc_gem_panic_vmap(struct pvdc_gem_object *bo,
+			       struct iosys_map *map)
+{
+	struct drm_gem_object *obj = &bo->base.base;
+
+	if (obj->import_attach)
+		return dma_buf_vmap(obj->import_attach->dmabuf, map);
+
+	return drm_gem_shmem_vmap(&bo->base, map);
+}
+
+/*
+ * drm_panic draws into the buffer a primary plane shows, and can map
+ * nothing then: map @fb's object the first time a primary plane is to show
+ * it, and keep it mapped until the object is freed.  A page flip between
+ * buffers shown before then maps nothing, where mapping at each flip and
+ * unmapping at cleanup costs milliseconds on a debug kernel.  Only formats
+ * of one memory plane, the ones drm_panic draws.  An object that cannot be
+ * mapped (an exporter without vmap) is shown all the same, without a panic
+ * screen, and not tried again.
+ */
+void pvdc_gem_fb_panic_prepare(struct drm_framebuffer *fb)
+{
+	struct drm_gem_object *obj = fb->obj[0];
+	struct pvdc_gem_object *bo = to_pvdc_gem(obj);
+
+	if (!IS_ENABLED(CONFIG_DRM_PANIC) || fb->format->num_planes != 1)
+		return;
+	/*
+	 * A flip takes no lock for a buffer tried before: pairs with the
+	 * release below, so that @panic_map is seen final.
+	 */
+	if (smp_load_acquire(&bo->panic_tried))
+		return;
+
+	dma_resv_lock(obj->resv, NULL);
+	if (!bo->panic_tried) {
+		if (pvdc_gem_panic_vmap(bo, &bo->panic_map)) {
+			drm_dbg_kms(obj->dev, "buffer not mapped: no panic screen\n");
+			iosys_map_clear(&bo->panic_map);
+		}
+		/* Pairs with the acquire above. */
+		smp_store_release(&bo->panic_tried, true);
+	}
+	dma_resv_unlock(obj->resv);
+}
+
+/*
+ * Where drm_panic draws into @fb, shown by a primary plane, which mapped
+ * it before the state was committed; false if it could not be mapped.
+ */
+bool pvdc_gem_fb_panic_map(const struct drm_framebuffer *fb,
+			   struct iosys_map *map)
+{
+	struct pvdc_gem_object *bo = to_pvdc_gem(fb->obj[0]);
+
+	if (fb->format->num_planes != 1 || iosys_map_is_null(&bo->panic_map))
+		return false;
+	*map = bo->panic_map;
+	iosys_map_incr(map, fb->offsets[0]);
+
+	return true;
+}
+
+static void pvdc_gem_panic_unmap(struct pvdc_gem_object *bo)
+{
+	struct drm_gem_object *obj = &bo->base.base;
+
+	if (iosys_map_is_null(&bo->panic_map))
+		return;
+
+	dma_resv_lock(obj->resv, NULL);
+	if (obj->import_attach)
+		dma_buf_vunmap(obj->import_attach->dmabuf, &bo->panic_map);
+	else
+		drm_gem_shmem_vunmap(&bo->base, &bo->panic_map);
+	dma_resv_unlock(obj->resv);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Objects and framebuffers                                                 */
 /* ------------------------------------------------------------------------ */
 
@@ -527,6 +628,7 @@ static void pvdc_gem_free(struct drm_gem_object *obj)
 		pvdc_gem_unbind(pvdc, bo);
 	mutex_unlock(&pvdc->bind_lock);
 
+	pvdc_gem_panic_unmap(bo);
 	drm_gem_shmem_free(&bo->base);
 }
 

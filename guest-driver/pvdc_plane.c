@@ -21,6 +21,7 @@
 #include <drm/drm_fourcc.h>
 #include <drm/drm_framebuffer.h>
 #include <drm/drm_gem_atomic_helper.h>
+#include <drm/drm_panic.h>
 #include <drm/drm_print.h>
 
 #include "pvdc_drv.h"
@@ -536,6 +537,53 @@ static void pvdc_plane_atomic_update(struct drm_plane *plane,
 }
 
 /* ------------------------------------------------------------------------ */
+/* Panic screen                                                             */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * drm_panic's buffer: the framebuffer the primary plane shows, mapped
+ * since a prepare_fb (pvdc_gem_fb_panic_prepare()).  Called in the panic
+ * with the panic lock held, which keeps plane->state and its framebuffer.
+ */
+static int pvdc_plane_get_scanout_buffer(struct drm_plane *plane,
+					 struct drm_scanout_buffer *sb)
+{
+	struct pvdc_plane_state *ps;
+	struct drm_framebuffer *fb;
+
+	if (!plane->state || !plane->state->fb)
+		return -ENODEV;
+	ps = to_pvdc_plane_state(plane->state);
+	fb = ps->base.fb;
+	if (!ps->enabled || !pvdc_gem_fb_panic_map(fb, &sb->map[0]))
+		return -ENODEV;
+
+	sb->format = fb->format;
+	sb->width = fb->width;
+	sb->height = fb->height;
+	sb->pitch[0] = fb->pitches[0];
+
+	return 0;
+}
+
+/*
+ * Guest RAM has no dirty log: the device shows what drm_panic drew only
+ * once the damage registers report it, the whole framebuffer here.  Two
+ * plain writes, no lock: pvdc->damage_lock may be held by a CPU stopped
+ * between the two writes of its own pair, or by the one that panicked,
+ * and this pair replaces theirs.  The device stays entered: the panic
+ * handler is unregistered before the device's registers go away.
+ */
+static void pvdc_plane_panic_flush(struct drm_plane *plane)
+{
+	struct pvdc_device *pvdc = to_pvdc(plane->dev);
+	struct drm_framebuffer *fb = plane->state->fb;
+
+	pvdc_write(pvdc, PVDC_REG_DAMAGE_ADDR, pvdc_gem_fb_address(fb, 0));
+	pvdc_write(pvdc, PVDC_REG_DAMAGE_LEN, fb->pitches[0] * fb->height);
+}
+
+/* ------------------------------------------------------------------------ */
 /* Cursor updates in place                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -563,6 +611,8 @@ static int pvdc_plane_prepare_fb(struct drm_plane *plane,
 	ret = drm_gem_plane_helper_prepare_fb(plane, new_state);
 	if (ret)
 		goto err;
+	if (plane->type == DRM_PLANE_TYPE_PRIMARY)
+		pvdc_gem_fb_panic_prepare(new_state->fb);
 	if (!new_state->state->async_update || !old_fb ||
 	    old_fb == new_state->fb)
 		return 0;
@@ -685,14 +735,28 @@ static const struct drm_plane_funcs pvdc_plane_funcs = {
 	.atomic_destroy_state = pvdc_plane_destroy_state,
 };
 
+/* What every plane does; the primary planes add drm_panic's hooks. */
+#define PVDC_PLANE_HELPER_FUNCS \
+	.prepare_fb = pvdc_plane_prepare_fb, \
+	.cleanup_fb = pvdc_plane_cleanup_fb, \
+	.atomic_check = pvdc_plane_atomic_check, \
+	.atomic_update = pvdc_plane_atomic_update, \
+	.atomic_disable = pvdc_plane_atomic_update, \
+	.atomic_async_check = pvdc_plane_atomic_async_check, \
+	.atomic_async_update = pvdc_plane_atomic_async_update
+
 static const struct drm_plane_helper_funcs pvdc_plane_helper_funcs = {
-	.prepare_fb = pvdc_plane_prepare_fb,
-	.cleanup_fb = pvdc_plane_cleanup_fb,
-	.atomic_check = pvdc_plane_atomic_check,
-	.atomic_update = pvdc_plane_atomic_update,
-	.atomic_disable = pvdc_plane_atomic_update,
-	.atomic_async_check = pvdc_plane_atomic_async_check,
-	.atomic_async_update = pvdc_plane_atomic_async_update,
+	PVDC_PLANE_HELPER_FUNCS,
+};
+
+/*
+ * drm_panic draws on the primary planes only: one panic screen per head,
+ * under whatever overlay or cursor the head shows above it.
+ */
+static const struct drm_plane_helper_funcs pvdc_primary_helper_funcs = {
+	PVDC_PLANE_HELPER_FUNCS,
+	.get_scanout_buffer = pvdc_plane_get_scanout_buffer,
+	.panic_flush = pvdc_plane_panic_flush,
 };
 
 /* COLOR_ENCODING and COLOR_RANGE, on a plane that takes a YCbCr format. */
@@ -834,7 +898,17 @@ struct pvdc_plane *pvdc_plane_init(struct pvdc_device *pvdc,
 	pplane->type = type;
 	pplane->home = home;
 	pplane->possible_heads = heads;
-	drm_plane_helper_add(&pplane->base, &pvdc_plane_helper_funcs);
+	/*
+	 * drm_panic's hooks only where the buffers are mapped for it, which
+	 * the kernel the module is built for decides: a module built without
+	 * drm_panic, loaded into a kernel of the same release with it, shows
+	 * no planes to drm_panic instead of planes it cannot draw on.
+	 */
+	drm_plane_helper_add(&pplane->base,
+			     IS_ENABLED(CONFIG_DRM_PANIC) &&
+			     type == PVDC_PLANE_TYPE_PRIMARY ?
+			     &pvdc_primary_helper_funcs :
+			     &pvdc_plane_helper_funcs);
 
 	ret = pvdc_plane_create_properties(pvdc, pplane);
 	if (ret)

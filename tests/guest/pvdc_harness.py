@@ -379,6 +379,23 @@ class GuestVM(QEMUMachine):
             raise GuestError(f"guest command {cmd!r} exited {rc}:\n{out}")
         return out
 
+    def run_to_end(self, cmd, pattern, timeout=STEP_TIMEOUT):
+        """Send the shell command CMD, after which the guest serves no
+        more commands (it panics, or powers off), and wait until the
+        serial log shows the regex PATTERN (bytes) after it; return the
+        match.  The guest is killed if it does not come."""
+        with self.cond:
+            start = len(self.log)
+        try:
+            self.console.sendall(f"{self.next_id} {cmd}\n".encode())
+        except OSError:
+            self.kill()
+            raise GuestError(f"guest died before {cmd!r}"
+                             f"{self.exit_reason()}\n{self.tail()}")
+        self.next_id += 1
+        return self._wait_for(re.compile(pattern), timeout,
+                              f"the end of {cmd!r}", start)
+
     def poll(self, condition, timeout=STEP_TIMEOUT):
         """Wait in the guest until the shell CONDITION holds, checking every
         0.1 s for at most TIMEOUT seconds; return whether it did.  The
