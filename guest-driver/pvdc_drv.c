@@ -817,27 +817,35 @@ static int pvdc_pm_suspend(struct device *dev)
 
 /*
  * Waking from S3 resets the device: every head off, sequence numbers back
- * to 0.  Take it from there and commit the state saved at suspend.
+ * to 0.  Take it from there and commit the state saved at suspend.  A
+ * device that does not come back stays quiesced, and the saved state is
+ * committed all the same, completing without the device: clients find
+ * what they left, the suspend state and its framebuffers are released,
+ * and the next suspend saves that state again for a resume that works.
  */
 static int pvdc_pm_resume(struct device *dev)
 {
 	struct drm_device *drm = dev_get_drvdata(dev);
 	struct pvdc_device *pvdc = to_pvdc(drm);
-	int ret;
+	int ret, err;
 
 	pvdc_clock_resume(pvdc);
-	ret = pvdc_sanitize(pvdc);
-	if (ret)
-		return ret;
-	spin_lock_irq(&pvdc->irq_lock);
-	WRITE_ONCE(pvdc->quiesced, false);
-	spin_unlock_irq(&pvdc->irq_lock);
-	pvdc_update_int_enable(pvdc, pvdc_irq_base_mask(pvdc), 0);
+	err = pvdc_sanitize(pvdc);
+	if (err) {
+		drm_err(drm, "the device did not resume (%d): it shows nothing until the next resume\n",
+			err);
+	} else {
+		spin_lock_irq(&pvdc->irq_lock);
+		WRITE_ONCE(pvdc->quiesced, false);
+		spin_unlock_irq(&pvdc->irq_lock);
+		pvdc_update_int_enable(pvdc, pvdc_irq_base_mask(pvdc), 0);
+	}
 	ret = drm_mode_config_helper_resume(drm);
 	/* What the connectors show may have changed while asleep. */
-	schedule_work(&pvdc->hotplug_work);
+	if (!err)
+		schedule_work(&pvdc->hotplug_work);
 
-	return ret;
+	return err ?: ret;
 }
 
 static DEFINE_SIMPLE_DEV_PM_OPS(pvdc_pm_ops, pvdc_pm_suspend, pvdc_pm_resume);
