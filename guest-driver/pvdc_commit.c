@@ -89,26 +89,44 @@ void pvdc_atomic_state_free(struct drm_atomic_state *state)
 /* ------------------------------------------------------------------------ */
 
 /*
+ * Steps of a bounded wait: jiffies fall behind ktime on a kernel whose
+ * periodic tick loses interrupts (the debug kernel under TCG, a loaded
+ * host), and a single wait of the bound's jiffies lasted two or three
+ * times the bound there.  Each step ends on a tick, and ktime says
+ * whether the bound has passed.
+ */
+#define PVDC_WAIT_STEP_MS	100
+
+/*
  * A wait on the device for whoever committed: killable, and bounded by
- * PVDC_LATCH_TIMEOUT_MS unless @bounded is false.  Giving up completes
- * nothing: the commit still completes when the device latches it.
+ * PVDC_LATCH_TIMEOUT_MS of ktime unless @bounded is false.  Giving up
+ * completes nothing: the commit still completes when the device latches
+ * it.
  */
 static int pvdc_wait_commit(struct drm_device *drm, struct completion *done,
 			    bool bounded)
 {
-	long ret = bounded ? msecs_to_jiffies(PVDC_LATCH_TIMEOUT_MS) :
-			     MAX_SCHEDULE_TIMEOUT;
+	ktime_t deadline = ktime_add_ms(ktime_get(), PVDC_LATCH_TIMEOUT_MS);
+	long ret;
+	s64 left;
 
-	ret = wait_for_completion_killable_timeout(done, ret);
-	if (ret > 0)
-		return 0;
-	if (!ret) {
-		drm_err_ratelimited(drm, "the device latched no commit for %ld ms\n",
-				    PVDC_LATCH_TIMEOUT_MS);
-		return -ETIMEDOUT;
-	}
+	if (!bounded)
+		return wait_for_completion_killable(done);
 
-	return ret;
+	do {
+		left = ktime_to_ns(ktime_sub(deadline, ktime_get()));
+		if (left <= 0) {
+			drm_err_ratelimited(drm, "the device latched no commit for %ld ms\n",
+					    PVDC_LATCH_TIMEOUT_MS);
+			return -ETIMEDOUT;
+		}
+		left = min_t(s64, DIV_ROUND_UP_ULL(left, NSEC_PER_MSEC),
+			     PVDC_WAIT_STEP_MS);
+		ret = wait_for_completion_killable_timeout(done,
+							   msecs_to_jiffies(left));
+	} while (!ret);
+
+	return ret < 0 ? ret : 0;
 }
 
 /*

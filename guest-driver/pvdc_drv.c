@@ -9,6 +9,7 @@
  * pvdc_global.c.
  */
 
+#include <linux/error-injection.h>
 #include <linux/interrupt.h>
 #include <linux/iopoll.h>
 #include <linux/module.h>
@@ -355,8 +356,12 @@ static int pvdc_sanitize_verify(struct pvdc_device *pvdc, u32 mask)
  * them: one MULTI_DOORBELL over all of those turns them off at once, as
  * the device's head isolation requires.  Interrupts are not set up yet:
  * the device is polled.
+ *
+ * The steps of probe and resume that have an unwind of their own are
+ * marked for fail_function (Documentation/pvdc.rst), and not inlined, so
+ * that a test can make each of them fail.
  */
-static int pvdc_sanitize(struct pvdc_device *pvdc)
+static noinline int pvdc_sanitize(struct pvdc_device *pvdc)
 {
 	u32 regs[PVDC_PLANE_STATE_REGS];
 	unsigned int h, p, i;
@@ -407,6 +412,7 @@ static int pvdc_sanitize(struct pvdc_device *pvdc)
 
 	return 0;
 }
+ALLOW_ERROR_INJECTION(pvdc_sanitize, ERRNO);
 
 /*
  * DRM plane masks are 32 bits wide.  When the device has more planes, every
@@ -459,7 +465,7 @@ static int pvdc_planes_init(struct pvdc_device *pvdc)
 	return 0;
 }
 
-static int pvdc_kms_init(struct pvdc_device *pvdc)
+static noinline int pvdc_kms_init(struct pvdc_device *pvdc)
 {
 	struct drm_device *drm = &pvdc->drm;
 	unsigned int h;
@@ -524,6 +530,7 @@ static int pvdc_kms_init(struct pvdc_device *pvdc)
 
 	return 0;
 }
+ALLOW_ERROR_INJECTION(pvdc_kms_init, ERRNO);
 
 /* Interrupt bits @bits (PVDC_INT_*) of every head. */
 static u32 pvdc_irq_heads_mask(struct pvdc_device *pvdc, u32 bits)
@@ -587,7 +594,8 @@ static void pvdc_irq_fini(void *arg)
 	pvdc_works_cancel(pvdc);
 }
 
-static int pvdc_irq_init(struct pvdc_device *pvdc, struct pci_dev *pdev)
+static noinline int pvdc_irq_init(struct pvdc_device *pvdc,
+				  struct pci_dev *pdev)
 {
 	int ret;
 
@@ -602,6 +610,7 @@ static int pvdc_irq_init(struct pvdc_device *pvdc, struct pci_dev *pdev)
 		return ret;
 	return devm_add_action_or_reset(&pdev->dev, pvdc_irq_fini, pvdc);
 }
+ALLOW_ERROR_INJECTION(pvdc_irq_init, ERRNO);
 
 /* The driver's side of each head, before anything touches the device. */
 static void pvdc_heads_init(struct pvdc_device *pvdc)
@@ -640,6 +649,32 @@ static void pvdc_fini(void *arg)
 {
 	pvdc_clock_fini(arg);
 }
+
+/*
+ * The last step of probe, and the only one userspace sees: the interrupts
+ * are enabled once nothing can fail any more, so that a probe that fails
+ * leaves them as pvdc_sanitize() did, off.
+ */
+static noinline int pvdc_register(struct pvdc_device *pvdc)
+{
+	struct drm_device *drm = &pvdc->drm;
+	int ret;
+
+	ret = drm_dev_register(drm, 0);
+	if (ret)
+		return ret;
+	/*
+	 * Commits, the fbdev client's first, complete by interrupt.  One that
+	 * a client armed before this has raised its bit already: enabling it
+	 * asserts INTx, or sends the MSI, then.
+	 */
+	pvdc_update_int_enable(pvdc, pvdc_irq_base_mask(pvdc), 0);
+
+	drm_fbdev_shmem_setup(drm, 32);
+
+	return 0;
+}
+ALLOW_ERROR_INJECTION(pvdc_register, ERRNO);
 
 static int pvdc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 {
@@ -708,19 +743,7 @@ static int pvdc_pci_probe(struct pci_dev *pdev, const struct pci_device_id *ent)
 	if (ret)
 		return ret;
 
-	ret = drm_dev_register(drm, 0);
-	if (ret)
-		return ret;
-	/*
-	 * Commits, the fbdev client's first, complete by interrupt.  One that
-	 * a client armed before this has raised its bit already: enabling it
-	 * asserts INTx, or sends the MSI, then.
-	 */
-	pvdc_update_int_enable(pvdc, pvdc_irq_base_mask(pvdc), 0);
-
-	drm_fbdev_shmem_setup(drm, 32);
-
-	return 0;
+	return pvdc_register(pvdc);
 }
 
 /*
@@ -794,27 +817,35 @@ static int pvdc_pm_suspend(struct device *dev)
 
 /*
  * Waking from S3 resets the device: every head off, sequence numbers back
- * to 0.  Take it from there and commit the state saved at suspend.
+ * to 0.  Take it from there and commit the state saved at suspend.  A
+ * device that does not come back stays quiesced, and the saved state is
+ * committed all the same, completing without the device: clients find
+ * what they left, the suspend state and its framebuffers are released,
+ * and the next suspend saves that state again for a resume that works.
  */
 static int pvdc_pm_resume(struct device *dev)
 {
 	struct drm_device *drm = dev_get_drvdata(dev);
 	struct pvdc_device *pvdc = to_pvdc(drm);
-	int ret;
+	int ret, err;
 
 	pvdc_clock_resume(pvdc);
-	ret = pvdc_sanitize(pvdc);
-	if (ret)
-		return ret;
-	spin_lock_irq(&pvdc->irq_lock);
-	WRITE_ONCE(pvdc->quiesced, false);
-	spin_unlock_irq(&pvdc->irq_lock);
-	pvdc_update_int_enable(pvdc, pvdc_irq_base_mask(pvdc), 0);
+	err = pvdc_sanitize(pvdc);
+	if (err) {
+		drm_err(drm, "the device did not resume (%d): it shows nothing until the next resume\n",
+			err);
+	} else {
+		spin_lock_irq(&pvdc->irq_lock);
+		WRITE_ONCE(pvdc->quiesced, false);
+		spin_unlock_irq(&pvdc->irq_lock);
+		pvdc_update_int_enable(pvdc, pvdc_irq_base_mask(pvdc), 0);
+	}
 	ret = drm_mode_config_helper_resume(drm);
 	/* What the connectors show may have changed while asleep. */
-	schedule_work(&pvdc->hotplug_work);
+	if (!err)
+		schedule_work(&pvdc->hotplug_work);
 
-	return ret;
+	return err ?: ret;
 }
 
 static DEFINE_SIMPLE_DEV_PM_OPS(pvdc_pm_ops, pvdc_pm_suspend, pvdc_pm_resume);

@@ -457,6 +457,20 @@ static u64 pvdc_head_now(struct pvdc_head *head)
 	return READ_ONCE(head->irq_now) ?: pvdc_clock_now(head->pvdc);
 }
 
+/*
+ * Where the core's vblank calls about to be made stand (0: nowhere, they
+ * read the clock).  Only the holder of now_lock sets it, and sets it back
+ * to 0 before it lets go: the interrupt handler and a commit completing
+ * its event without the device never overwrite each other's.  A callback
+ * on another CPU that reads it meanwhile gets a vblank the device has
+ * passed, which the counter's floor keeps in order.
+ */
+static void pvdc_head_set_now(struct pvdc_head *head, u64 now)
+{
+	lockdep_assert_held(&head->now_lock);
+	WRITE_ONCE(head->irq_now, now);
+}
+
 /* Device time at which the counter of an enabled head reaches @count. */
 static u64 pvdc_tl_time_of(const struct pvdc_timeline *tl, u32 count)
 {
@@ -544,18 +558,18 @@ void pvdc_head_vblank(struct pvdc_head *head)
 		step = pvdc_head_next_step(head, now);
 		if (!step)
 			break;
-		WRITE_ONCE(head->irq_now, step);
+		pvdc_head_set_now(head, step);
 		trace_pvdc_vblank(head->index, step, now);
 		if (!drm_crtc_handle_vblank(&head->crtc))
 			break;
 	}
 	/* Too far behind to tell one by one: the core catches up at once. */
 	if (i == PVDC_VBLANK_REPLAY) {
-		WRITE_ONCE(head->irq_now, now);
+		pvdc_head_set_now(head, now);
 		trace_pvdc_vblank(head->index, now, now);
 		drm_crtc_handle_vblank(&head->crtc);
 	}
-	WRITE_ONCE(head->irq_now, 0);
+	pvdc_head_set_now(head, 0);
 	spin_unlock_irqrestore(&head->now_lock, flags);
 
 	if (READ_ONCE(head->crc_enabled))
@@ -681,7 +695,7 @@ u64 pvdc_head_send_event(struct pvdc_head *head,
 
 	/* From the interrupt handler, or a commit done without the device. */
 	spin_lock_irqsave(&head->now_lock, now_flags);
-	WRITE_ONCE(head->irq_now, latched ? latched : pvdc_head_irq_now(head));
+	pvdc_head_set_now(head, latched ? latched : pvdc_head_irq_now(head));
 	/* Once off, the core's counter is the one drm_crtc_vblank_off() saved. */
 	if (pvdc_timeline_on(head)) {
 		drm_crtc_accurate_vblank_count(crtc);
@@ -692,7 +706,7 @@ u64 pvdc_head_send_event(struct pvdc_head *head,
 	spin_lock_irqsave(&drm->event_lock, flags);
 	drm_crtc_send_vblank_event(crtc, event);
 	spin_unlock_irqrestore(&drm->event_lock, flags);
-	WRITE_ONCE(head->irq_now, 0);
+	pvdc_head_set_now(head, 0);
 	spin_unlock_irqrestore(&head->now_lock, now_flags);
 
 	return stamp;

@@ -16,9 +16,12 @@ import errno
 import os
 import re
 import sys
+import threading
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pvdc_harness import (GuestError, MmioReads,  # noqa: E402
+from pvdc_harness import (KERNEL_LOG_CASE, GuestError,  # noqa: E402
+                          GuestVM, MmioReads, guest_cases,
+                          kernel_log_context, kernel_log_reports,
                           register_constants, run_suite)
 from pvdc_paths import ROOT  # noqa: E402
 
@@ -41,7 +44,12 @@ def pvdc_bdf(vm):
 
 def loaded(vm):
     """pvdc bound to the device, whatever a failed case left."""
-    vm.check("[ -e /dev/dri/card0 ] || insmod /lib/modules/pvdc.ko")
+    if vm.run("[ -e /dev/dri/card0 ]")[0] == 0:
+        return
+    if vm.run("[ -d /sys/module/pvdc ]")[0]:
+        vm.check("insmod /lib/modules/pvdc.ko")
+    else:
+        vm.run(f"echo {pvdc_bdf(vm)} > /sys/bus/pci/drivers/pvdc/bind", 120)
     if not vm.poll("[ -e /dev/dri/card0 ]", 30):
         raise GuestError("pvdc does not bind")
 
@@ -143,6 +151,187 @@ def unbind_with_flips_in_flight(tap, vm):
             raise AssertionError(out)
     tap.case("unbind with flips in flight completes them and leaves the "
              "line quiet; bind again", check)
+
+
+FAIL_FUNCTION = "/sys/kernel/debug/fail_function"
+# The steps of the driver's probe that unwind what the ones before set up,
+# in order (pvdc_pci_probe(), ALLOW_ERROR_INJECTION): the device brought
+# to a known state with the clock sync running, the KMS objects, the
+# interrupt handler, and registration with the interrupts enabled.
+PROBE_STEPS = ("pvdc_sanitize", "pvdc_kms_init", "pvdc_irq_init",
+               "pvdc_register")
+# kmemleak's reports that are the driver's or DRM's.
+LEAK_CODE = ("pvdc", "drm")
+
+
+def fail_next_call(vm, function, err=errno.ENOMEM):
+    """Make the next call of the driver's FUNCTION return -ERR without
+    running it (fail_function: probability 100, once)."""
+    f = FAIL_FUNCTION
+    if vm.run(f"grep -qw '^{function}' {f}/injectable")[0]:
+        raise AssertionError(f"{function} is not in {f}/injectable (inlined, "
+                             "or not marked ALLOW_ERROR_INJECTION)")
+    vm.check(f"echo {function} > {f}/inject && "
+             f"printf %#x -{err} > {f}/{function}/retval && "
+             f"echo 100 > {f}/probability && echo 1 > {f}/times && "
+             f"echo 1 > {f}/verbose")
+
+
+def fail_no_more(vm, function):
+    vm.check(f"echo '!{function}' > {FAIL_FUNCTION}/inject")
+
+
+def driver_reports(log):
+    """kernel_log_reports(LOG) but the one fail_function itself causes:
+    Linux 6.12's should_fail_ex() draws its random number in the kprobe's
+    int3 handler, which lockdep counts as NMI context, and reports the
+    random pool's lock as taken there ("inconsistent lock state"); lockdep
+    is off after that report."""
+    return [r for r in kernel_log_reports(log)
+            if "fei_kprobe_handler" not in kernel_log_context(log, r[1])]
+
+
+def int_enable(vm):
+    """INT_ENABLE as the device holds it (pvdc-poke, bound or not)."""
+    reg = register_constants()["PVDC_REG_INT_ENABLE"]
+    return int(vm.check(f"pvdc-poke read {reg:#x}").strip(), 16)
+
+
+def probe_fails_at(tap, vm, step):
+    """Probe failing at STEP (fail_function) unwinds what the steps before
+    it set up: no kernel report, the device's interrupts left off and its
+    line quiet, and the next probe binds."""
+    def check():
+        bdf = pvdc_bdf(vm)
+        loaded(vm)
+        vm.check(f"echo {bdf} > /sys/bus/pci/drivers/pvdc/unbind", 60)
+        fail_next_call(vm, step)
+        try:
+            vm.run(f"echo {bdf} > /sys/bus/pci/drivers/pvdc/bind", 120)
+        finally:
+            fail_no_more(vm, step)
+        log = vm.dmesg()
+        if vm.run("[ -e /dev/dri/card0 ]")[0] == 0 or \
+                f"failed with error -{errno.ENOMEM}" not in log:
+            raise AssertionError(f"probe did not fail at {step}:\n" +
+                                 log[-3000:])
+        enabled = int_enable(vm)
+        if enabled:
+            raise AssertionError(f"INT_ENABLE {enabled:#x} after probe "
+                                 f"failed at {step}")
+        if re.search(r"nobody cared|Disabling IRQ", log) or \
+                driver_reports(log):
+            raise AssertionError(log[-4000:])
+        vm.check(f"echo {bdf} > /sys/bus/pci/drivers/pvdc/bind", 120)
+        if not vm.poll("[ -e /dev/dri/card0 ]", 30):
+            raise AssertionError("no card0 after a probe that works:\n" +
+                                 vm.dmesg()[-3000:])
+        with vm.holding("pvdc-modeset 0", r"^# holding"):
+            pass
+    tap.case(f"probe failing at {step} leaves the interrupts off, and the "
+             "next probe binds", check)
+
+
+def resume_fails(tap, vm):
+    """The device failing to resume (its sanitize step, fail_function)
+    leaves it quiesced, interrupts off, and the state saved at suspend
+    committed without it (resume's blocking commit completes at once):
+    the next suspend saves that state again, and its resume shows every
+    head's pixels as before."""
+    def check():
+        loaded(vm)
+        with vm.holding("pvdc-modeset 0", r"^# holding"):
+            before = [vm.screen(h) for h in range(HEADS)]
+            fail_next_call(vm, "pvdc_sanitize")
+            try:
+                vm.suspend_to_ram()
+            finally:
+                fail_no_more(vm, "pvdc_sanitize")
+            if "the device did not resume" not in vm.dmesg():
+                raise AssertionError("resume did not fail:\n" +
+                                     vm.dmesg()[-3000:])
+            enabled = int_enable(vm)
+            if enabled or driver_reports(vm.dmesg()):
+                raise AssertionError(f"INT_ENABLE {enabled:#x} after a "
+                                     "failed resume:\n" +
+                                     vm.dmesg()[-4000:])
+            vm.suspend_to_ram()
+
+            def same():
+                after = [vm.screen(h) for h in range(HEADS)]
+                if all(a.data == b.data for a, b in zip(after, before)):
+                    return True
+                raise AssertionError("a head shows other pixels than "
+                                     "before the failed resume")
+            vm.wait_until("every head shows its pixels again", same)
+    tap.case("a resume that fails leaves the device quiesced and its "
+             "state committed; the next resume shows every head again",
+             check)
+
+
+def no_leak(tap, vm):
+    """kmemleak finds nothing of the driver's or DRM's after the failed
+    probes and resume."""
+    def check():
+        # Objects freed in a work or an RCU callback need a moment; two
+        # scans report only what stayed unreferenced across both.
+        vm.check("echo scan > /sys/kernel/debug/kmemleak; "
+                 "echo scan > /sys/kernel/debug/kmemleak", 300)
+        out = vm.check("cat /sys/kernel/debug/kmemleak")
+        leaks = [b for b in out.split("unreferenced object")[1:]
+                 if any(c in b for c in LEAK_CODE)]
+        if leaks:
+            raise AssertionError(f"{len(leaks)} leak(s):\n" +
+                                 "unreferenced object".join(leaks[:3]))
+    tap.case("kmemleak finds no leak of the driver or DRM after the "
+             "failed probes and resume", check)
+
+
+def second_boot(tap):
+    """A boot of its own, for a second suspend to RAM (a second one in a
+    boot never reaches S3 in this guest: no SUSPEND event) and for the
+    driver's failure paths through fail_function (the debug kernel's),
+    each where the driver marked it, whose first injection turns lockdep
+    off (driver_reports()): the first boot's cases keep it."""
+    vm = GuestVM(devices=["-device", DEVICE],
+                 extra_args=["-global", "ICH9-LPC.disable_s3=0"],
+                 append="iomem=relaxed pci=nomsi tsc=reliable "
+                        "clocksource=tsc")
+    names = [f"probe failing at {step} leaves the interrupts off, and the "
+             "next probe binds" for step in PROBE_STEPS]
+    names.append("a resume that fails leaves the device quiesced and its "
+                 "state committed; the next resume shows every head again")
+
+    def log_clean():
+        reports = driver_reports(vm.dmesg())
+        if reports:
+            raise AssertionError("\n".join(f"{k}: {l}"
+                                           for k, l in reports[:20]))
+
+    def body():
+        s3 = "mem" in vm.run("cat /sys/power/state")[1].split()
+        if s3:
+            hotplug_while_asleep(tap, vm)
+        else:
+            tap.skip("a head's size changed while asleep is a hotplug "
+                     "uevent after resume", f"the {vm.kernel.name} kernel "
+                     "has no suspend to RAM")
+        if vm.run(f"[ -d {FAIL_FUNCTION} ]")[0]:
+            for name in names:
+                tap.skip(name, f"the {vm.kernel.name} kernel has no "
+                         "fail_function")
+            return
+        for step in PROBE_STEPS:
+            probe_fails_at(tap, vm, step)
+        # After the failed resume, it needs a second S3 in this boot.
+        tap.skip(names[-1], "a second suspend to RAM in one boot never "
+                 "reaches S3" if s3 else f"the {vm.kernel.name} kernel has "
+                 "no suspend to RAM")
+        if vm.run("[ -e /sys/kernel/debug/kmemleak ]")[0] == 0:
+            no_leak(tap, vm)
+        tap.case("the kernel log has no report but fail_function's own "
+                 "(injected failures)", log_clean)
+    guest_cases(tap, vm, body, "the guest boots a second time")
 
 
 def latch_timeout_s():
@@ -258,6 +447,43 @@ def suspend_resume(tap, vm):
     tap.case("suspend to RAM and resume restore every head's pixels", check)
 
 
+def hotplug_while_asleep(tap, vm):
+    """A head's preferred size changes while the guest sleeps in S3: the
+    device's hotplug interrupt is lost with its state at wake-up, and the
+    driver's resume reports the change (a hotplug uevent with the new
+    size) all the same."""
+    def check():
+        loaded(vm)
+        log = vm.start_background("pvdc-hotplug 120", r"^# ready")
+        result = {}
+        sleeper = threading.Thread(target=lambda: result.update(
+            out=vm.run("echo mem > /sys/power/state", 120)))
+        sleeper.start()
+        try:
+            try:
+                vm.wait_event("SUSPEND", 60)
+            except GuestError as e:
+                sleeper.join(120)
+                raise AssertionError(f"{e}: {result}") from None
+            vm.qom_set("head1-xres", 800)
+            vm.cmd("system_wakeup")
+            vm.wait_event("WAKEUP", 60)
+        finally:
+            sleeper.join(120)
+        try:
+            out = vm.wait_for_output(log, r"^connector [0-9]+ 1: ", 60)
+        finally:
+            vm.stop_background(log)
+            vm.qom_set("head1-xres", 1024)
+        if result.get("out", (1,))[0] != 0:
+            raise AssertionError(f"suspend: {result}")
+        m = re.search(r"^connector \d+ 1: (\d+)x", out, re.M)
+        if "ok hotplug-uevent" not in out or int(m.group(1)) != 800:
+            raise AssertionError(out)
+    tap.case("a head's size changed while asleep is a hotplug uevent after "
+             "resume", check)
+
+
 def vblank_read_errors(reads, heads):
     """Where READS, the driver's register reads, break the spec's way of
     reading a head's vblank (docs/specs/pvdc.rst, VBLANK_TIME): VBLANK_COUNT,
@@ -363,8 +589,51 @@ def cases(tap, vm):
     refused_commit_resyncs(tap, vm)
 
 
+def unplugged_during_commit(tap):
+    """A second boot, the device behind a PCIe root port: QMP device_del
+    while a blocking commit waits for a device that latches nothing
+    (x-stall) and a hotplug of the device's is to be reported.  The
+    driver's remove completes the commit without the device, well within
+    the driver's bound, before it unplugs the DRM device; the guest ejects
+    the device, and the kernel reports nothing."""
+    vm = GuestVM(devices=["-device", "pcie-root-port,id=rp0,bus=pcie.0,"
+                          "chassis=1", "-device", f"{DEVICE},bus=rp0"],
+                 append="iomem=relaxed pci=nomsi")
+    name = ("QMP device_del during a blocking commit on a stalled device "
+            "completes the commit at once and ejects the device")
+
+    def check():
+        log, holder = stalled_commit(vm)
+        # A hotplug interrupt: hotplug_work is scheduled behind it.
+        vm.qom_set("head1-xres", 800)
+        vm.cmd("device_del", id="pvdc0")
+        out = vm.wait_for_output(log, r"^commit ", latch_timeout_s() * 2)
+        vm.wait_event("DEVICE_DELETED", 60 * vm.slowdown)
+        vm.stop_background(holder)
+        vm.stop_background(log)
+        m = re.search(r"^commit (-?\d+) after ([0-9.]+) s", out, re.M)
+        print(f"# {m.group(0) if m else out}")
+        if not m or int(m.group(1)) or \
+                float(m.group(2)) >= latch_timeout_s() / 2:
+            raise AssertionError(f"the commit did not complete at the "
+                                 f"unplug:\n{out}")
+        if vm.run("[ -e /dev/dri/card0 ]")[0] == 0:
+            raise AssertionError("card0 is still there")
+
+    def body():
+        if vm.run("ls /sys/bus/pci/slots | grep -q .")[0]:
+            tap.skip(name, f"the {vm.kernel.name} kernel has no PCI "
+                     "hotplug")
+            return
+        tap.case(name, check)
+        tap.case(KERNEL_LOG_CASE + " (unplugged)", vm.check_kernel_log)
+    guest_cases(tap, vm, body, "guest boots with pvdc behind a root port")
+
+
 def body(tap, vm):
     vblank_reads_never_tear(tap, vm, lambda: cases(tap, vm))
+    second_boot(tap)
+    unplugged_during_commit(tap)
 
 
 if __name__ == "__main__":
