@@ -15,7 +15,10 @@
 # every run; what a run finds goes to build/fuzz/corpus, so that runs on
 # one clone continue from each other.  --minimize merges both into the
 # smallest set with the same coverage and writes it back to the
-# repository's corpus (commit it).  Crashing inputs land in
+# repository's corpus (commit it), with the seeds of scripts/pvdc_fuzz.py
+# (which take the fuzzer into the BIND block and the planes, writeback
+# and colour tables that read bindings; tests/build/test_fuzz_seeds.py
+# checks that they are there and still bind).  Crashing inputs land in
 # build/fuzz/crashes/.  The last lines printed, and build/fuzz/summary.json,
 # give the executions, the coverage and the crashes.
 #
@@ -72,6 +75,11 @@ if [ $minimize -eq 1 ]; then
     find "$seeds" -type f -delete
     cp "$merged"/* "$seeds"/
     rm -rf "$merged"
+    # A smaller input the fuzzer found may cover what a seed does, but
+    # the seeds are what keeps the guest-memory paths reachable after the
+    # registers change: always kept (named by content, as the merge names
+    # what it keeps).
+    /usr/bin/python3 "$PVDC_ROOT/scripts/pvdc_fuzz.py" "$seeds"
     stage "repository corpus: $(find "$seeds" -type f | wc -l) inputs," \
           "$(cat "$seeds"/* | wc -c) bytes in $seeds"
     exit 0
