@@ -18,7 +18,9 @@
  * pvdc series: outputs
  *   pvdc-output.c  connectors: EDID, preferred mode, hotplug
  * pvdc series: end outputs
+ * pvdc series: memory
  *   pvdc-memory.c  guest memory: bindings of guest pages above VRAM
+ * pvdc series: end memory
  * pvdc series: boot
  *   pvdc-boot.c    the boot display: a ramfb companion on head 0
  * pvdc series: end boot
@@ -192,8 +194,10 @@ struct PVDCComposeScene;
 void pvdc_console_instance_init(PVDCState *s);
 void pvdc_console_init(PVDCState *s);
 void pvdc_console_unrealize(PVDCState *s);
+/* pvdc series: memory */
 /* What bindings show changed wholesale: every console composes anew. */
 void pvdc_console_invalidate(PVDCState *s);
+/* pvdc series: end memory */
 void pvdc_console_finalize(PVDCState *s);
 /*
  * The active colour pipeline of @head is about to be replaced: the
@@ -201,12 +205,14 @@ void pvdc_console_finalize(PVDCState *s);
  * one has.
  */
 void pvdc_console_color_changed(PVDCHead *head);
+/* pvdc series: memory */
 /*
  * The guest wrote [@start, @start + @len) of a binding (DAMAGE_LEN):
  * every console whose head shows a plane reading those bytes composes
  * again what they change.
  */
 void pvdc_console_damage(PVDCState *s, uint64_t start, uint64_t len);
+/* pvdc series: end memory */
 /*
  * A head latched a commit that may change what the console of @connector
  * shows: push the frame to its UI, if one listens, from the main loop.
@@ -288,6 +294,7 @@ void pvdc_boot_end(PVDCState *s);
 void pvdc_boot_display_update(PVDCState *s, QemuConsole *con);
 
 /* pvdc series: end boot */
+/* pvdc series: memory */
 /* pvdc-memory.c */
 extern const VMStateDescription vmstate_pvdc_memory;
 /* The BIND_* registers at @addr; false if @addr is none of them. */
@@ -337,4 +344,5 @@ bool pvdc_memory_reachable(PVDCState *s);
 void pvdc_memory_views(PVDCState *s, struct PVDCComposeScene *scene,
                        GPtrArray *keep);
 
+/* pvdc series: end memory */
 #endif /* HW_DISPLAY_PVDC_INTERNAL_H */

@@ -280,9 +280,12 @@ static bool pvdc_lines_in_memory(PVDCState *s, uint32_t offset,
                                  uint32_t pitch, uint64_t lines,
                                  uint64_t line)
 {
-    return pvdc_lines_in_vram(s, offset, pitch, lines, line) ||
-           pvdc_memory_bound(s, offset,
-                             (uint64_t)pitch * (lines - 1) + line);
+    /* pvdc series: memory */
+    if (pvdc_memory_bound(s, offset, (uint64_t)pitch * (lines - 1) + line)) {
+        return true;
+    }
+    /* pvdc series: end memory */
+    return pvdc_lines_in_vram(s, offset, pitch, lines, line);
 }
 
 /*
@@ -291,9 +294,15 @@ static bool pvdc_lines_in_memory(PVDCState *s, uint32_t offset,
  */
 static bool pvdc_color_span_valid(PVDCState *s, uint32_t offset, uint64_t len)
 {
-    return !(offset % PVDC_COLOR_ALIGN) &&
-           ((uint64_t)offset + len <= s->conf.vram_size ||
-            pvdc_memory_bound(s, offset, len));
+    if (offset % PVDC_COLOR_ALIGN) {
+        return false;
+    }
+    /* pvdc series: memory */
+    if (pvdc_memory_bound(s, offset, len)) {
+        return true;
+    }
+    /* pvdc series: end memory */
+    return (uint64_t)offset + len <= s->conf.vram_size;
 }
 
 static bool pvdc_lut_valid(PVDCState *s, uint32_t offset, uint32_t size)

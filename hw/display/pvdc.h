@@ -169,6 +169,7 @@ typedef struct PVDCConnector {
     struct PVDCDisplay *display;
 } PVDCConnector;
 
+/* pvdc series: memory */
 /* One entry of a BIND table, as the guest wrote it. */
 typedef struct PVDCBindEntry {
     uint64_t addr;              /* DMA address */
@@ -197,6 +198,7 @@ typedef struct PVDCBinding {
      */
     bool lost;
 } PVDCBinding;
+/* pvdc series: end memory */
 
 /*
  * What the guest reads of the device's configuration in the capability
@@ -212,11 +214,13 @@ typedef struct PVDCConfig {
     uint32_t max_width;
     uint32_t max_height;
     uint32_t bandwidth_total;
+    /* pvdc series: memory */
     /*
      * Bytes above VRAM that bindings may use (BIND_SPACE): a test's knob,
      * not migrated; a stream's bindings past it are refused by post_load.
      */
     uint64_t bind_space;
+    /* pvdc series: end memory */
 } PVDCConfig;
 
 struct PVDCState {
@@ -239,7 +243,9 @@ struct PVDCState {
     uint64_t vram_size;         /* 0: the default */
     uint32_t bandwidth_kib;     /* 0: conf.bandwidth_total derived */
     uint32_t link_up_delay_ms;
+    /* pvdc series: memory */
     uint64_t bind_space;        /* 0: conf.bind_space derived */
+    /* pvdc series: end memory */
     /* pvdc series: outputs */
     uint32_t xres;
     uint32_t yres;
@@ -286,6 +292,7 @@ struct PVDCState {
     uint64_t commits_applied;
     uint64_t commits_rejected;
 
+    /* pvdc series: memory */
     /* Guest memory (pvdc-memory.c): the BIND_* registers */
     uint32_t bind_addr;
     uint32_t bind_size;
@@ -309,6 +316,7 @@ struct PVDCState {
     /* RAM leaving the guest's memory map; a transaction removed some */
     MemoryListener ram_listener;
     bool ram_removed;
+    /* pvdc series: end memory */
     /* pvdc series: boot */
 
     /*
