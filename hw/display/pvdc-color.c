@@ -205,6 +205,31 @@ void pvdc_color_arm(PVDCState *s, PVDCHead *head)
     }
 }
 
+void pvdc_color_latch(PVDCHead *head)
+{
+    if (head->armed_color.shared) {
+        /* the same pipeline: it stays, owned by the active state */
+        head->active_color.pipeline = NULL;
+        head->armed_color.shared = false;
+    } else if (head->active_color.pipeline ||
+               head->armed_color.pipeline) {
+        /* The console must not take the new pipeline for the old. */
+        pvdc_console_color_changed(head);
+    }
+    pvdc_color_clear(&head->active_color);
+    head->active_color = head->armed_color;
+    memset(&head->armed_color, 0, sizeof(head->armed_color));
+}
+
+void pvdc_color_reset(PVDCHead *head)
+{
+    if (head->active_color.pipeline) {
+        pvdc_console_color_changed(head);
+    }
+    pvdc_color_clear(&head->armed_color);
+    pvdc_color_clear(&head->active_color);
+}
+
 /*
  * A stage of @n bytes at @offset that a doorbell copied (@copied) as it
  * expected to (@expected), or bypassed: in a binding, with bus mastering

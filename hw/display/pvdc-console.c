@@ -182,7 +182,9 @@ void pvdc_console_scene(PVDCHead *head, PVDCComposeScene *scene,
     scene->width = FIELD_EX32(head->active.regs[R_HS_HTIMING], XY, X);
     scene->height = FIELD_EX32(head->active.regs[R_HS_VTIMING], XY, X);
     scene->background = head->active.regs[R_HS_BACKGROUND];
+    /* pvdc series: color */
     scene->color = head->active_color.pipeline;
+    /* pvdc series: end color */
 
     for (p = 0; p < s->num_planes; p++) {
         const PVDCPlaneRegs *r = &s->planes[p].active;
@@ -776,6 +778,7 @@ static const GraphicHwOps pvdc_gfx_ops = {
     /* pvdc series: end outputs */
 };
 
+/* pvdc series: color */
 void pvdc_console_color_changed(PVDCHead *head)
 {
     PVDCState *s = head->dev;
@@ -792,6 +795,7 @@ void pvdc_console_color_changed(PVDCHead *head)
     }
 }
 
+/* pvdc series: end color */
 /* pvdc series: memory */
 void pvdc_console_invalidate(PVDCState *s)
 {

@@ -7,7 +7,9 @@
  *   pvdc-mmio.c    register file: read/write dispatch
  *   pvdc-latch.c   doorbells, arming a commit, latching it all or nothing
  *   pvdc-rules.c   the rules a commit and a loaded state are checked by
+ * pvdc series: color
  *   pvdc-color.c   the LUTs and CTM of a head: copied at arm, derived
+ * pvdc series: end color
  *   pvdc-timing.c  vblank timelines, the timer, interrupts
  *   pvdc-console.c one QEMU console per connector, showing the head that
  *                  drives it
@@ -110,8 +112,10 @@ uint32_t pvdc_writeback_format_mask(void);
 bool pvdc_writeback_target_valid(PVDCState *s, const PVDCHeadRegs *r);
 uint64_t pvdc_mode_period_ns(const PVDCHeadRegs *regs);
 bool pvdc_mode_valid(PVDCState *s, const PVDCHeadRegs *r);
+/* pvdc series: color */
 /* The registers of the colour stages @r enables (PVDC_ERR_COLOR). */
 bool pvdc_color_valid(PVDCState *s, const PVDCHeadRegs *r);
+/* pvdc series: end color */
 
 /*
  * The state a commit would leave behind: for every head and plane, the
@@ -154,6 +158,7 @@ uint32_t pvdc_armed_mask(PVDCState *s);
 void pvdc_latch_due_commits(PVDCState *s, int64_t now);
 bool pvdc_next_latch(PVDCState *s, int64_t *when);
 
+/* pvdc series: color */
 /* pvdc-color.c */
 /* Free the tables and the pipeline of @c and empty it. */
 void pvdc_color_clear(PVDCHeadColor *c);
@@ -167,7 +172,15 @@ void pvdc_color_arm(PVDCState *s, PVDCHead *head);
 /* Whether loaded tables @c are what a doorbell would have copied for @r. */
 bool pvdc_color_matches(PVDCState *s, const PVDCHeadRegs *r,
                         const PVDCHeadColor *c);
+/*
+ * The latch point of @head: the armed tables become the active ones, and
+ * the consoles forget a pipeline that goes.
+ */
+void pvdc_color_latch(PVDCHead *head);
+/* Drop the armed and active tables of @head (reset, a stream's load). */
+void pvdc_color_reset(PVDCHead *head);
 
+/* pvdc series: end color */
 /* pvdc-timing.c */
 uint64_t pvdc_vblank_count(PVDCHead *head, int64_t now);
 int64_t pvdc_vblank_time(PVDCHead *head, int64_t now);
@@ -199,12 +212,14 @@ void pvdc_console_unrealize(PVDCState *s);
 void pvdc_console_invalidate(PVDCState *s);
 /* pvdc series: end memory */
 void pvdc_console_finalize(PVDCState *s);
+/* pvdc series: color */
 /*
  * The active colour pipeline of @head is about to be replaced: the
  * consoles that show it compose again whole, whatever address the new
  * one has.
  */
 void pvdc_console_color_changed(PVDCHead *head);
+/* pvdc series: end color */
 /* pvdc series: memory */
 /*
  * The guest wrote [@start, @start + @len) of a binding (DAMAGE_LEN):

@@ -131,9 +131,11 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
     case PVDC_REG_BANDWIDTH_TOTAL:
         *val = s->conf.bandwidth_total;
         return true;
+    /* pvdc series: color */
     case PVDC_REG_LUT_SIZE:
         *val = PVDC_XY(PVDC_LUT_MAX_SIZE, PVDC_LUT_MAX_SIZE);
         return true;
+    /* pvdc series: end color */
     case PVDC_REG_INT_STATUS:
         *val = s->int_status;
         return true;

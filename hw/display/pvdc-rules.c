@@ -288,6 +288,7 @@ static bool pvdc_lines_in_memory(PVDCState *s, uint32_t offset,
     return pvdc_lines_in_vram(s, offset, pitch, lines, line);
 }
 
+/* pvdc series: color */
 /*
  * A table or matrix of @len bytes at device address @offset: aligned and
  * wholly inside VRAM or wholly in one binding, computed in 64 bits.
@@ -332,6 +333,7 @@ bool pvdc_color_valid(PVDCState *s, const PVDCHeadRegs *r)
     return true;
 }
 
+/* pvdc series: end color */
 /*
  * A pitch of @lines lines of @line bytes: it holds a line, it is aligned,
  * and every line starts within PVDC_FB_SPAN_MAX bytes of the first.
@@ -396,10 +398,12 @@ static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
     if (allocated > s->conf.bandwidth_total) {
         return pvdc_head_error(PVDC_ERR_BANDWIDTH_ALLOC);
     }
+    /* pvdc series: color */
     /* Not a modeset: the pipeline may change on an enabled head. */
     if (!pvdc_color_valid(s, armed)) {
         return pvdc_head_error(PVDC_ERR_COLOR);
     }
+    /* pvdc series: end color */
     if (FIELD_EX32(armed->regs[R_HS_CTRL], HS_CTRL, WRITEBACK) &&
         !pvdc_writeback_target_valid(s, armed)) {
         return pvdc_head_error(PVDC_ERR_WRITEBACK);
@@ -766,11 +770,14 @@ bool pvdc_loaded_state_valid(PVDCState *s, Error **errp)
     }
 
     for (h = 0; h < s->conf.num_heads; h++) {
+        /* pvdc series: color */
         PVDCHead *head = &s->heads[h];
 
+        /* pvdc series: end color */
         if (!pvdc_armed_valid(s, h, errp)) {
             return false;
         }
+        /* pvdc series: color */
         if (!pvdc_color_matches(s, &head->active, &head->active_color) ||
             (head->is_armed ?
              !pvdc_color_matches(s, &head->armed, &head->armed_color) :
@@ -780,6 +787,7 @@ bool pvdc_loaded_state_valid(PVDCState *s, Error **errp)
                        "match the head state registers", h);
             return false;
         }
+        /* pvdc series: end color */
     }
     return true;
 }

@@ -306,14 +306,18 @@ static void pvdc_exit(PCIDevice *pci)
 static void pvdc_instance_finalize(Object *obj)
 {
     PVDCState *s = PVDC(obj);
+    /* pvdc series: color */
     unsigned int h;
+    /* pvdc series: end color */
 
     timer_free(s->timer);
     pvdc_console_finalize(s);
+    /* pvdc series: color */
     for (h = 0; h < PVDC_MAX_HEADS; h++) {
         pvdc_color_clear(&s->heads[h].armed_color);
         pvdc_color_clear(&s->heads[h].active_color);
     }
+    /* pvdc series: end color */
 }
 
 static void pvdc_reset_enter(Object *obj, ResetType type)
@@ -329,11 +333,9 @@ static void pvdc_reset_enter(Object *obj, ResetType type)
         };
 
         head->shadow = head->armed = head->active = regs;
-        if (head->active_color.pipeline) {
-            pvdc_console_color_changed(head);
-        }
-        pvdc_color_clear(&head->armed_color);
-        pvdc_color_clear(&head->active_color);
+        /* pvdc series: color */
+        pvdc_color_reset(head);
+        /* pvdc series: end color */
         head->is_armed = false;
         head->group = 0;
         head->latch_ns = 0;
@@ -414,20 +416,21 @@ static bool pvdc_config_matches(PVDCState *s, Error **errp)
                             src->bandwidth_total, dst->bandwidth_total, errp);
 }
 
-/* The colour tables a stream brings replace the device's own. */
+/* What a stream brings replaces the device's own state. */
 static int pvdc_pre_load(void *opaque)
 {
     PVDCState *s = opaque;
+    /* pvdc series: color */
     unsigned int h;
+    /* pvdc series: end color */
 
     s->subsections_loaded = 0;
+    /* pvdc series: color */
+    /* Its colour tables: none if it has no pvdc/colors subsection. */
     for (h = 0; h < PVDC_MAX_HEADS; h++) {
-        if (s->heads[h].active_color.pipeline) {
-            pvdc_console_color_changed(&s->heads[h]);
-        }
-        pvdc_color_clear(&s->heads[h].armed_color);
-        pvdc_color_clear(&s->heads[h].active_color);
+        pvdc_color_reset(&s->heads[h]);
     }
+    /* pvdc series: end color */
     /* pvdc series: memory */
     /* So do its bindings: none if it has no pvdc/memory subsection. */
     pvdc_memory_reset(s);
@@ -449,11 +452,13 @@ int pvdc_subsection_pre_load(PVDCState *s, PVDCSubsection which)
     return 0;
 }
 
+/* pvdc series: color */
 static int pvdc_colors_pre_load(void *opaque)
 {
     return pvdc_subsection_pre_load(opaque, PVDC_SUBSECTION_COLORS);
 }
 
+/* pvdc series: end color */
 static int pvdc_pre_save(void *opaque)
 {
     PVDCState *s = opaque;
@@ -517,6 +522,7 @@ static int pvdc_post_load(void *opaque, int version_id)
         error_report_err(err);
         return -EINVAL;
     }
+    /* pvdc series: color */
     for (h = 0; h < PVDC_MAX_HEADS; h++) {
         PVDCHead *head = &s->heads[h];
 
@@ -538,6 +544,7 @@ static int pvdc_post_load(void *opaque, int version_id)
             return -EINVAL;
         }
     }
+    /* pvdc series: end color */
     for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
@@ -591,6 +598,7 @@ static const VMStateDescription vmstate_pvdc_plane_regs = {
     },
 };
 
+/* pvdc series: color */
 /* Checked before the tables are allocated: a stream cannot ask for more. */
 static bool pvdc_color_sizes_valid(void *opaque, int version_id)
 {
@@ -664,6 +672,7 @@ static const VMStateDescription vmstate_pvdc_colors = {
     },
 };
 
+/* pvdc series: end color */
 static const VMStateDescription vmstate_pvdc_plane = {
     .name = "pvdc/plane",
     .version_id = 1,
@@ -734,7 +743,9 @@ static const VMStateDescription vmstate_pvdc = {
         /* pvdc series: outputs */
         &vmstate_pvdc_output,
         /* pvdc series: end outputs */
+        /* pvdc series: color */
         &vmstate_pvdc_colors,
+        /* pvdc series: end color */
         /* pvdc series: memory */
         &vmstate_pvdc_memory,
         /* pvdc series: end memory */

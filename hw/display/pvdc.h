@@ -33,6 +33,7 @@ typedef struct PVDCHeadRegs {
     uint32_t regs[PVDC_HEAD_STATE_REGS];
 } PVDCHeadRegs;
 
+/* pvdc series: color */
 /*
  * The colour pipeline of an armed or active head state: the tables and
  * the matrix as copied from VRAM when the commit was armed (each struct
@@ -57,6 +58,7 @@ typedef struct PVDCHeadColor {
     bool shared;
 } PVDCHeadColor;
 
+/* pvdc series: end color */
 /*
  * The latched state of a plane: the registers of the plane shadow and
  * plane active windows (PVDC_PS_*) as the guest wrote them, indexed by
@@ -92,6 +94,7 @@ typedef struct PVDCHead {
     PVDCHeadRegs armed;
     /* See PVDCPlane.active: validated, safe for composition. */
     PVDCHeadRegs active;
+    /* pvdc series: color */
     /*
      * The colour pipeline of @armed (copied at the doorbell) and of
      * @active (moved from @armed at the latch point).  The scenes of the
@@ -101,6 +104,7 @@ typedef struct PVDCHead {
      */
     PVDCHeadColor armed_color;
     PVDCHeadColor active_color;
+    /* pvdc series: end color */
 
     /* The commit waiting for its latch point, if @is_armed. */
     bool is_armed;
