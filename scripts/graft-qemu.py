@@ -139,22 +139,23 @@ SERIES = [
          "nothing at its vblank; vblank timelines, the timer and the\n"
          "interrupts from the virtual clock; one QEMU console per\n"
          "connector, composed with the engine of the previous patch or\n"
-         "shown straight from memory, and pushed to the UIs at the latch;\n"
-         "the colour pipeline's tables copied at the doorbell; guest pages\n"
-         "bound into the device's address space.  It is built when\n"
-         "CONFIG_PVDC is set (by default with PCI_DEVICES).\n\n"
+         "shown straight from VRAM, and pushed to the UIs at the latch.\n"
+         "Planes are in VRAM: a later patch adds guest memory.  It is built\n"
+         "when CONFIG_PVDC is set (by default with PCI_DEVICES).\n\n"
          "The registers of the concerns the next patches add are not\n"
-         "handled yet: the connectors' PREFERRED and SUGGESTED_POS and the\n"
-         "EDID window, and the CRC registers read as zero and are logged as\n"
-         "unknown (LOG_GUEST_ERROR), FEATURES has no BOOT_DISPLAY, and a\n"
-         "commit's writeback target is checked by the rules but not written.\n\n"
+         "handled yet: LUT_SIZE, the BIND and DAMAGE registers, the\n"
+         "connectors' PREFERRED and SUGGESTED_POS and the EDID window, and\n"
+         "the CRC registers read as zero and are logged as unknown\n"
+         "(LOG_GUEST_ERROR), FEATURES has no BOOT_DISPLAY, the colour\n"
+         "stages are latched but not applied, and a commit's writeback\n"
+         "target is checked by the rules but not written.\n\n"
          "With the qtest library and the tests of vblanks, interrupts, heads\n"
          "and routing.",
          copied=["hw/display/pvdc.c", "hw/display/pvdc.h",
                  "hw/display/pvdc-internal.h", "hw/display/pvdc-mmio.c",
-                 "hw/display/pvdc-rules.c", "hw/display/pvdc-color.c",
+                 "hw/display/pvdc-rules.c",
                  "hw/display/pvdc-latch.c", "hw/display/pvdc-timing.c",
-                 "hw/display/pvdc-console.c", "hw/display/pvdc-memory.c",
+                 "hw/display/pvdc-console.c",
                  "tests/qtest/pvdc-qtest.c", "tests/qtest/pvdc-qtest.h",
                  "tests/qtest/pvdc-vblank-test.c",
                  "tests/qtest/pvdc-heads-test.c"],
@@ -167,6 +168,42 @@ SERIES = [
                              # After the per-target lists, the extra sources
                              # and the slow tests are defined.
                              anchor="qtest_executables = {}")]),
+    Step("color", "hw/display/pvdc: the colour pipeline, LUTs and CTM",
+         "The degamma LUT, colour matrix and gamma LUT of each head, as the\n"
+         "DRM colour management properties have them: a doorbell copies the\n"
+         "tables its armed state enables and derives the pipeline the\n"
+         "composition engine applies, the latch point makes it the active\n"
+         "one (a page flip with the same tables shares it, derives nothing),\n"
+         "and the consoles compose again what it changes.  The commit rules\n"
+         "check the tables' sizes and places (PVDC_ERR_COLOR); the copies\n"
+         "migrate in the pvdc/colors subsection, from which the destination\n"
+         "derives the pipeline again, after checking them against the head\n"
+         "registers.\n\n"
+         "Until this patch LUT_SIZE reads as zero and is logged as unknown,\n"
+         "and the colour stages' HS_CTRL bits and table registers are\n"
+         "latched but change no pixel.",
+         copied=["hw/display/pvdc-color.c"]),
+    Step("memory", "hw/display/pvdc: scan out of guest memory bound into the device",
+         "Guest pages bound into the device's address space above VRAM, so\n"
+         "that planes, colour tables and writeback targets need not be\n"
+         "copied into VRAM: the BIND block (BIND_ADDR, BIND_SIZE, the table\n"
+         "of guest ranges, BIND_CMD and BIND_STATUS, BIND_SPACE) maps the\n"
+         "pages of a table into one range of device addresses until UNBIND\n"
+         "or reset; the commit rules accept a plane or a table wholly in one\n"
+         "binding; a plane whose bytes are contiguous in the host is shown\n"
+         "straight from them, any other is composed out of a view of its\n"
+         "lines; the guest reports what it writes there (DAMAGE_ADDR,\n"
+         "DAMAGE_LEN), as bindings have no dirty log.  A binding is checked\n"
+         "again when the memory map changes (RAM unplugged under it), and\n"
+         "nothing is read from one while bus mastering is off.  The\n"
+         "bindings migrate in the pvdc/memory subsection; x-bind-space\n"
+         "narrows the address space for tests.\n\n"
+         "Until this patch the BIND and DAMAGE registers read as zero and\n"
+         "are logged as unknown, and a commit whose planes or tables lie\n"
+         "above VRAM is refused (PVDC_ERR_FB_BOUNDS, PVDC_ERR_COLOR).  The\n"
+         "tests of bindings follow frames by their CRC: they come with the\n"
+         "tests of the whole device.",
+         copied=["hw/display/pvdc-memory.c"]),
     Step("boot", "hw/display/pvdc: a boot display on head 0 (ramfb)",
          "Until a head is enabled, head 0 shows a ramfb companion that the\n"
          "firmware draws into, so that firmware menus, boot loaders and\n"

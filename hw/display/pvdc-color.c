@@ -92,6 +92,14 @@ static void pvdc_color_expected(PVDCState *s, const PVDCHeadRegs *r,
                   FIELD_EX32(r->regs[R_HS_LUT_SIZES], XY, Y) : 0;
 }
 
+/* Decode @n little-endian u64 at @src into @dst. */
+static void pvdc_color_words(const uint8_t *src, uint32_t n, uint64_t *dst)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        dst[i] = ldq_le_p(src + (uint64_t)i * sizeof(uint64_t));
+    }
+}
+
 /*
  * Copy @n little-endian u64 at @offset, which pvdc_color_valid() placed
  * wholly in VRAM or in one binding, into @dst.  False if they lie in a
@@ -102,14 +110,12 @@ static bool pvdc_copy_color(PVDCState *s, uint32_t offset, uint32_t n,
                             uint64_t *dst)
 {
     const uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
+    /* pvdc series: memory */
     uint64_t len = (uint64_t)n * sizeof(uint64_t);
-    g_autofree uint8_t *raw = NULL;
-    const uint8_t *src;
 
-    if ((uint64_t)offset + len <= s->conf.vram_size) {
-        src = vram + offset;
-    } else {
-        raw = g_malloc(len);
+    if ((uint64_t)offset + len > s->conf.vram_size) {
+        g_autofree uint8_t *raw = g_malloc(len);
+
         if (!pvdc_memory_load(s, offset, len, raw)) {
             qemu_log_mask(LOG_GUEST_ERROR, "pvdc: bus mastering is off, "
                           "or the RAM under it is gone: the colour table at "
@@ -117,11 +123,12 @@ static bool pvdc_copy_color(PVDCState *s, uint32_t offset, uint32_t n,
                           offset);
             return false;
         }
-        src = raw;
+        pvdc_color_words(raw, n, dst);
+        return true;
     }
-    for (uint32_t i = 0; i < n; i++) {
-        dst[i] = ldq_le_p(src + (uint64_t)i * sizeof(uint64_t));
-    }
+    /* pvdc series: end memory */
+
+    pvdc_color_words(vram + offset, n, dst);
     return true;
 }
 
@@ -196,6 +203,31 @@ void pvdc_color_arm(PVDCState *s, PVDCHead *head)
                                c->gamma_size, c->shared,
                                pvdc_compose_color_active(c->pipeline));
     }
+}
+
+void pvdc_color_latch(PVDCHead *head)
+{
+    if (head->armed_color.shared) {
+        /* the same pipeline: it stays, owned by the active state */
+        head->active_color.pipeline = NULL;
+        head->armed_color.shared = false;
+    } else if (head->active_color.pipeline ||
+               head->armed_color.pipeline) {
+        /* The console must not take the new pipeline for the old. */
+        pvdc_console_color_changed(head);
+    }
+    pvdc_color_clear(&head->active_color);
+    head->active_color = head->armed_color;
+    memset(&head->armed_color, 0, sizeof(head->armed_color));
+}
+
+void pvdc_color_reset(PVDCHead *head)
+{
+    if (head->active_color.pipeline) {
+        pvdc_console_color_changed(head);
+    }
+    pvdc_color_clear(&head->armed_color);
+    pvdc_color_clear(&head->active_color);
 }
 
 /*

@@ -14,11 +14,13 @@
  * visible plane, found through dirty logging (DIRTY_MEMORY_VGA).  The dirty
  * bitmap is snapshot once per refresh for the whole device and the damage
  * handed to each connector; only the damaged rectangle is composed again.  A
- * head showing exactly one framebuffer is displayed straight from VRAM, or
- * from guest pages bound above VRAM (pvdc-memory.c) where its bytes are
- * contiguous in the host.  Bindings have no dirty log: the guest reports
+ * head showing exactly one framebuffer is displayed straight from VRAM.
+ * pvdc series: memory
+ * So is one in guest pages bound above VRAM (pvdc-memory.c) where its bytes
+ * are contiguous in the host.  Bindings have no dirty log: the guest reports
  * what it writes there (DAMAGE_LEN, pvdc_console_damage()), and turning bus
  * mastering off or on shows every head again whole.
+ * pvdc series: end memory
  *
  * Consoles are refreshed when the UI's refresh timer asks
  * (GraphicHwOps.gfx_update, every 30 ms by default), which finds what the
@@ -39,11 +41,14 @@
  * draws cursors, hence the property; CRCs always include the cursor.
  *
  * Every pointer and size handed to the UI lies inside VRAM, by one rule
- * (pvdc_vram_span()), or inside one host mapping of a binding
- * (pvdc_memory_host_span()), which no UNBIND drops while the active state
- * shows it: a framebuffer that passed the commit rules may still not be
- * displayable straight from memory (its last line is short, a surface is
- * not), and is composed instead.
+ * (pvdc_vram_span()).
+ * pvdc series: memory
+ * Or inside one host mapping of a binding (pvdc_memory_host_span()), which
+ * no UNBIND drops while the active state shows it.
+ * pvdc series: end memory
+ * A framebuffer that passed the commit rules may still not be displayable
+ * straight from memory (its last line is short, a surface is not), and is
+ * composed instead.
  *
  * Copyright (c) 2026 The pvdc authors
  *
@@ -177,7 +182,9 @@ void pvdc_console_scene(PVDCHead *head, PVDCComposeScene *scene,
     scene->width = FIELD_EX32(head->active.regs[R_HS_HTIMING], XY, X);
     scene->height = FIELD_EX32(head->active.regs[R_HS_VTIMING], XY, X);
     scene->background = head->active.regs[R_HS_BACKGROUND];
+    /* pvdc series: color */
     scene->color = head->active_color.pipeline;
+    /* pvdc series: end color */
 
     for (p = 0; p < s->num_planes; p++) {
         const PVDCPlaneRegs *r = &s->planes[p].active;
@@ -304,10 +311,12 @@ static bool pvdc_plane_dirty(PVDCState *s, DirtyBitmapSnapshot *snap,
     bool any = false;
 
     for (unsigned int i = 0; i < n; i++) {
+        /* pvdc series: memory */
         /* In a binding: DAMAGE_LEN says what changed. */
         if (span[i].offset >= s->conf.vram_size) {
             continue;
         }
+        /* pvdc series: end memory */
         any |= pvdc_plane_dirty_lines(s, snap, plane, width, height,
                                       span[i].offset, span[i].row_bytes,
                                       span[i].rows, span[i].pitch, damage);
@@ -324,13 +333,17 @@ static void pvdc_console_collect_damage(PVDCState *s)
 {
     DirtyBitmapSnapshot *snap;
     unsigned int c, i;
+    /* pvdc series: memory */
     bool master = pvdc_memory_reachable(s);
+    /* pvdc series: end memory */
 
+    /* pvdc series: memory */
     /* Planes in bindings appear or vanish: every head whole. */
     if (master != s->bus_master_shown) {
         pvdc_console_invalidate(s);
     }
     s->bus_master_shown = master;
+    /* pvdc series: end memory */
     snap = memory_region_snapshot_and_clear_dirty(&s->vram, 0,
                                                   s->conf.vram_size,
                                                   DIRTY_MEMORY_VGA);
@@ -370,10 +383,14 @@ bool pvdc_console_compose(PVDCHead *head,
 {
     PVDCState *s = head->dev;
     const uint8_t *vram = memory_region_get_ram_ptr(&s->vram);
+    /* pvdc series: memory */
     g_autoptr(GPtrArray) bounce = g_ptr_array_new_with_free_func(g_free);
+    /* pvdc series: end memory */
     PVDCComposeScene view = *scene;
 
+    /* pvdc series: memory */
     pvdc_memory_views(s, &view, bounce);
+    /* pvdc series: end memory */
     if (!pvdc_compose(&view, vram, s->conf.vram_size, image, damage)) {
         return false;
     }
@@ -482,9 +499,11 @@ static bool pvdc_console_show_direct(PVDCConnector *conn, PVDCHead *head,
     /* A UI may read the surface whole, padding of its last line too. */
     size = (uint64_t)direct.stride * scene->height;
     pixels = pvdc_vram_span(s, direct.offset, size);
+    /* pvdc series: memory */
     if (!pixels) {
         pixels = pvdc_memory_host_span(s, direct.offset, size);
     }
+    /* pvdc series: end memory */
     if (!pixels) {
         trace_pvdc_direct_refused(head->index, direct.offset, size);
         return false;
@@ -759,6 +778,7 @@ static const GraphicHwOps pvdc_gfx_ops = {
     /* pvdc series: end outputs */
 };
 
+/* pvdc series: color */
 void pvdc_console_color_changed(PVDCHead *head)
 {
     PVDCState *s = head->dev;
@@ -775,6 +795,8 @@ void pvdc_console_color_changed(PVDCHead *head)
     }
 }
 
+/* pvdc series: end color */
+/* pvdc series: memory */
 void pvdc_console_invalidate(PVDCState *s)
 {
     unsigned int c;
@@ -811,6 +833,7 @@ void pvdc_console_damage(PVDCState *s, uint64_t start, uint64_t len)
     }
 }
 
+/* pvdc series: end memory */
 static void pvdc_console_pushes(Object *obj, Visitor *v, const char *name,
                                 void *opaque, Error **errp)
 {

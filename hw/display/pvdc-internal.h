@@ -7,7 +7,9 @@
  *   pvdc-mmio.c    register file: read/write dispatch
  *   pvdc-latch.c   doorbells, arming a commit, latching it all or nothing
  *   pvdc-rules.c   the rules a commit and a loaded state are checked by
+ * pvdc series: color
  *   pvdc-color.c   the LUTs and CTM of a head: copied at arm, derived
+ * pvdc series: end color
  *   pvdc-timing.c  vblank timelines, the timer, interrupts
  *   pvdc-console.c one QEMU console per connector, showing the head that
  *                  drives it
@@ -18,7 +20,9 @@
  * pvdc series: outputs
  *   pvdc-output.c  connectors: EDID, preferred mode, hotplug
  * pvdc series: end outputs
+ * pvdc series: memory
  *   pvdc-memory.c  guest memory: bindings of guest pages above VRAM
+ * pvdc series: end memory
  * pvdc series: boot
  *   pvdc-boot.c    the boot display: a ramfb companion on head 0
  * pvdc series: end boot
@@ -108,8 +112,10 @@ uint32_t pvdc_writeback_format_mask(void);
 bool pvdc_writeback_target_valid(PVDCState *s, const PVDCHeadRegs *r);
 uint64_t pvdc_mode_period_ns(const PVDCHeadRegs *regs);
 bool pvdc_mode_valid(PVDCState *s, const PVDCHeadRegs *r);
+/* pvdc series: color */
 /* The registers of the colour stages @r enables (PVDC_ERR_COLOR). */
 bool pvdc_color_valid(PVDCState *s, const PVDCHeadRegs *r);
+/* pvdc series: end color */
 
 /*
  * The state a commit would leave behind: for every head and plane, the
@@ -152,6 +158,7 @@ uint32_t pvdc_armed_mask(PVDCState *s);
 void pvdc_latch_due_commits(PVDCState *s, int64_t now);
 bool pvdc_next_latch(PVDCState *s, int64_t *when);
 
+/* pvdc series: color */
 /* pvdc-color.c */
 /* Free the tables and the pipeline of @c and empty it. */
 void pvdc_color_clear(PVDCHeadColor *c);
@@ -165,7 +172,15 @@ void pvdc_color_arm(PVDCState *s, PVDCHead *head);
 /* Whether loaded tables @c are what a doorbell would have copied for @r. */
 bool pvdc_color_matches(PVDCState *s, const PVDCHeadRegs *r,
                         const PVDCHeadColor *c);
+/*
+ * The latch point of @head: the armed tables become the active ones, and
+ * the consoles forget a pipeline that goes.
+ */
+void pvdc_color_latch(PVDCHead *head);
+/* Drop the armed and active tables of @head (reset, a stream's load). */
+void pvdc_color_reset(PVDCHead *head);
 
+/* pvdc series: end color */
 /* pvdc-timing.c */
 uint64_t pvdc_vblank_count(PVDCHead *head, int64_t now);
 int64_t pvdc_vblank_time(PVDCHead *head, int64_t now);
@@ -192,21 +207,27 @@ struct PVDCComposeScene;
 void pvdc_console_instance_init(PVDCState *s);
 void pvdc_console_init(PVDCState *s);
 void pvdc_console_unrealize(PVDCState *s);
+/* pvdc series: memory */
 /* What bindings show changed wholesale: every console composes anew. */
 void pvdc_console_invalidate(PVDCState *s);
+/* pvdc series: end memory */
 void pvdc_console_finalize(PVDCState *s);
+/* pvdc series: color */
 /*
  * The active colour pipeline of @head is about to be replaced: the
  * consoles that show it compose again whole, whatever address the new
  * one has.
  */
 void pvdc_console_color_changed(PVDCHead *head);
+/* pvdc series: end color */
+/* pvdc series: memory */
 /*
  * The guest wrote [@start, @start + @len) of a binding (DAMAGE_LEN):
  * every console whose head shows a plane reading those bytes composes
  * again what they change.
  */
 void pvdc_console_damage(PVDCState *s, uint64_t start, uint64_t len);
+/* pvdc series: end memory */
 /*
  * A head latched a commit that may change what the console of @connector
  * shows: push the frame to its UI, if one listens, from the main loop.
@@ -288,6 +309,7 @@ void pvdc_boot_end(PVDCState *s);
 void pvdc_boot_display_update(PVDCState *s, QemuConsole *con);
 
 /* pvdc series: end boot */
+/* pvdc series: memory */
 /* pvdc-memory.c */
 extern const VMStateDescription vmstate_pvdc_memory;
 /* The BIND_* registers at @addr; false if @addr is none of them. */
@@ -337,4 +359,5 @@ bool pvdc_memory_reachable(PVDCState *s);
 void pvdc_memory_views(PVDCState *s, struct PVDCComposeScene *scene,
                        GPtrArray *keep);
 
+/* pvdc series: end memory */
 #endif /* HW_DISPLAY_PVDC_INTERNAL_H */

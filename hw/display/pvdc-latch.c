@@ -49,18 +49,9 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
                                    : head->active.regs[R_HS_CONNECTOR], on);
         }
         head->active = head->armed;
-        if (head->armed_color.shared) {
-            /* the same pipeline: it stays, owned by the active state */
-            head->active_color.pipeline = NULL;
-            head->armed_color.shared = false;
-        } else if (head->active_color.pipeline ||
-                   head->armed_color.pipeline) {
-            /* The console must not take the new pipeline for the old. */
-            pvdc_console_color_changed(head);
-        }
-        pvdc_color_clear(&head->active_color);
-        head->active_color = head->armed_color;
-        memset(&head->armed_color, 0, sizeof(head->armed_color));
+        /* pvdc series: color */
+        pvdc_color_latch(head);
+        /* pvdc series: end color */
         if (!was_on && on) {
             pvdc_timeline_enable(head, when);
             /* pvdc series: boot */
@@ -194,8 +185,10 @@ static void pvdc_latch_group(PVDCState *s, uint32_t group, int64_t when)
             continue;
         }
         head->is_armed = false;
+        /* pvdc series: color */
         /* Moved to the active state if applied: freed if refused. */
         pvdc_color_clear(&head->armed_color);
+        /* pvdc series: end color */
         head->done_seq = head->armed_seq;
         /*
          * After the commit applied: an enable counts from the count it
@@ -284,7 +277,9 @@ static void pvdc_snapshot_head(PVDCState *s, unsigned int h)
     unsigned int k, p;
 
     head->armed = head->shadow;
+    /* pvdc series: color */
     pvdc_color_arm(s, head);
+    /* pvdc series: end color */
     for (p = 0; p < s->num_planes; p++) {
         head->plane_armed[p] = s->planes[p].shadow.regs[R_PS_HEAD] == h;
         if (!head->plane_armed[p]) {

@@ -131,9 +131,11 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
     case PVDC_REG_BANDWIDTH_TOTAL:
         *val = s->conf.bandwidth_total;
         return true;
+    /* pvdc series: color */
     case PVDC_REG_LUT_SIZE:
         *val = PVDC_XY(PVDC_LUT_MAX_SIZE, PVDC_LUT_MAX_SIZE);
         return true;
+    /* pvdc series: end color */
     case PVDC_REG_INT_STATUS:
         *val = s->int_status;
         return true;
@@ -180,7 +182,12 @@ static bool pvdc_global_read(PVDCState *s, hwaddr addr, uint32_t *val)
                pvdc_compose_formats[i].fourcc : 0;
         return true;
     }
-    return pvdc_memory_read(s, addr, val);
+    /* pvdc series: memory */
+    if (pvdc_memory_read(s, addr, val)) {
+        return true;
+    }
+    /* pvdc series: end memory */
+    return false;
 }
 
 static bool pvdc_head_control_read(PVDCState *s, unsigned int h,
@@ -347,9 +354,11 @@ static void pvdc_global_write(PVDCState *s, hwaddr addr, uint32_t val)
         pvdc_doorbell(s, val);
         break;
     default:
+        /* pvdc series: memory */
         if (pvdc_memory_write(s, addr, val)) {
             break;
         }
+        /* pvdc series: end memory */
         qemu_log_mask(LOG_GUEST_ERROR, "pvdc: write 0x%x to read-only or "
                       "unknown register 0x%" HWADDR_PRIx "; ignored\n",
                       val, addr);

@@ -280,20 +280,30 @@ static bool pvdc_lines_in_memory(PVDCState *s, uint32_t offset,
                                  uint32_t pitch, uint64_t lines,
                                  uint64_t line)
 {
-    return pvdc_lines_in_vram(s, offset, pitch, lines, line) ||
-           pvdc_memory_bound(s, offset,
-                             (uint64_t)pitch * (lines - 1) + line);
+    /* pvdc series: memory */
+    if (pvdc_memory_bound(s, offset, (uint64_t)pitch * (lines - 1) + line)) {
+        return true;
+    }
+    /* pvdc series: end memory */
+    return pvdc_lines_in_vram(s, offset, pitch, lines, line);
 }
 
+/* pvdc series: color */
 /*
  * A table or matrix of @len bytes at device address @offset: aligned and
  * wholly inside VRAM or wholly in one binding, computed in 64 bits.
  */
 static bool pvdc_color_span_valid(PVDCState *s, uint32_t offset, uint64_t len)
 {
-    return !(offset % PVDC_COLOR_ALIGN) &&
-           ((uint64_t)offset + len <= s->conf.vram_size ||
-            pvdc_memory_bound(s, offset, len));
+    if (offset % PVDC_COLOR_ALIGN) {
+        return false;
+    }
+    /* pvdc series: memory */
+    if (pvdc_memory_bound(s, offset, len)) {
+        return true;
+    }
+    /* pvdc series: end memory */
+    return (uint64_t)offset + len <= s->conf.vram_size;
 }
 
 static bool pvdc_lut_valid(PVDCState *s, uint32_t offset, uint32_t size)
@@ -323,6 +333,7 @@ bool pvdc_color_valid(PVDCState *s, const PVDCHeadRegs *r)
     return true;
 }
 
+/* pvdc series: end color */
 /*
  * A pitch of @lines lines of @line bytes: it holds a line, it is aligned,
  * and every line starts within PVDC_FB_SPAN_MAX bytes of the first.
@@ -387,10 +398,12 @@ static uint32_t pvdc_check_head(PVDCCommitView *v, unsigned int h)
     if (allocated > s->conf.bandwidth_total) {
         return pvdc_head_error(PVDC_ERR_BANDWIDTH_ALLOC);
     }
+    /* pvdc series: color */
     /* Not a modeset: the pipeline may change on an enabled head. */
     if (!pvdc_color_valid(s, armed)) {
         return pvdc_head_error(PVDC_ERR_COLOR);
     }
+    /* pvdc series: end color */
     if (FIELD_EX32(armed->regs[R_HS_CTRL], HS_CTRL, WRITEBACK) &&
         !pvdc_writeback_target_valid(s, armed)) {
         return pvdc_head_error(PVDC_ERR_WRITEBACK);
@@ -757,11 +770,14 @@ bool pvdc_loaded_state_valid(PVDCState *s, Error **errp)
     }
 
     for (h = 0; h < s->conf.num_heads; h++) {
+        /* pvdc series: color */
         PVDCHead *head = &s->heads[h];
 
+        /* pvdc series: end color */
         if (!pvdc_armed_valid(s, h, errp)) {
             return false;
         }
+        /* pvdc series: color */
         if (!pvdc_color_matches(s, &head->active, &head->active_color) ||
             (head->is_armed ?
              !pvdc_color_matches(s, &head->armed, &head->armed_color) :
@@ -771,6 +787,7 @@ bool pvdc_loaded_state_valid(PVDCState *s, Error **errp)
                        "match the head state registers", h);
             return false;
         }
+        /* pvdc series: end color */
     }
     return true;
 }

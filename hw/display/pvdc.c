@@ -138,6 +138,7 @@ static uint64_t pvdc_plane_kib(uint32_t width, uint32_t height)
     return DIV_ROUND_UP((uint64_t)width * height * PVDC_DEFAULT_CPP, KiB);
 }
 
+/* pvdc series: memory */
 /* Device address space one bound buffer of @width x @height takes. */
 static uint64_t pvdc_buffer_bytes(uint32_t width, uint32_t height)
 {
@@ -168,6 +169,7 @@ static void pvdc_check_bind_space(PVDCState *s)
     }
 }
 
+/* pvdc series: end memory */
 static uint32_t pvdc_default_bandwidth_total(PVDCState *s)
 {
     uint64_t per_head =
@@ -217,6 +219,7 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
     s->conf.bandwidth_total = s->bandwidth_kib ? s->bandwidth_kib :
                               pvdc_default_bandwidth_total(s);
     s->conf.vram_size = s->vram_size ? s->vram_size : PVDC_DEFAULT_VRAM_SIZE;
+    /* pvdc series: memory */
     /* VRAM is at most 2 GiB: BIND_SPACE fits its 32 bits */
     s->conf.bind_space = PVDC_ADDR_SPACE_SIZE - s->conf.vram_size;
     if (s->bind_space) {
@@ -231,6 +234,7 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
     } else {
         pvdc_check_bind_space(s);
     }
+    /* pvdc series: end memory */
 
     pci_config_set_interrupt_pin(pci->config, 1);
     /* Without MSI on this machine the device still works with INTx. */
@@ -274,7 +278,9 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
 
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pvdc_timer_cb, s);
     pvdc_console_init(s);
+    /* pvdc series: memory */
     pvdc_memory_realize(s);
+    /* pvdc series: end memory */
 }
 
 /*
@@ -289,23 +295,29 @@ static void pvdc_exit(PCIDevice *pci)
 
     timer_del(s->timer);
     pvdc_console_unrealize(s);
+    /* pvdc series: memory */
     pvdc_memory_unrealize(s);
     /* The mappings hold references to the guest's RAM: drop them now. */
     pvdc_memory_reset(s);
+    /* pvdc series: end memory */
     msi_uninit(pci);
 }
 
 static void pvdc_instance_finalize(Object *obj)
 {
     PVDCState *s = PVDC(obj);
+    /* pvdc series: color */
     unsigned int h;
+    /* pvdc series: end color */
 
     timer_free(s->timer);
     pvdc_console_finalize(s);
+    /* pvdc series: color */
     for (h = 0; h < PVDC_MAX_HEADS; h++) {
         pvdc_color_clear(&s->heads[h].armed_color);
         pvdc_color_clear(&s->heads[h].active_color);
     }
+    /* pvdc series: end color */
 }
 
 static void pvdc_reset_enter(Object *obj, ResetType type)
@@ -321,11 +333,9 @@ static void pvdc_reset_enter(Object *obj, ResetType type)
         };
 
         head->shadow = head->armed = head->active = regs;
-        if (head->active_color.pipeline) {
-            pvdc_console_color_changed(head);
-        }
-        pvdc_color_clear(&head->armed_color);
-        pvdc_color_clear(&head->active_color);
+        /* pvdc series: color */
+        pvdc_color_reset(head);
+        /* pvdc series: end color */
         head->is_armed = false;
         head->group = 0;
         head->latch_ns = 0;
@@ -355,7 +365,9 @@ static void pvdc_reset_enter(Object *obj, ResetType type)
     }
     s->int_status = 0;
     s->int_enable = 0;
+    /* pvdc series: memory */
     pvdc_memory_reset(s);
+    /* pvdc series: end memory */
     /* pvdc series: boot */
     pvdc_boot_reset(s);
     /* pvdc series: end boot */
@@ -404,22 +416,25 @@ static bool pvdc_config_matches(PVDCState *s, Error **errp)
                             src->bandwidth_total, dst->bandwidth_total, errp);
 }
 
-/* The colour tables a stream brings replace the device's own. */
+/* What a stream brings replaces the device's own state. */
 static int pvdc_pre_load(void *opaque)
 {
     PVDCState *s = opaque;
+    /* pvdc series: color */
     unsigned int h;
+    /* pvdc series: end color */
 
     s->subsections_loaded = 0;
+    /* pvdc series: color */
+    /* Its colour tables: none if it has no pvdc/colors subsection. */
     for (h = 0; h < PVDC_MAX_HEADS; h++) {
-        if (s->heads[h].active_color.pipeline) {
-            pvdc_console_color_changed(&s->heads[h]);
-        }
-        pvdc_color_clear(&s->heads[h].armed_color);
-        pvdc_color_clear(&s->heads[h].active_color);
+        pvdc_color_reset(&s->heads[h]);
     }
+    /* pvdc series: end color */
+    /* pvdc series: memory */
     /* So do its bindings: none if it has no pvdc/memory subsection. */
     pvdc_memory_reset(s);
+    /* pvdc series: end memory */
     /* pvdc series: boot */
     /* And the boot display: over if it has no pvdc/boot subsection. */
     s->boot_display = false;
@@ -437,11 +452,13 @@ int pvdc_subsection_pre_load(PVDCState *s, PVDCSubsection which)
     return 0;
 }
 
+/* pvdc series: color */
 static int pvdc_colors_pre_load(void *opaque)
 {
     return pvdc_subsection_pre_load(opaque, PVDC_SUBSECTION_COLORS);
 }
 
+/* pvdc series: end color */
 static int pvdc_pre_save(void *opaque)
 {
     PVDCState *s = opaque;
@@ -505,6 +522,7 @@ static int pvdc_post_load(void *opaque, int version_id)
         error_report_err(err);
         return -EINVAL;
     }
+    /* pvdc series: color */
     for (h = 0; h < PVDC_MAX_HEADS; h++) {
         PVDCHead *head = &s->heads[h];
 
@@ -526,6 +544,7 @@ static int pvdc_post_load(void *opaque, int version_id)
             return -EINVAL;
         }
     }
+    /* pvdc series: end color */
     for (h = 0; h < s->conf.num_heads; h++) {
         PVDCHead *head = &s->heads[h];
 
@@ -579,6 +598,7 @@ static const VMStateDescription vmstate_pvdc_plane_regs = {
     },
 };
 
+/* pvdc series: color */
 /* Checked before the tables are allocated: a stream cannot ask for more. */
 static bool pvdc_color_sizes_valid(void *opaque, int version_id)
 {
@@ -652,6 +672,7 @@ static const VMStateDescription vmstate_pvdc_colors = {
     },
 };
 
+/* pvdc series: end color */
 static const VMStateDescription vmstate_pvdc_plane = {
     .name = "pvdc/plane",
     .version_id = 1,
@@ -722,8 +743,12 @@ static const VMStateDescription vmstate_pvdc = {
         /* pvdc series: outputs */
         &vmstate_pvdc_output,
         /* pvdc series: end outputs */
+        /* pvdc series: color */
         &vmstate_pvdc_colors,
+        /* pvdc series: end color */
+        /* pvdc series: memory */
         &vmstate_pvdc_memory,
+        /* pvdc series: end memory */
         /* pvdc series: boot */
         &vmstate_pvdc_boot,
         /* pvdc series: end boot */
@@ -743,8 +768,10 @@ static const Property pvdc_properties[] = {
     /* 0: pvdc_default_bandwidth_total() */
     DEFINE_PROP_UINT32("bandwidth-kib", PVDCState, bandwidth_kib, 0),
     DEFINE_PROP_UINT32("x-link-up-delay-ms", PVDCState, link_up_delay_ms, 0),
+    /* pvdc series: memory */
     /* 0: all of the device address space above VRAM */
     DEFINE_PROP_SIZE("x-bind-space", PVDCState, bind_space, 0),
+    /* pvdc series: end memory */
     /* pvdc series: outputs */
     /* 0: PVDC_DEFAULT_XRES x PVDC_DEFAULT_YRES, within the maximum */
     DEFINE_PROP_UINT32("xres", PVDCState, xres, 0),
@@ -816,6 +843,7 @@ static void pvdc_instance_init(Object *obj)
     object_property_set_description(obj, "x-mmio-writes",
                                     "register writes the guest has made, "
                                     "ignored ones included (statistic)");
+    /* pvdc series: memory */
     object_property_add_uint32_ptr(obj, "x-bindings", &s->num_bindings,
                                    OBJ_PROP_FLAG_READ);
     object_property_set_description(obj, "x-bindings",
@@ -827,6 +855,7 @@ static void pvdc_instance_init(Object *obj)
                                     "bytes copied out of guest pages to "
                                     "compose planes that are not "
                                     "contiguous in the host (statistic)");
+    /* pvdc series: end memory */
     object_property_add_uint64_ptr(obj, "x-commits-applied",
                                    &s->commits_applied, OBJ_PROP_FLAG_READ);
     object_property_set_description(obj, "x-commits-applied",
@@ -884,9 +913,11 @@ static void pvdc_class_init(ObjectClass *klass, void *data)
         "time the link of a disabled head takes to come up, ms, up to "
         stringify(PVDC_MAX_LINK_UP_DELAY_MS)
         " (an enable takes a frame of its mode at least)");
+    /* pvdc series: memory */
     object_class_property_set_description(klass, "x-bind-space",
         "device address space above VRAM that bindings may use, bytes, a "
         "multiple of " stringify(PVDC_BIND_PAGE_SIZE) " (0: all of it)");
+    /* pvdc series: end memory */
     /* pvdc series: outputs */
     object_class_property_set_description(klass, "xres",
         "preferred width of every head's connector (0: 1024)");

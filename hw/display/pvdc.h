@@ -33,6 +33,7 @@ typedef struct PVDCHeadRegs {
     uint32_t regs[PVDC_HEAD_STATE_REGS];
 } PVDCHeadRegs;
 
+/* pvdc series: color */
 /*
  * The colour pipeline of an armed or active head state: the tables and
  * the matrix as copied from VRAM when the commit was armed (each struct
@@ -57,6 +58,7 @@ typedef struct PVDCHeadColor {
     bool shared;
 } PVDCHeadColor;
 
+/* pvdc series: end color */
 /*
  * The latched state of a plane: the registers of the plane shadow and
  * plane active windows (PVDC_PS_*) as the guest wrote them, indexed by
@@ -92,6 +94,7 @@ typedef struct PVDCHead {
     PVDCHeadRegs armed;
     /* See PVDCPlane.active: validated, safe for composition. */
     PVDCHeadRegs active;
+    /* pvdc series: color */
     /*
      * The colour pipeline of @armed (copied at the doorbell) and of
      * @active (moved from @armed at the latch point).  The scenes of the
@@ -101,6 +104,7 @@ typedef struct PVDCHead {
      */
     PVDCHeadColor armed_color;
     PVDCHeadColor active_color;
+    /* pvdc series: end color */
 
     /* The commit waiting for its latch point, if @is_armed. */
     bool is_armed;
@@ -169,6 +173,7 @@ typedef struct PVDCConnector {
     struct PVDCDisplay *display;
 } PVDCConnector;
 
+/* pvdc series: memory */
 /* One entry of a BIND table, as the guest wrote it. */
 typedef struct PVDCBindEntry {
     uint64_t addr;              /* DMA address */
@@ -197,6 +202,7 @@ typedef struct PVDCBinding {
      */
     bool lost;
 } PVDCBinding;
+/* pvdc series: end memory */
 
 /*
  * What the guest reads of the device's configuration in the capability
@@ -212,11 +218,13 @@ typedef struct PVDCConfig {
     uint32_t max_width;
     uint32_t max_height;
     uint32_t bandwidth_total;
+    /* pvdc series: memory */
     /*
      * Bytes above VRAM that bindings may use (BIND_SPACE): a test's knob,
      * not migrated; a stream's bindings past it are refused by post_load.
      */
     uint64_t bind_space;
+    /* pvdc series: end memory */
 } PVDCConfig;
 
 struct PVDCState {
@@ -239,7 +247,9 @@ struct PVDCState {
     uint64_t vram_size;         /* 0: the default */
     uint32_t bandwidth_kib;     /* 0: conf.bandwidth_total derived */
     uint32_t link_up_delay_ms;
+    /* pvdc series: memory */
     uint64_t bind_space;        /* 0: conf.bind_space derived */
+    /* pvdc series: end memory */
     /* pvdc series: outputs */
     uint32_t xres;
     uint32_t yres;
@@ -286,6 +296,7 @@ struct PVDCState {
     uint64_t commits_applied;
     uint64_t commits_rejected;
 
+    /* pvdc series: memory */
     /* Guest memory (pvdc-memory.c): the BIND_* registers */
     uint32_t bind_addr;
     uint32_t bind_size;
@@ -309,6 +320,7 @@ struct PVDCState {
     /* RAM leaving the guest's memory map; a transaction removed some */
     MemoryListener ram_listener;
     bool ram_removed;
+    /* pvdc series: end memory */
     /* pvdc series: boot */
 
     /*
