@@ -302,11 +302,12 @@ struct pvdc_device {
 	struct work_struct resync_work;
 
 	/*
-	 * The device address space above VRAM and the bindings in it
-	 * (pvdc_gem.c): BIND_* registers, bind_mm, bindings and every
-	 * object's binding and use count are under bind_lock.
+	 * The device address space above VRAM, [bind_start, bind_end), and
+	 * the bindings in it (pvdc_gem.c): BIND_* registers, bind_mm,
+	 * bindings and every object's binding and use count are under
+	 * bind_lock.
 	 */
-	u64 bind_start;
+	u64 bind_start, bind_end;
 	struct mutex bind_lock;	/* see above */
 	struct drm_mm bind_mm;
 	struct list_head bindings;	/* least recently used first */

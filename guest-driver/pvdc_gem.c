@@ -4,15 +4,16 @@
  *
  * Buffers are GEM shmem objects, native or imported through PRIME, and the
  * device scans them out of guest pages bound into its address space: above
- * VRAM, the device address space [round_up(VRAM_SIZE), 2^32) is handed out
- * by a drm_mm, and a buffer is bound there once, the first time a plane or
- * a writeback job pins it, with a table of its DMA-contiguous runs.  The
- * binding outlives the pin: flipping between buffers binds nothing, and a
- * flip stays the register writes it is with VRAM.  A binding is dropped
- * when its object is freed, which happens only once no state shows it (the
- * framebuffers hold the objects until the device latched the state that
- * replaced them), or evicted, least recently used first, when the device or
- * the address space has no room for a new one and no state uses it.
+ * VRAM, the BIND_SPACE bytes of device address space the device reports
+ * are handed out by a drm_mm, and a buffer is bound there once, the first
+ * time a plane or a writeback job pins it, with a table of its
+ * DMA-contiguous runs.  The binding outlives the pin: flipping between
+ * buffers binds nothing, and a flip stays the register writes it is with
+ * VRAM.  A binding is dropped when its object is freed, which happens only
+ * once no state shows it (the framebuffers hold the objects until the
+ * device latched the state that replaced them), or evicted, least recently
+ * used first, when the device or the address space has no room for a new
+ * one and no state uses it.
  *
  * Guest RAM has no dirty log: what is written into a shown buffer in place
  * reaches the device as DAMAGE_ADDR/DAMAGE_LEN byte ranges, the rows of
@@ -627,7 +628,7 @@ enum drm_mode_status pvdc_gem_mode_valid(struct drm_device *dev,
 
 	fb = PAGE_ALIGN(roundup((u64)mode->hdisplay * 4, pvdc->pitch_align) *
 			mode->vdisplay);
-	if (2 * fb > PVDC_ADDRESS_SPACE_END - pvdc->bind_start)
+	if (2 * fb > pvdc->bind_end - pvdc->bind_start)
 		return MODE_MEM;
 
 	return MODE_OK;
@@ -663,20 +664,26 @@ static void pvdc_gem_fini(struct drm_device *drm, void *arg)
 }
 
 /*
- * The device address space above VRAM (read at probe, before the colour
- * tables take its top), and DMA from the whole guest physical space.
+ * The device address space above VRAM, BIND_SPACE bytes (read at probe,
+ * before the colour tables take its top of VRAM), and DMA from the whole
+ * guest physical space.
  */
 int pvdc_gem_init(struct pvdc_device *pvdc)
 {
 	struct drm_device *drm = &pvdc->drm;
+	u64 space;
 	int ret;
 
 	ret = dma_set_mask_and_coherent(drm->dev, DMA_BIT_MASK(64));
 	if (ret)
 		return ret;
 
+	space = pvdc_read(pvdc, PVDC_REG_BIND_SPACE);
 	pvdc->bind_start = round_up((u64)pvdc->vram_size, PVDC_BIND_PAGE_SIZE);
-	if (pvdc->bind_start >= PVDC_ADDRESS_SPACE_END) {
+	pvdc->bind_end = min_t(u64, round_down((u64)pvdc->vram_size + space,
+					       PVDC_BIND_PAGE_SIZE),
+			       PVDC_ADDRESS_SPACE_END);
+	if (pvdc->bind_start >= pvdc->bind_end) {
 		drm_err(drm, "no device address space above %llu MiB of VRAM\n",
 			(u64)pvdc->vram_size >> 20);
 		return -ENODEV;
@@ -686,7 +693,7 @@ int pvdc_gem_init(struct pvdc_device *pvdc)
 	INIT_LIST_HEAD(&pvdc->bindings);
 	INIT_LIST_HEAD(&pvdc->stale_bindings);
 	drm_mm_init(&pvdc->bind_mm, pvdc->bind_start,
-		    PVDC_ADDRESS_SPACE_END - pvdc->bind_start);
+		    pvdc->bind_end - pvdc->bind_start);
 	drm_debugfs_add_file(drm, "pvdc_bindings", pvdc_bindings_show, NULL);
 
 	return drmm_add_action_or_reset(drm, pvdc_gem_fini, pvdc);
