@@ -217,6 +217,12 @@ struct pvdc_atomic_state {
 	struct pvdc_latch latches[PVDC_MAX_HEADS];
 	/* The commit raises a share of the device (pvdc_global.c). */
 	bool takes;
+	/*
+	 * Objects its check bound and reserved for it, each with a
+	 * reference, until they are pinned (pvdc_gem_reserve()).
+	 */
+	struct drm_gem_object **reserved;
+	unsigned int num_reserved;
 };
 
 /* In pvdc_global_state.route[]: the head is off. */
@@ -304,8 +310,8 @@ struct pvdc_device {
 	/*
 	 * The device address space above VRAM, [bind_start, bind_end), and
 	 * the bindings in it (pvdc_gem.c): BIND_* registers, bind_mm,
-	 * bindings and every object's binding and use count are under
-	 * bind_lock.
+	 * bindings and every object's binding, use and reservation counts
+	 * are under bind_lock.
 	 */
 	u64 bind_start, bind_end;
 	struct mutex bind_lock;	/* see above */
@@ -387,6 +393,8 @@ u32 pvdc_gem_fb_address(const struct drm_framebuffer *fb, unsigned int i);
 void pvdc_gem_unbind_all(struct pvdc_device *pvdc, bool device);
 void pvdc_gem_damage(struct drm_plane_state *old_state,
 		     struct drm_plane_state *new_state);
+int pvdc_gem_reserve(struct drm_atomic_state *state);
+void pvdc_gem_unreserve(struct drm_atomic_state *state);
 
 /* pvdc_crtc.c */
 int pvdc_color_init(struct pvdc_device *pvdc);
