@@ -32,15 +32,19 @@ device and RAM.
 """
 
 import hashlib
+import importlib.util
 import os
 import re
 import struct
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pvdc_paths import ROOT  # noqa: E402
+
+_spec = importlib.util.spec_from_file_location(
+    "gen_kernel_regs", os.path.join(ROOT, "scripts", "gen-kernel-regs.py"))
+regs_gen = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(regs_gen)
 
 HEADER = os.path.join(ROOT, "include", "hw", "display", "pvdc-regs.h")
 CONFIG = os.path.join(ROOT, "tests", "qtest", "fuzz", "pvdc-fuzz-config.h")
@@ -86,21 +90,9 @@ NAMES = [
 
 def registers(extra=()):
     """{name: value} of NAMES and EXTRA, by compiling the register
-    header."""
-    prog = ["#include <stdio.h>", f'#include "{HEADER}"',
-            "int main(void)", "{"]
-    for name in dict.fromkeys(NAMES + list(extra)):
-        prog.append(f'\tprintf("%s %llu\\n", "{name}", '
-                    f"(unsigned long long)({name}));")
-    prog += ["\treturn 0;", "}", ""]
-    with tempfile.TemporaryDirectory() as tmp:
-        c, exe = os.path.join(tmp, "regs.c"), os.path.join(tmp, "regs")
-        with open(c, "w") as f:
-            f.write("\n".join(prog))
-        subprocess.run(["cc", "-std=gnu11", "-w", "-o", exe, c], check=True)
-        out = subprocess.run([exe], capture_output=True, text=True,
-                             check=True).stdout
-    return {n: int(v) for n, v in (l.split(" ", 1) for l in out.splitlines())}
+    header as the driver's header generator does."""
+    return regs_gen.evaluate(HEADER, list(dict.fromkeys(NAMES +
+                                                        list(extra))))
 
 
 def config():
