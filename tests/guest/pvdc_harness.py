@@ -379,6 +379,21 @@ class GuestVM(QEMUMachine):
             raise GuestError(f"guest command {cmd!r} exited {rc}:\n{out}")
         return out
 
+    def assert_no_leaks(self, code, timeout=STEP_TIMEOUT):
+        """kmemleak (the debug kernel's) reports no unreferenced object
+        whose report names one of CODE (substrings of function or module
+        names)."""
+        # Objects freed in a work or an RCU callback need a moment; two
+        # scans report only what stayed unreferenced across both.
+        self.check("echo scan > /sys/kernel/debug/kmemleak; "
+                   "echo scan > /sys/kernel/debug/kmemleak", timeout)
+        out = self.check("cat /sys/kernel/debug/kmemleak")
+        leaks = [b for b in out.split("unreferenced object")[1:]
+                 if any(c in b for c in code)]
+        if leaks:
+            raise AssertionError(f"{len(leaks)} leak(s):\n" +
+                                 "unreferenced object".join(leaks[:3]))
+
     def run_to_end(self, cmd, pattern, timeout=STEP_TIMEOUT):
         """Send the shell command CMD, after which the guest serves no
         more commands (it panics, or powers off), and wait until the

@@ -273,16 +273,7 @@ def no_leak(tap, vm):
     """kmemleak finds nothing of the driver's or DRM's after the failed
     probes and resume."""
     def check():
-        # Objects freed in a work or an RCU callback need a moment; two
-        # scans report only what stayed unreferenced across both.
-        vm.check("echo scan > /sys/kernel/debug/kmemleak; "
-                 "echo scan > /sys/kernel/debug/kmemleak", 300)
-        out = vm.check("cat /sys/kernel/debug/kmemleak")
-        leaks = [b for b in out.split("unreferenced object")[1:]
-                 if any(c in b for c in LEAK_CODE)]
-        if leaks:
-            raise AssertionError(f"{len(leaks)} leak(s):\n" +
-                                 "unreferenced object".join(leaks[:3]))
+        vm.assert_no_leaks(LEAK_CODE, 300)
     tap.case("kmemleak finds no leak of the driver or DRM after the "
              "failed probes and resume", check)
 

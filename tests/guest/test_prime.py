@@ -159,16 +159,7 @@ def no_leak(tap, vm, boot=""):
         return
 
     def check():
-        # Objects freed in a work or an RCU callback need a moment; two
-        # scans report only what stayed unreferenced across both.
-        vm.check("echo scan > /sys/kernel/debug/kmemleak; "
-                 "echo scan > /sys/kernel/debug/kmemleak")
-        out = vm.check("cat /sys/kernel/debug/kmemleak")
-        leaks = [b for b in out.split("unreferenced object")[1:]
-                 if any(c in b for c in LEAK_CODE)]
-        if leaks:
-            raise AssertionError(f"{len(leaks)} leak(s):\n" +
-                                 "unreferenced object".join(leaks[:3]))
+        vm.assert_no_leaks(LEAK_CODE)
     tap.case(name, check)
 
 
