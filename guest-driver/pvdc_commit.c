@@ -73,7 +73,6 @@ void pvdc_atomic_state_clear(struct drm_atomic_state *state)
 {
 	struct pvdc_atomic_state *pstate = to_pvdc_atomic_state(state);
 
-	pvdc_gem_unreserve(state);
 	drm_atomic_state_default_clear(state);
 	memset(pstate->latches, 0, sizeof(pstate->latches));
 	pstate->takes = false;
@@ -212,9 +211,7 @@ static bool pvdc_commit_signals(struct drm_atomic_state *state)
  * up gets an error; its commit is applied when the device latches it.
  * Once the commit is queued, a caller with an event or out-fence gives up
  * only when killed, and is told of no error: the atomic ioctl would free
- * them under the tail that signals them.  The buffers its check reserved
- * are pinned once drm_atomic_helper_commit() returns, or never will be:
- * the reservations end there (pvdc_gem.c), not with the tail.
+ * them under the tail that signals them.
  */
 int pvdc_atomic_commit(struct drm_device *drm, struct drm_atomic_state *state,
 		       bool nonblock)
@@ -223,19 +220,14 @@ int pvdc_atomic_commit(struct drm_device *drm, struct drm_atomic_state *state,
 	unsigned int i;
 	int ret;
 
-	if (nonblock || state->async_update) {
-		ret = drm_atomic_helper_commit(drm, state, nonblock);
-		pvdc_gem_unreserve(state);
-		return ret;
-	}
+	if (nonblock || state->async_update)
+		return drm_atomic_helper_commit(drm, state, nonblock);
 
 	ret = pvdc_wait_dependencies(state);
 	if (ret)
 		return ret;
 	bounded = !pvdc_commit_signals(state);
 	ret = drm_atomic_helper_commit(drm, state, true);
-	/* Its buffers are pinned now, or will not be. */
-	pvdc_gem_unreserve(state);
 	if (ret)
 		return ret;
 

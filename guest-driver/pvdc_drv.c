@@ -109,9 +109,7 @@ static irqreturn_t pvdc_irq_handler(int irq, void *arg)
 /*
  * drm_atomic_helper_check(), with the shared resources checked before the
  * legacy cursor path is chosen: a cursor update goes in place only if it
- * changes nothing the heads share.  Then the buffers the commit shows
- * anew are bound and reserved for it (pvdc_gem.c), so that TEST_ONLY
- * foresees the device address space.
+ * changes nothing the heads share.
  */
 static int pvdc_atomic_check(struct drm_device *dev,
 			     struct drm_atomic_state *state)
@@ -128,9 +126,6 @@ static int pvdc_atomic_check(struct drm_device *dev,
 	if (ret)
 		return ret;
 	ret = pvdc_global_check(state);
-	if (ret)
-		return ret;
-	ret = pvdc_gem_reserve(state);
 	if (ret)
 		return ret;
 	if (state->legacy_cursor_update)

@@ -218,12 +218,6 @@ struct pvdc_atomic_state {
 	struct pvdc_latch latches[PVDC_MAX_HEADS];
 	/* The commit raises a share of the device (pvdc_global.c). */
 	bool takes;
-	/*
-	 * Objects its check bound and reserved for it, each with a
-	 * reference, until they are pinned (pvdc_gem_reserve()).
-	 */
-	struct drm_gem_object **reserved;
-	unsigned int num_reserved;
 };
 
 /* In pvdc_global_state.route[]: the head is off. */
@@ -311,8 +305,8 @@ struct pvdc_device {
 	/*
 	 * The device address space above VRAM, [bind_start, bind_end), and
 	 * the bindings in it (pvdc_gem.c): BIND_* registers, bind_mm,
-	 * bindings and every object's binding, use and reservation counts
-	 * are under bind_lock.
+	 * bindings and every object's binding and use count are under
+	 * bind_lock.
 	 */
 	u64 bind_start, bind_end;
 	struct mutex bind_lock;	/* see above */
@@ -397,8 +391,6 @@ void pvdc_gem_damage(struct drm_plane_state *old_state,
 void pvdc_gem_fb_panic_prepare(struct drm_framebuffer *fb);
 bool pvdc_gem_fb_panic_map(const struct drm_framebuffer *fb,
 			   struct iosys_map *map);
-int pvdc_gem_reserve(struct drm_atomic_state *state);
-void pvdc_gem_unreserve(struct drm_atomic_state *state);
 
 /* pvdc_crtc.c */
 int pvdc_color_init(struct pvdc_device *pvdc);

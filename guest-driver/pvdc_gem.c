@@ -6,25 +6,14 @@
  * device scans them out of guest pages bound into its address space: above
  * VRAM, the BIND_SPACE bytes of device address space the device reports
  * are handed out by a drm_mm, and a buffer is bound there once, the first
- * time a commit that shows it, on a plane or as a writeback target, is
- * checked, with a table of its DMA-contiguous runs.  The binding outlives
- * the commit: flipping between buffers binds nothing, and a flip stays the
- * register writes it is with VRAM.  A binding is dropped when its object
- * is freed, which happens only once no state shows it (the framebuffers
- * hold the objects until the device latched the state that replaced
- * them), or evicted, least recently used first, when the device or the
- * address space has no room for a new one and no state uses it.
- *
- * Binding in atomic_check is what makes TEST_ONLY true: the address space,
- * its fragmentation and the device's count of bindings and entries are
- * all met by the check, which fails with ENOSPC where a commit would.  The
- * check then reserves the objects for its commit (pvdc_gem_reserve()):
- * eviction skips them until prepare_fb pinned them or the commit is gone
- * (TEST_ONLY, a failed check, a backoff), so prepare_fb only counts a use.
- * Reservations are counts under bind_lock, which no one holds across a
- * wait for a latch: commits on different heads wait for each other's
- * BIND commands at most, which the device completes at once, and a flip
- * between bound buffers binds and evicts nothing.
+ * time a plane or a writeback job pins it, with a table of its
+ * DMA-contiguous runs.  The binding outlives the pin: flipping between
+ * buffers binds nothing, and a flip stays the register writes it is with
+ * VRAM.  A binding is dropped when its object is freed, which happens only
+ * once no state shows it (the framebuffers hold the objects until the
+ * device latched the state that replaced them), or evicted, least recently
+ * used first, when the device or the address space has no room for a new
+ * one and no state uses it.
  *
  * Guest RAM has no dirty log: what is written into a shown buffer in place
  * reaches the device as DAMAGE_ADDR/DAMAGE_LEN byte ranges, the rows of
@@ -80,8 +69,6 @@ struct pvdc_gem_object {
 	 */
 	struct iosys_map panic_map;
 	bool panic_tried;
-	/* Commits checked to show it, until their prepare_fb or their end. */
-	unsigned int reserved;
 };
 
 /*
@@ -156,16 +143,13 @@ static void pvdc_gem_unbind(struct pvdc_device *pvdc,
 	list_del_init(&bo->lru);
 }
 
-/*
- * Drop the least recently used binding no state uses and no checked
- * commit is about to; false if none.
- */
+/* Drop the least recently used binding no state uses; false if none. */
 static bool pvdc_gem_evict(struct pvdc_device *pvdc)
 {
 	struct pvdc_gem_object *bo;
 
 	list_for_each_entry(bo, &pvdc->bindings, lru) {
-		if (!bo->use && !bo->reserved) {
+		if (!bo->use) {
 			pvdc_gem_unbind(pvdc, bo);
 			return true;
 		}
@@ -300,9 +284,7 @@ out:
 
 /*
  * Pin @obj's pages and bind them for a state that shows it.  An imported
- * object's pages are held by its attachment: it is not pinned.  The check
- * of the commit bound it (pvdc_gem_reserve()), unless the plane showed it
- * already, which kept it bound.
+ * object's pages are held by its attachment: it is not pinned.
  */
 static int pvdc_gem_pin(struct pvdc_device *pvdc, struct drm_gem_object *obj)
 {
@@ -642,7 +624,7 @@ static void pvdc_gem_free(struct drm_gem_object *obj)
 	struct pvdc_gem_object *bo = to_pvdc_gem(obj);
 
 	mutex_lock(&pvdc->bind_lock);
-	WARN_ON(bo->use || bo->reserved);
+	WARN_ON(bo->use);
 	if (drm_mm_node_allocated(&bo->node))
 		pvdc_gem_unbind(pvdc, bo);
 	mutex_unlock(&pvdc->bind_lock);
@@ -817,150 +799,4 @@ int pvdc_gem_init(struct pvdc_device *pvdc)
 	drm_debugfs_add_file(drm, "pvdc_bindings", pvdc_bindings_show, NULL);
 
 	return drmm_add_action_or_reset(drm, pvdc_gem_fini, pvdc);
-}
-
-/* ------------------------------------------------------------------------ */
-/* A commit's new buffers                                                   */
-/* ------------------------------------------------------------------------ */
-
-static unsigned int pvdc_gem_fb_objects(struct drm_framebuffer *fb,
-					struct drm_gem_object **objs,
-					unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 0; i < fb->format->num_planes; i++, n++)
-		if (objs)
-			objs[n] = fb->obj[i];
-
-	return n;
-}
-
-/*
- * The objects of every framebuffer @state pins that its plane does not
- * pin already: the new framebuffers of its planes (prepare_fb), and its
- * writeback targets; into @objs if it is not NULL.  How many.  A plane
- * that keeps its framebuffer keeps it bound: its old state pins it until
- * this commit's cleanup.
- */
-static unsigned int pvdc_gem_new_objects(struct drm_atomic_state *state,
-					 struct drm_gem_object **objs)
-{
-	struct drm_plane_state *old_state, *new_state;
-	struct drm_connector_state *conn_state;
-	struct drm_connector *conn;
-	struct drm_plane *plane;
-	unsigned int n = 0;
-	int i;
-
-	for_each_oldnew_plane_in_state(state, plane, old_state, new_state, i)
-		if (new_state->fb && new_state->fb != old_state->fb)
-			n = pvdc_gem_fb_objects(new_state->fb, objs, n);
-	for_each_new_connector_in_state(state, conn, conn_state, i)
-		if (conn_state->writeback_job && conn_state->writeback_job->fb)
-			n = pvdc_gem_fb_objects(conn_state->writeback_job->fb,
-						objs, n);
-
-	return n;
-}
-
-/*
- * Bind @bo, reserved: nothing but another check binds it meanwhile.  Its
- * pages are allocated and mapped outside bind_lock, as pvdc_gem_pin()
- * does.
- */
-static int pvdc_gem_bind_reserved(struct pvdc_device *pvdc,
-				  struct pvdc_gem_object *bo)
-{
-	struct sg_table *sgt;
-	int ret = 0;
-
-	sgt = pvdc_gem_sgt(bo);
-	if (IS_ERR(sgt))
-		return PTR_ERR(sgt);
-	mutex_lock(&pvdc->bind_lock);
-	if (!drm_mm_node_allocated(&bo->node))
-		ret = pvdc_gem_bind(pvdc, bo, sgt);
-	mutex_unlock(&pvdc->bind_lock);
-
-	return ret;
-}
-
-/*
- * atomic_check: bind every object the commit will pin anew and reserve
- * them for it, until pvdc_gem_unreserve().  Binding evicts only bindings
- * no state uses and no other checked commit reserved, so that what one
- * check found room for, its prepare_fb finds bound, whatever commits of
- * other heads do meanwhile.  ENOSPC when the objects do not fit, in the
- * device address space or in the device's bindings, beside those the
- * heads show, have armed or other checked commits will show: TEST_ONLY
- * commits learn it too.  All are reserved before any is bound, so that
- * binding one evicts none of the others.  A flip between bound buffers
- * binds nothing: it takes bind_lock once, to count its reservations.
- */
-int pvdc_gem_reserve(struct drm_atomic_state *state)
-{
-	struct pvdc_atomic_state *pstate = to_pvdc_atomic_state(state);
-	struct pvdc_device *pvdc = to_pvdc(state->dev);
-	struct drm_gem_object **objs;
-	unsigned int i, n, unbound = 0;
-	int ret = 0;
-
-	/* A state checked again reserves afresh. */
-	pvdc_gem_unreserve(state);
-	n = pvdc_gem_new_objects(state, NULL);
-	if (!n)
-		return 0;
-	objs = kmalloc_array(n, sizeof(*objs), GFP_KERNEL);
-	if (!objs)
-		return -ENOMEM;
-	pvdc_gem_new_objects(state, objs);
-
-	mutex_lock(&pvdc->bind_lock);
-	for (i = 0; i < n; i++) {
-		struct pvdc_gem_object *bo = to_pvdc_gem(objs[i]);
-
-		bo->reserved++;
-		drm_gem_object_get(objs[i]);
-		if (!drm_mm_node_allocated(&bo->node))
-			unbound++;
-	}
-	mutex_unlock(&pvdc->bind_lock);
-	pstate->reserved = objs;
-	pstate->num_reserved = n;
-
-	for (i = 0; i < n && unbound && !ret; i++)
-		ret = pvdc_gem_bind_reserved(pvdc, to_pvdc_gem(objs[i]));
-	if (ret == -ENOSPC)
-		drm_dbg_atomic(state->dev,
-			       "no room to bind the commit's %u new buffers in %llu KiB\n",
-			       n, (pvdc->bind_end - pvdc->bind_start) >> 10);
-
-	return ret;
-}
-
-/*
- * The commit's objects are pinned (prepare_fb, prepare_writeback_job), or
- * will never be (TEST_ONLY, a failed check or commit, a backoff before
- * the check runs again): their bindings are the pins' to keep now, or
- * may be evicted again.
- */
-void pvdc_gem_unreserve(struct drm_atomic_state *state)
-{
-	struct pvdc_atomic_state *pstate = to_pvdc_atomic_state(state);
-	struct pvdc_device *pvdc = to_pvdc(state->dev);
-	unsigned int i;
-
-	if (!pstate->reserved)
-		return;
-	mutex_lock(&pvdc->bind_lock);
-	for (i = 0; i < pstate->num_reserved; i++)
-		to_pvdc_gem(pstate->reserved[i])->reserved--;
-	mutex_unlock(&pvdc->bind_lock);
-	/* The last reference frees the object, which takes bind_lock. */
-	for (i = 0; i < pstate->num_reserved; i++)
-		drm_gem_object_put(pstate->reserved[i]);
-	kfree(pstate->reserved);
-	pstate->reserved = NULL;
-	pstate->num_reserved = 0;
 }
