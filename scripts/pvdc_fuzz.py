@@ -233,6 +233,16 @@ class Seed:
         self.wr(self.r["PVDC_REG_DAMAGE_ADDR"], addr)
         self.wr(self.r["PVDC_REG_DAMAGE_LEN"], length)
 
+    def shown_then_damaged(self, addr, length):
+        """Arm head 0, let it latch and compose (a CRC read), then
+        report ADDR..ADDR+LENGTH as damaged and compose again."""
+        self.doorbell()
+        self.step(3)
+        self.crc()
+        self.damage(addr, length)
+        self.step()
+        self.crc()
+
     def data(self):
         return encode(self.commands)
 
@@ -270,12 +280,7 @@ def seeds(r=None, cfg=None):
     s.bind("PVDC_BIND_CMD_BIND", base, size, TABLE, npages)
     s.head()
     s.plane(0, base, 0)
-    s.doorbell()
-    s.step(3)
-    s.crc()
-    s.damage(base, fb_size)
-    s.step()
-    s.crc()
+    s.shown_then_damaged(base, fb_size)
     s.bind("PVDC_BIND_CMD_UNBIND", base, size, 0, 0)     # busy
     out["primary-in-binding"] = s.data()
 
@@ -285,12 +290,7 @@ def seeds(r=None, cfg=None):
     s.head()
     s.plane(0, 0, 0)                                     # VRAM
     s.plane(1, base, 1, MODE_W // 2, MODE_H // 2)        # scaled
-    s.doorbell()
-    s.step(3)
-    s.crc()
-    s.damage(base, fb_size)
-    s.step()
-    s.crc()
+    s.shown_then_damaged(base, fb_size)
     out["scattered-overlay"] = s.data()
 
     # Writeback into one binding, the degamma LUT in another.
