@@ -31,6 +31,7 @@ and that they still bind as the spec says, with the fuzz config's
 device and RAM.
 """
 
+import argparse
 import hashlib
 import importlib.util
 import os
@@ -342,7 +343,13 @@ def name_of(data):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else CORPUS
+    ap = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="\n".join(__doc__.splitlines()[4:]))
+    ap.add_argument("dir", nargs="?", default=CORPUS,
+                    help="where to write the seeds (default: %(default)s)")
+    out = ap.parse_args().dir
     os.makedirs(out, exist_ok=True)
     for data in seeds().values():
         with open(os.path.join(out, name_of(data)), "wb") as f:
