@@ -23,6 +23,7 @@
 #include <drm/drm_gem_atomic_helper.h>
 #include <drm/drm_panic.h>
 #include <drm/drm_print.h>
+#include <drm/drm_rect.h>
 
 #include "pvdc_drv.h"
 
@@ -541,15 +542,19 @@ static void pvdc_plane_atomic_update(struct drm_plane *plane,
 /* ------------------------------------------------------------------------ */
 
 /*
- * drm_panic's buffer: the framebuffer the primary plane shows, mapped
- * since a prepare_fb (pvdc_gem_fb_panic_prepare()).  Called in the panic
- * with the panic lock held, which keeps plane->state and its framebuffer.
+ * drm_panic's buffer: the part of the framebuffer the primary plane shows
+ * (its source rectangle, so that the message is centred on the head
+ * rather than on a framebuffer larger than the head, such as the fbdev
+ * console's on heads of different sizes), mapped since a prepare_fb
+ * (pvdc_gem_fb_panic_prepare()).  Called in the panic with the panic
+ * lock held, which keeps plane->state and its framebuffer.
  */
 static int pvdc_plane_get_scanout_buffer(struct drm_plane *plane,
 					 struct drm_scanout_buffer *sb)
 {
 	struct pvdc_plane_state *ps;
 	struct drm_framebuffer *fb;
+	struct drm_rect src;
 
 	if (!plane->state || !plane->state->fb)
 		return -ENODEV;
@@ -558,9 +563,12 @@ static int pvdc_plane_get_scanout_buffer(struct drm_plane *plane,
 	if (!ps->enabled || !pvdc_gem_fb_panic_map(fb, &sb->map[0]))
 		return -ENODEV;
 
+	drm_rect_fp_to_int(&src, &ps->base.src);
+	iosys_map_incr(&sb->map[0], src.y1 * fb->pitches[0] +
+		       src.x1 * fb->format->cpp[0]);
 	sb->format = fb->format;
-	sb->width = fb->width;
-	sb->height = fb->height;
+	sb->width = drm_rect_width(&src);
+	sb->height = drm_rect_height(&src);
 	sb->pitch[0] = fb->pitches[0];
 
 	return 0;

@@ -15,10 +15,12 @@ panic_flush's damage the device keeps showing the picture before.
 Three boots, each ending in a panic (sysrq 'c': an oops, which oops=panic
 makes a panic), with what a primary plane shows in practice:
 - pvdc-modeset's colour bars on both heads: a client's dumb buffers;
-- the fbdev console on both heads, no client (this boot shows the panic
-  screen even without panic_flush: the console's buffer, allocated at
-  boot, is contiguous in host memory, and the device shows it straight
-  from its pages; the other two boots do not);
+- the fbdev console on both heads, no client, head 1 smaller than head 0
+  (the console's buffer has head 0's size, and drm_panic must draw into
+  what head 1 shows of it, its message centred there; this boot shows
+  the panic screen even without panic_flush: the console's buffer,
+  allocated at boot, is contiguous in host memory, and the device shows
+  it straight from its pages; the other two boots do not);
 - pvdc-prime's vgem dumb buffer imported into pvdc on the primary plane,
   mapped through its dma-buf; pvdc-prime's scaled overlay above it stays
   where it was, over the panic screen.
@@ -48,6 +50,9 @@ FOREGROUND_RGB, BACKGROUND_RGB = (0xff, 0xff, 0xff), (0, 0, 0)
 # drm_panic's message is five lines of text centred on the screen; its
 # largest built-in font is 32 pixels high.
 MESSAGE_HALF_HEIGHT = 5 * 32 // 2
+FONT_WIDTH = 16
+# The fbdev console boot's head 1 (head 0 has the device's default mode).
+SMALL_HEAD = (640, 400)
 # What the panic prints first and last on the console (kernel/panic.c).
 PANIC_START = rb"Kernel panic - not syncing"
 PANIC_END = rb"---\[ end Kernel panic"
@@ -106,10 +111,23 @@ def panic_screen(hidden=None):
             raise AssertionError(f"{fg} text pixels on {bg} of background: "
                                  "not text on the panic background")
         mid = pic.height // 2
-        if not text_rows & set(range(mid - MESSAGE_HALF_HEIGHT,
-                                     mid + MESSAGE_HALF_HEIGHT)):
+        message = set(range(mid - MESSAGE_HALF_HEIGHT,
+                            mid + MESSAGE_HALF_HEIGHT))
+        if not text_rows & message:
             raise AssertionError("no text in the middle of the head, where "
                                  "drm_panic centres its message")
+        if hidden:
+            return
+        # Each line of the message is centred: so is their widest extent.
+        columns = [x for y in text_rows & message
+                   for x, pixel in enumerate(zip(*[iter(spans(pic, y)[0])]
+                                                 * 3))
+                   if pixel == FOREGROUND_RGB]
+        centre = (min(columns) + max(columns)) // 2
+        if abs(centre - pic.width // 2) > FONT_WIDTH:
+            raise AssertionError(f"the message is centred on column {centre}"
+                                 f", not on the head's middle "
+                                 f"({pic.width // 2})")
     return check
 
 
@@ -221,7 +239,11 @@ def main():
     if why and why[0]:
         return tap.done()
 
-    vm = GuestVM(devices=["-device", f"pvdc,id=pvdc0,heads={HEADS}"],
+    # Head 1 smaller than head 0: the console's framebuffer has head 0's
+    # size, and head 1 shows its top-left corner.
+    vm = GuestVM(devices=["-device", f"pvdc,id=pvdc0,heads={HEADS},"
+                          f"head1-xres={SMALL_HEAD[0]},"
+                          f"head1-yres={SMALL_HEAD[1]}"],
                  append=APPEND)
     guest_cases(tap, vm, lambda: console(tap, vm),
                 boots="the guest with the fbdev console boots")
