@@ -17,16 +17,18 @@
  * Nonblocking commits are checked the same way.  A writeback target that
  * alone does not fit beside the shown buffers is refused by TEST_ONLY and
  * by the commit's check.  Then a thread checks, TEST_ONLY, a flip of
- * head 1 to a buffer that needs room while head 0 flips back and forth
- * between buffers that fit: every flip of head 0 succeeds (a TEST_ONLY's
- * reservation never makes another head's commit fail).  Last, nothing
+ * head 1 to two buffers never shown, which need room, while head 0 flips
+ * back and forth between buffers that fit: every flip of head 0 succeeds
+ * (a TEST_ONLY's reservation never makes another head's commit fail).  Last, nothing
  * stays reserved.  Every blocking commit waits for its latch, so that the
  * buffers it replaced are released when it returns.
  */
 #include "pvdc-kms-util.h"
 
 #define HEADS		2
-#define SETS		2	/* the buffers shown, and those flipped to */
+/* The buffers shown, those flipped to, and head 1's for TEST_ONLY alone. */
+#define SETS		3
+#define UNSHOWN		2
 #define PLANES		2	/* primary and overlay */
 
 static struct kms_display disp;
@@ -42,7 +44,7 @@ static bool allocate(void)
 		struct kms_head *kh = &disp.heads[h];
 
 		/* Only the buffers this test counts: none of the display's. */
-		for (s = 0; s < SETS; s++)
+		for (s = 0; s < sizeof(kh->buf) / sizeof(kh->buf[0]); s++)
 			kms_buffer_destroy(disp.fd, &kh->buf[s]);
 		overlay[h] = kms_overlay(&disp, h);
 		for (s = 0; s < SETS; s++) {
@@ -233,15 +235,18 @@ static void writeback_overflows(void)
 	drmIoctl(disp.fd, DRM_IOCTL_MODE_DESTROY_DUMB, &destroy);
 }
 
-#define RACE_FLIPS	200
+#define RACE_FLIPS	400
 
 static volatile bool racing;
 static unsigned int race_accepted, race_refused;
 
-/* Head 1 to its second buffers, TEST_ONLY, until the flips are done. */
+/*
+ * Head 1 to buffers never shown, TEST_ONLY, until the flips are done:
+ * each check reserves two ranges.
+ */
 static void *race_test_only(void *arg __attribute__((unused)))
 {
-	const int sets[HEADS] = { KEEP, 1 };
+	const int sets[HEADS] = { KEEP, UNSHOWN };
 
 	while (racing) {
 		if (show(sets, DRM_MODE_ATOMIC_TEST_ONLY))
@@ -253,18 +258,23 @@ static void *race_test_only(void *arg __attribute__((unused)))
 }
 
 /*
- * Both heads show their first buffers; head 0's second ones and one of
- * head 1's are bound and idle, head 1's other second buffer is not: its
- * TEST_ONLY commits reserve room, evicting an idle binding, which may be
- * one head 0 flips to.  Every flip of head 0 fits once those end.
+ * Both heads show their first buffers, four of the seven bindings; head
+ * 0 flips between its first and second buffers, which fit beside them.
+ * Head 1's TEST_ONLY commits of two buffers never shown reserve two
+ * ranges each, evicting the least recently used idle bindings: those
+ * head 0 flips to next.  Every flip of head 0 fits once they end.
  */
 static void test_only_races(void)
 {
 	const int flip[2][HEADS] = { { 1, KEEP }, { 0, KEEP } };
+	const int first[HEADS] = { 0, 0 };
 	unsigned int i, failed = 0;
 	pthread_t thread;
 	int ret, err = 0;
 
+	ret = show(first, 0);
+	kms_result(!ret, "both heads show their first buffers before the race%s%s",
+		   ret ? ": " : "", ret ? strerror(-ret) : "");
 	racing = true;
 	if (pthread_create(&thread, NULL, race_test_only, NULL)) {
 		kms_result(false, "race: thread");
@@ -279,12 +289,10 @@ static void test_only_races(void)
 	}
 	racing = false;
 	pthread_join(thread, NULL);
-	printf("# head 1's TEST_ONLY: %u accepted, %u refused\n",
-	       race_accepted, race_refused);
 	kms_result(!failed && race_accepted + race_refused,
-		   "%u flips of head 0 beside head 1's TEST_ONLY commits: %u failed%s%s",
+		   "%u flips of head 0 beside head 1's TEST_ONLY commits: %u failed%s%s # TEST_ONLY %u accepted, %u refused",
 		   RACE_FLIPS, failed, err ? ", " : "",
-		   err ? strerror(-err) : "");
+		   err ? strerror(-err) : "", race_accepted, race_refused);
 }
 
 /* Once every commit ended, nothing stays reserved. */
