@@ -73,6 +73,7 @@ void pvdc_atomic_state_clear(struct drm_atomic_state *state)
 {
 	struct pvdc_atomic_state *pstate = to_pvdc_atomic_state(state);
 
+	pvdc_gem_unreserve(state);
 	drm_atomic_state_default_clear(state);
 	memset(pstate->latches, 0, sizeof(pstate->latches));
 	pstate->takes = false;
@@ -211,7 +212,10 @@ static bool pvdc_commit_signals(struct drm_atomic_state *state)
  * up gets an error; its commit is applied when the device latches it.
  * Once the commit is queued, a caller with an event or out-fence gives up
  * only when killed, and is told of no error: the atomic ioctl would free
- * them under the tail that signals them.
+ * them under the tail that signals them.  The commit confirms its check's
+ * reservation before it waits for anything, and the reservation ends when
+ * drm_atomic_helper_commit() returned: its buffers are bound by then, or
+ * will not be (pvdc_gem.c).
  */
 int pvdc_atomic_commit(struct drm_device *drm, struct drm_atomic_state *state,
 		       bool nonblock)
@@ -220,14 +224,19 @@ int pvdc_atomic_commit(struct drm_device *drm, struct drm_atomic_state *state,
 	unsigned int i;
 	int ret;
 
-	if (nonblock || state->async_update)
-		return drm_atomic_helper_commit(drm, state, nonblock);
+	pvdc_gem_reserve_confirm(state);
+	if (nonblock || state->async_update) {
+		ret = drm_atomic_helper_commit(drm, state, nonblock);
+		pvdc_gem_unreserve(state);
+		return ret;
+	}
 
 	ret = pvdc_wait_dependencies(state);
 	if (ret)
 		return ret;
 	bounded = !pvdc_commit_signals(state);
 	ret = drm_atomic_helper_commit(drm, state, true);
+	pvdc_gem_unreserve(state);
 	if (ret)
 		return ret;
 

@@ -109,7 +109,9 @@ static irqreturn_t pvdc_irq_handler(int irq, void *arg)
 /*
  * drm_atomic_helper_check(), with the shared resources checked before the
  * legacy cursor path is chosen: a cursor update goes in place only if it
- * changes nothing the heads share.
+ * changes nothing the heads share.  Then the room the commit's new buffers
+ * take in the device address space is reserved, so that TEST_ONLY
+ * foresees it.
  */
 static int pvdc_atomic_check(struct drm_device *dev,
 			     struct drm_atomic_state *state)
@@ -131,7 +133,8 @@ static int pvdc_atomic_check(struct drm_device *dev,
 	if (state->legacy_cursor_update)
 		state->async_update = !drm_atomic_helper_async_check(dev, state);
 
-	return 0;
+	/* Last: nothing may wait for a lock once it reserved (pvdc_gem.c). */
+	return pvdc_gem_reserve(state);
 }
 
 static const struct drm_mode_config_funcs pvdc_mode_config_funcs = {

@@ -218,6 +218,8 @@ struct pvdc_atomic_state {
 	struct pvdc_latch latches[PVDC_MAX_HEADS];
 	/* The commit raises a share of the device (pvdc_global.c). */
 	bool takes;
+	/* What its check reserved of the device address space (pvdc_gem.c). */
+	struct pvdc_reservation *resv;
 };
 
 /* In pvdc_global_state.route[]: the head is off. */
@@ -305,14 +307,22 @@ struct pvdc_device {
 	/*
 	 * The device address space above VRAM, [bind_start, bind_end), and
 	 * the bindings in it (pvdc_gem.c): BIND_* registers, bind_mm,
-	 * bindings and every object's binding and use count are under
-	 * bind_lock.
+	 * bindings, the counts below and every object's binding, use and
+	 * reservations are under bind_lock.  Bindings and reservations
+	 * together hold @bindings_used of the device's @max_bindings and
+	 * @entries_used entries; @tentative reservations are not confirmed
+	 * yet, and @reserve_seq counts those that were or ended, for the
+	 * checks waiting on @reserve_wq.
 	 */
 	u64 bind_start, bind_end;
 	struct mutex bind_lock;	/* see above */
 	struct drm_mm bind_mm;
 	struct list_head bindings;	/* least recently used first */
-	struct list_head stale_bindings;	/* of freed objects */
+	struct list_head stale_bindings;	/* for the device to drop */
+	u32 max_bindings, bindings_used, entries_used;
+	unsigned int tentative;
+	unsigned long reserve_seq;
+	wait_queue_head_t reserve_wq;
 	spinlock_t damage_lock;		/* DAMAGE_ADDR/DAMAGE_LEN pairs */
 
 	/* Framebuffers the device stopped reading, unpinned in a work. */
@@ -388,6 +398,9 @@ u32 pvdc_gem_fb_address(const struct drm_framebuffer *fb, unsigned int i);
 void pvdc_gem_unbind_all(struct pvdc_device *pvdc, bool device);
 void pvdc_gem_damage(struct drm_plane_state *old_state,
 		     struct drm_plane_state *new_state);
+int pvdc_gem_reserve(struct drm_atomic_state *state);
+void pvdc_gem_reserve_confirm(struct drm_atomic_state *state);
+void pvdc_gem_unreserve(struct drm_atomic_state *state);
 void pvdc_gem_fb_panic_prepare(struct drm_framebuffer *fb);
 bool pvdc_gem_fb_panic_map(const struct drm_framebuffer *fb,
 			   struct iosys_map *map);

@@ -16,7 +16,18 @@ runs guest-driver/tests/pvdc-budget: four dumb buffers of the largest mode
 per head, a full-screen primary and overlay on every head, and a flip of
 all of them (issue 14: what the defaults must hold).
 
-A third guest, on a pvdc whose preferred mode is 7680x4320, reads the
+A third guest, two vCPUs on a two-head pvdc whose bindings have room for
+seven buffers of its 1024x768 preferred mode, runs
+guest-driver/tests/pvdc-space: TEST_ONLY refuses with ENOSPC the flips and
+the writeback target whose buffers would not fit in the device address
+space beside those the device still shows, and accepts those that do,
+blocking and nonblocking, and each commit ends as its TEST_ONLY said; a
+TEST_ONLY that needs an eviction leaves the bindings as they were; head
+1's TEST_ONLY commits never make head 0's flips fail; no reservation
+outlives its commit (issue 33: a commit is refused by its check, not by
+prepare_fb, and the check writes no register, which test_kms asserts).
+
+A fourth guest, on a pvdc whose preferred mode is 7680x4320, reads the
 connector's modes: Linux lists 7680x4320 from the DisplayID extension of
 the EDID, which the driver reads block by block (issue 33).
 """
@@ -40,6 +51,10 @@ LARGEST_MODE = "4096x2160"
 # GEM shmem buffers live in guest RAM, and are scanned out of it: room for
 # pvdc-budget's sixteen (540 MiB) besides what the kernel needs.
 BUDGET_EXTRA_MEMORY_MIB = 1024
+# Seven 3 MiB XRGB8888 buffers of 1024x768 fit above VRAM, not eight:
+# pvdc-space's four shown and four flipped to.
+SPACE_BUFFER_MIB = 3
+SPACE_DEVICE = f"pvdc,id=pvdc0,heads=2,x-bind-space={7 * SPACE_BUFFER_MIB}M"
 # A preferred mode only a DisplayID extension of the EDID describes; the
 # console takes a small mode, so that the guest composes no 8K frames.
 MODE_8K = "7680x4320"
@@ -77,6 +92,26 @@ def default_budget(tap):
                 "the four-head guest stays responsive")
 
 
+def address_space(tap):
+    """pvdc-space on a guest of its own, booted on SPACE_DEVICE."""
+    vm = GuestVM(devices=["-device", SPACE_DEVICE], smp=2)
+
+    def space():
+        out = program_cases(tap, vm, "pvdc-space", "pvdc-space", 300)
+
+        def buffer_size():
+            size = f"# buffers of {SPACE_BUFFER_MIB << 20} bytes"
+            if size not in out:
+                raise AssertionError(f"not {size}:\n{out[-2000:]}")
+        tap.case(f"pvdc-space: its buffers are {SPACE_BUFFER_MIB} MiB",
+                 buffer_size)
+        tap.case(f"{KERNEL_LOG_CASE} (little address space)",
+                 vm.check_kernel_log)
+    guest_cases(tap, vm, space,
+                "a guest boots on a pvdc with little address space",
+                "the guest with little address space stays responsive")
+
+
 def edid_8k(tap):
     """The modes Linux lists for an 8K preferred mode, on EDID_8K_DEVICE."""
     vm = GuestVM(devices=["-device", EDID_8K_DEVICE], append=EDID_8K_APPEND)
@@ -101,6 +136,7 @@ def main():
         tap.case(KERNEL_LOG_CASE, vm.check_kernel_log)
         vm.stop()
         default_budget(tap)
+        address_space(tap)
         edid_8k(tap)
     return run_suite(body, device=DEVICE, append="iomem=relaxed")
 
