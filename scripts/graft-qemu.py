@@ -140,9 +140,10 @@ SERIES = [
          "previous patch) and the latch that applies a group's commit all or\n"
          "nothing at its vblank; vblank timelines, the timer and the\n"
          "interrupts from the virtual clock.  Its heads latch and interrupt\n"
-         "but show nothing: the next patch gives them consoles.  Planes are\n"
-         "in VRAM: a later patch adds guest memory.  It is built when\n"
-         "CONFIG_PVDC is set (by default with PCI_DEVICES).\n\n"
+         "but show nothing: the next patch gives them consoles (and the\n"
+         "host-cursor property).  Planes are in VRAM: a later patch adds\n"
+         "guest memory.  It is built when CONFIG_PVDC is set (by default\n"
+         "with PCI_DEVICES).\n\n"
          "The registers of the concerns the next patches add are not\n"
          "handled yet: LUT_SIZE, the BIND and DAMAGE registers, the\n"
          "connectors' PREFERRED and SUGGESTED_POS and the EDID window, and\n"
@@ -151,14 +152,16 @@ SERIES = [
          "stages are latched but not applied, and a commit's writeback\n"
          "target is checked by the rules but not written.\n\n"
          "With the qtest library and the tests of vblanks, interrupts, heads\n"
-         "and routing.",
+         "and routing, and of the commit rules (those of the colour stages\n"
+         "come with them).",
          copied=["hw/display/pvdc.c", "hw/display/pvdc.h",
                  "hw/display/pvdc-internal.h", "hw/display/pvdc-mmio.c",
                  "hw/display/pvdc-rules.c",
                  "hw/display/pvdc-latch.c", "hw/display/pvdc-timing.c",
                  "tests/qtest/pvdc-qtest.c", "tests/qtest/pvdc-qtest.h",
                  "tests/qtest/pvdc-vblank-test.c",
-                 "tests/qtest/pvdc-heads-test.c"],
+                 "tests/qtest/pvdc-heads-test.c",
+                 "tests/qtest/pvdc-rules-test.c"],
          fragments=[Fragment("hw/display/meson.build",
                              "hw/display/meson.build", part=1),
                     Fragment("hw/display/trace-events",
@@ -177,9 +180,15 @@ SERIES = [
          "what the guest drew without a commit; a latch pushes the frame at\n"
          "once from a bottom half, at most one push pending per console.\n"
          "The host-cursor property hands the cursor plane to the UI.\n\n"
-         "Its tests compare frames by their CRC: they come with CRC capture\n"
-         "in the next patch.",
-         copied=["hw/display/pvdc-console.c"]),
+         "With the compose qtest library (scenes, and the reference composer\n"
+         "the consoles' pictures are compared with) and the tests of what\n"
+         "reaches the consoles: dirty tracking, direct scan-out, the host\n"
+         "cursor, routing and pushes.",
+         copied=["hw/display/pvdc-console.c",
+                 "tests/qtest/pvdc-qtest-compose.c",
+                 "tests/qtest/pvdc-qtest-compose.h",
+                 "tests/qtest/pvdc-color-ref.h",
+                 "tests/qtest/pvdc-console-test.c"]),
     Step("capture", "hw/display/pvdc: frame CRCs, writeback and their budget",
          "CRC capture (CRC_CTRL, CRC_VALUE, CRC_FRAME): the CRC of each\n"
          "frame a head shows, composed when the guest reads it; writeback:\n"
@@ -194,15 +203,11 @@ SERIES = [
          "checked by the rules but not written.\n\n"
          "With the tests that follow frames by their CRC: commits and their\n"
          "latch, composition checked pixel by pixel against the reference\n"
-         "composer of the compose qtest library (which comes here), and the\n"
-         "consoles (dirty tracking, direct scan-out, routing and pushes).",
+         "composer; the consoles' test checks that CRCs have the cursor the\n"
+         "UI draws.",
          copied=["hw/display/pvdc-capture.c",
-                 "tests/qtest/pvdc-qtest-compose.c",
-                 "tests/qtest/pvdc-qtest-compose.h",
-                 "tests/qtest/pvdc-color-ref.h",
                  "tests/qtest/pvdc-commit-test.c",
-                 "tests/qtest/pvdc-compose-test.c",
-                 "tests/qtest/pvdc-console-test.c"]),
+                 "tests/qtest/pvdc-compose-test.c"]),
     Step("boot", "hw/display/pvdc: a boot display on head 0 (ramfb)",
          "Until a head is enabled, head 0 shows a ramfb companion that the\n"
          "firmware draws into, so that firmware menus, boot loaders and\n"
@@ -235,13 +240,12 @@ SERIES = [
          "Until this patch LUT_SIZE reads as zero and is logged as unknown,\n"
          "and the colour stages' HS_CTRL bits and table registers are\n"
          "latched but change no pixel.\n\n"
-         "With the tests of the colour pipeline, of CRC capture and\n"
-         "writeback (which write back after it too), and of the commit\n"
-         "rules (whose last rule is this patch's).",
+         "With the tests of the colour pipeline and of CRC capture and\n"
+         "writeback (which write back after it too); the rules' test gets\n"
+         "the cases of PVDC_ERR_COLOR.",
          copied=["hw/display/pvdc-color.c",
                  "tests/qtest/pvdc-color-test.c",
-                 "tests/qtest/pvdc-capture-test.c",
-                 "tests/qtest/pvdc-rules-test.c"]),
+                 "tests/qtest/pvdc-capture-test.c"]),
     Step("memory", "hw/display/pvdc: scan out of guest memory bound into the device",
          "Guest pages bound into the device's address space above VRAM, so\n"
          "that planes, colour tables and writeback targets need not be\n"

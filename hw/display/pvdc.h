@@ -175,8 +175,8 @@ typedef struct PVDCConnector {
      */
     struct PVDCDisplay *display;
 } PVDCConnector;
-/* pvdc series: end console */
 
+/* pvdc series: end console */
 /* pvdc series: memory */
 /* One entry of a BIND table, as the guest wrote it. */
 typedef struct PVDCBindEntry {
@@ -206,8 +206,8 @@ typedef struct PVDCBinding {
      */
     bool lost;
 } PVDCBinding;
-/* pvdc series: end memory */
 
+/* pvdc series: end memory */
 /*
  * What the guest reads of the device's configuration in the capability
  * registers: the properties (and the VRAM size and bandwidth total derived
@@ -307,8 +307,8 @@ struct PVDCState {
     /* head commits at their latch point, by outcome */
     uint64_t commits_applied;
     uint64_t commits_rejected;
-
     /* pvdc series: memory */
+
     /* Guest memory (pvdc-memory.c): the BIND_* registers */
     uint32_t bind_addr;
     uint32_t bind_size;
