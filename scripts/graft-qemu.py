@@ -121,8 +121,9 @@ SERIES = [
          "formats converted to and from the device's, scaling, blending,\n"
          "the colour pipeline (LUTs and matrix) and the frame CRC, on\n"
          "pixman images, with no device state.  It has no caller yet: the\n"
-         "device of the next patch composes each head through it.  Built\n"
-         "with CONFIG_PVDC, which the next patch gives its device.",
+         "device of the next patch checks pixel formats against its table,\n"
+         "its consoles compose each head through it.  Built with\n"
+         "CONFIG_PVDC, which the next patch gives its device.",
          copied=["hw/display/pvdc-compose.c", "hw/display/pvdc-compose.h",
                  "hw/display/pvdc-compose-internal.h",
                  "hw/display/pvdc-compose-color.c",
@@ -131,17 +132,18 @@ SERIES = [
          fragments=[Fragment("hw/display/meson.build",
                              "hw/display/meson.build", part=0),
                     Fragment("hw/display/Kconfig", "hw/display/Kconfig")]),
-    Step("device", "hw/display: add the pvdc device: commits, latch, vblanks, consoles",
+    Step("device", "hw/display: add the pvdc device: commits, latch, vblanks",
          "The core of the device model as docs/specs/pvdc.rst specifies\n"
          "it: the PCI device with its register file (BAR 0) and VRAM (BAR 2),\n"
          "reset and migration; shadow, armed and active registers, the\n"
-         "commit rules and the latch that applies a group's commit all or\n"
+         "commit rules (which take the pixel formats of the engine of the\n"
+         "previous patch) and the latch that applies a group's commit all or\n"
          "nothing at its vblank; vblank timelines, the timer and the\n"
-         "interrupts from the virtual clock; one QEMU console per\n"
-         "connector, composed with the engine of the previous patch or\n"
-         "shown straight from VRAM, and pushed to the UIs at the latch.\n"
-         "Planes are in VRAM: a later patch adds guest memory.  It is built\n"
-         "when CONFIG_PVDC is set (by default with PCI_DEVICES).\n\n"
+         "interrupts from the virtual clock.  Its heads latch and interrupt\n"
+         "but show nothing: the next patch gives them consoles (and the\n"
+         "host-cursor property).  Planes are in VRAM: a later patch adds\n"
+         "guest memory.  It is built when CONFIG_PVDC is set (by default\n"
+         "with PCI_DEVICES).\n\n"
          "The registers of the concerns the next patches add are not\n"
          "handled yet: LUT_SIZE, the BIND and DAMAGE registers, the\n"
          "connectors' PREFERRED and SUGGESTED_POS and the EDID window, and\n"
@@ -150,15 +152,16 @@ SERIES = [
          "stages are latched but not applied, and a commit's writeback\n"
          "target is checked by the rules but not written.\n\n"
          "With the qtest library and the tests of vblanks, interrupts, heads\n"
-         "and routing.",
+         "and routing, and of the commit rules (those of the colour stages\n"
+         "come with them).",
          copied=["hw/display/pvdc.c", "hw/display/pvdc.h",
                  "hw/display/pvdc-internal.h", "hw/display/pvdc-mmio.c",
                  "hw/display/pvdc-rules.c",
                  "hw/display/pvdc-latch.c", "hw/display/pvdc-timing.c",
-                 "hw/display/pvdc-console.c",
                  "tests/qtest/pvdc-qtest.c", "tests/qtest/pvdc-qtest.h",
                  "tests/qtest/pvdc-vblank-test.c",
-                 "tests/qtest/pvdc-heads-test.c"],
+                 "tests/qtest/pvdc-heads-test.c",
+                 "tests/qtest/pvdc-rules-test.c"],
          fragments=[Fragment("hw/display/meson.build",
                              "hw/display/meson.build", part=1),
                     Fragment("hw/display/trace-events",
@@ -168,6 +171,61 @@ SERIES = [
                              # After the per-target lists, the extra sources
                              # and the slow tests are defined.
                              anchor="qtest_executables = {}")]),
+    Step("console", "hw/display/pvdc: one QEMU console per connector",
+         "Each connector a QEMU console that shows the active state of the\n"
+         "head that drives it, composed with the engine or shown straight\n"
+         "from VRAM (a head that shows exactly one framebuffer), and only\n"
+         "when something changed: the head, its active state or the VRAM\n"
+         "under a visible plane (dirty logging).  The UIs' refresh finds\n"
+         "what the guest drew without a commit; a latch pushes the frame at\n"
+         "once from a bottom half, at most one push pending per console.\n"
+         "The host-cursor property hands the cursor plane to the UI.\n\n"
+         "With the compose qtest library (scenes, and the reference composer\n"
+         "the consoles' pictures are compared with) and the tests of what\n"
+         "reaches the consoles: dirty tracking, direct scan-out, the host\n"
+         "cursor, routing and pushes.",
+         copied=["hw/display/pvdc-console.c",
+                 "tests/qtest/pvdc-qtest-compose.c",
+                 "tests/qtest/pvdc-qtest-compose.h",
+                 "tests/qtest/pvdc-color-ref.h",
+                 "tests/qtest/pvdc-console-test.c"]),
+    Step("capture", "hw/display/pvdc: frame CRCs, writeback and their budget",
+         "CRC capture (CRC_CTRL, CRC_VALUE, CRC_FRAME): the CRC of each\n"
+         "frame a head shows, composed when the guest reads it; writeback:\n"
+         "the frame of a commit that asks for it composed into its target\n"
+         "at the latch point.  Both compose within one budget of pixels per\n"
+         "second of virtual time, so that a guest cannot make the host\n"
+         "compose without bound; a commit that writes back over budget\n"
+         "latches later, never dropped.  Writeback targets are in VRAM:\n"
+         "the patch that adds guest memory adds targets in it.\n\n"
+         "Until this patch CRC_CTRL, CRC_VALUE and CRC_FRAME read as zero\n"
+         "and are logged as unknown, and a commit's writeback target is\n"
+         "checked by the rules but not written.\n\n"
+         "With the tests that follow frames by their CRC: commits and their\n"
+         "latch, composition checked pixel by pixel against the reference\n"
+         "composer; the consoles' test checks that CRCs have the cursor the\n"
+         "UI draws.",
+         copied=["hw/display/pvdc-capture.c",
+                 "tests/qtest/pvdc-commit-test.c",
+                 "tests/qtest/pvdc-compose-test.c"]),
+    Step("boot", "hw/display/pvdc: a boot display on head 0 (ramfb)",
+         "Until a head is enabled, head 0 shows a ramfb companion that the\n"
+         "firmware draws into, so that firmware menus, boot loaders and\n"
+         "installers are seen before the guest's driver takes over\n"
+         "(FEATURES.BOOT_DISPLAY, the ramfb property).  Its state migrates\n"
+         "in the pvdc/boot subsection while it is shown.  With its qtest.",
+         copied=["hw/display/pvdc-boot.c", "tests/qtest/pvdc-boot-test.c"]),
+    Step("outputs", "hw/display/pvdc: EDID, preferred modes and hotplug",
+         "The connectors as the host describes them: a preferred mode and\n"
+         "a suggested position per connector, from the xres/yres and\n"
+         "headN-* properties or from the UI's window size (ui_info), an\n"
+         "EDID generated from them (the EDID window), and a hotplug\n"
+         "interrupt when they change.  They migrate in the pvdc/output\n"
+         "subsection, with the last CRC captured.\n\n"
+         "Until this patch PREFERRED, SUGGESTED_POS and the EDID window\n"
+         "read as zero and are logged as unknown.  With its qtest.",
+         copied=["hw/display/pvdc-output.c",
+                 "tests/qtest/pvdc-output-test.c"]),
     Step("color", "hw/display/pvdc: the colour pipeline, LUTs and CTM",
          "The degamma LUT, colour matrix and gamma LUT of each head, as the\n"
          "DRM colour management properties have them: a doorbell copies the\n"
@@ -181,8 +239,13 @@ SERIES = [
          "registers.\n\n"
          "Until this patch LUT_SIZE reads as zero and is logged as unknown,\n"
          "and the colour stages' HS_CTRL bits and table registers are\n"
-         "latched but change no pixel.",
-         copied=["hw/display/pvdc-color.c"]),
+         "latched but change no pixel.\n\n"
+         "With the tests of the colour pipeline and of CRC capture and\n"
+         "writeback (which write back after it too); the rules' test gets\n"
+         "the cases of PVDC_ERR_COLOR.",
+         copied=["hw/display/pvdc-color.c",
+                 "tests/qtest/pvdc-color-test.c",
+                 "tests/qtest/pvdc-capture-test.c"]),
     Step("memory", "hw/display/pvdc: scan out of guest memory bound into the device",
          "Guest pages bound into the device's address space above VRAM, so\n"
          "that planes, colour tables and writeback targets need not be\n"
@@ -200,44 +263,26 @@ SERIES = [
          "narrows the address space for tests.\n\n"
          "Until this patch the BIND and DAMAGE registers read as zero and\n"
          "are logged as unknown, and a commit whose planes or tables lie\n"
-         "above VRAM is refused (PVDC_ERR_FB_BOUNDS, PVDC_ERR_COLOR).  The\n"
-         "tests of bindings follow frames by their CRC: they come with the\n"
-         "tests of the whole device.",
-         copied=["hw/display/pvdc-memory.c"]),
-    Step("boot", "hw/display/pvdc: a boot display on head 0 (ramfb)",
-         "Until a head is enabled, head 0 shows a ramfb companion that the\n"
-         "firmware draws into, so that firmware menus, boot loaders and\n"
-         "installers are seen before the guest's driver takes over\n"
-         "(FEATURES.BOOT_DISPLAY, the ramfb property).  Its state migrates\n"
-         "in the pvdc/boot subsection while it is shown.  With its qtest.",
-         copied=["hw/display/pvdc-boot.c", "tests/qtest/pvdc-boot-test.c"]),
-    Step("outputs", "hw/display/pvdc: EDID, preferred modes and hotplug",
-         "The connectors as the host describes them: a preferred mode and\n"
-         "a suggested position per connector, from the xres/yres and\n"
-         "headN-* properties or from the UI's window size (ui_info), an\n"
-         "EDID generated from them (the EDID window), and a hotplug\n"
-         "interrupt when they change.  They migrate in the pvdc/output\n"
-         "subsection.",
-         copied=["hw/display/pvdc-output.c"]),
-    Step("capture", "hw/display/pvdc: frame CRCs, writeback and their budget",
-         "CRC capture (CRC_CTRL, CRC_VALUE, CRC_FRAME): the CRC of each\n"
-         "frame a head shows, composed when the guest reads it; writeback:\n"
-         "the frame of a commit that asks for it composed into its target\n"
-         "at the latch point.  Both compose within one budget of pixels per\n"
-         "second of virtual time, so that a guest cannot make the host\n"
-         "compose without bound; a commit that writes back over budget\n"
-         "latches later, never dropped.  With the commit tests, which\n"
-         "follow frames by their CRC.",
-         copied=["hw/display/pvdc-capture.c",
-                 "tests/qtest/pvdc-commit-test.c"]),
+         "above VRAM is refused (PVDC_ERR_FB_BOUNDS, PVDC_ERR_COLOR,\n"
+         "PVDC_ERR_WRITEBACK).\n\n"
+         "With the qtest library of bindings and the tests of bindings,\n"
+         "of planes, colour tables and writeback targets in them, and of\n"
+         "RAM unplugged under them.",
+         copied=["hw/display/pvdc-memory.c",
+                 "tests/qtest/pvdc-qtest-memory.c",
+                 "tests/qtest/pvdc-qtest-memory.h",
+                 "tests/qtest/pvdc-memory-test.c",
+                 "tests/qtest/pvdc-memory-scanout-test.c",
+                 "tests/qtest/pvdc-memory-ram-test.c"]),
     Step("qtests", "tests/qtest: add pvdc's tests of the whole device",
-         "Register-level tests of the device as a whole: its registers and\n"
-         "commit rules, a reference model driven by random commits,\n"
-         "composition checked pixel by pixel, one test per class of bug\n"
-         "that has hit QEMU's display devices, migration streams valid and\n"
-         "mutated, uptimes, reset and hot-unplug, guest-memory bindings;\n"
-         "they need q35, so they run for x86_64.  Also a generic-fuzz\n"
-         "configuration for the register file.",
+         "Register-level tests of the device as a whole, which exercise\n"
+         "every concern of the previous patches at once and so come after\n"
+         "the last: its register file, a reference model driven by random\n"
+         "commits, one test per class of bug that has hit QEMU's display\n"
+         "devices, storms of interrupts, doorbells and host CPU work,\n"
+         "migration streams valid and mutated, uptimes, reset and\n"
+         "hot-unplug.  Also a generic-fuzz configuration for the register\n"
+         "file.",
          copied=["tests/qtest/pvdc*.c", "tests/qtest/pvdc*.h"],
          fragments=[
                     # Inside predefined_configs[]: before the line that

@@ -237,12 +237,14 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
           (FIELD_EX32(r->regs[R_HS_VTIMING], XY, X) - 1) +
           (uint64_t)FIELD_EX32(r->regs[R_HS_HTIMING], XY, X) * fmt->cpp;
     in_vram = r->regs[R_HS_WB_OFFSET] + len <= s->conf.vram_size;
+    /* pvdc series: memory */
     if (!in_vram && !pvdc_memory_reachable(s)) {
         qemu_log_mask(LOG_GUEST_ERROR, "pvdc: head %u: bus mastering is "
                       "off: no writeback into guest memory at 0x%x\n",
                       head->index, r->regs[R_HS_WB_OFFSET]);
         return;
     }
+    /* pvdc series: end memory */
     pvdc_console_scene(head, &scene, -1, NULL);
     pvdc_budget_refill(s, when);
     pvdc_budget_charge(s, pvdc_scene_cost(&scene));
@@ -288,9 +290,11 @@ void pvdc_writeback(PVDCHead *head, int64_t when)
     }
     if (in_vram) {
         memory_region_set_dirty(&s->vram, r->regs[R_HS_WB_OFFSET], len);
+    /* pvdc series: memory */
     } else {
         pvdc_memory_store(s, r->regs[R_HS_WB_OFFSET], r->regs[R_HS_WB_PITCH],
                           scene.height, line, stage, dst_pitch);
+    /* pvdc series: end memory */
     }
     trace_pvdc_writeback(head->index, head->armed_seq, r->regs[R_HS_WB_FORMAT],
                          r->regs[R_HS_WB_OFFSET], r->regs[R_HS_WB_PITCH]);

@@ -730,7 +730,11 @@ static void pvdc_console_push_bh(void *opaque)
     }
 }
 
-void pvdc_console_latched(PVDCState *s, uint32_t connector)
+/*
+ * A latch changed what the console of @connector may show: push the frame
+ * to its UI, if one listens, from the main loop.
+ */
+static void pvdc_console_latched(PVDCState *s, uint32_t connector)
 {
     PVDCConnector *conn = &s->connectors[connector];
     PVDCDisplay *d = conn->display;
@@ -747,7 +751,23 @@ void pvdc_console_latched(PVDCState *s, uint32_t connector)
     qemu_bh_schedule(s->push_bh);
 }
 
-void pvdc_console_push_resume(PVDCState *s)
+void pvdc_console_head_latched(PVDCHead *head, bool was_on,
+                               uint32_t old_connector)
+{
+    uint32_t connector = head->active.regs[R_HS_CONNECTOR];
+
+    /* The connector it leaves, or keeps. */
+    if (was_on) {
+        pvdc_console_latched(head->dev, old_connector);
+    }
+    /* The connector it takes. */
+    if (pvdc_head_on(head) && (!was_on || connector != old_connector)) {
+        pvdc_console_latched(head->dev, connector);
+    }
+}
+
+/* x-push-stall was cleared: push what waited. */
+static void pvdc_console_push_resume(PVDCState *s)
 {
     if (pvdc_alive(s) && !s->push_stalled) {
         qemu_bh_schedule(s->push_bh);
@@ -861,10 +881,30 @@ static void pvdc_console_pending(Object *obj, Visitor *v, const char *name,
     visit_type_bool(v, name, &value, errp);
 }
 
+static bool pvdc_get_push_stall(Object *obj, Error **errp)
+{
+    return PVDC(obj)->push_stalled;
+}
+
+static void pvdc_set_push_stall(Object *obj, bool value, Error **errp)
+{
+    PVDCState *s = PVDC(obj);
+
+    s->push_stalled = value;
+    pvdc_console_push_resume(s);
+}
+
 void pvdc_console_instance_init(PVDCState *s)
 {
     unsigned int h;
 
+    object_property_add_bool(OBJECT(s), "x-push-stall", pvdc_get_push_stall,
+                             pvdc_set_push_stall);
+    object_property_set_description(OBJECT(s), "x-push-stall",
+                                    "while true, frames latched wait to be "
+                                    "pushed to the UIs, as behind a busy "
+                                    "main loop (test knob, settable at run "
+                                    "time)");
     object_property_add_uint64_ptr(OBJECT(s), "x-damage-pages",
                                    &s->damage_pages, OBJ_PROP_FLAG_READ);
     object_property_set_description(OBJECT(s), "x-damage-pages",
@@ -928,6 +968,8 @@ void pvdc_console_init(PVDCState *s)
     for (h = 0; h < s->conf.num_heads; h++) {
         PVDCConnector *conn = &s->connectors[h];
 
+        conn->dev = s;
+        conn->index = h;
         /* pvdc series: capture */
         pvdc_capture_init(&s->heads[h]);
         /* pvdc series: end capture */

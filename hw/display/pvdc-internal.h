@@ -11,8 +11,10 @@
  *   pvdc-color.c   the LUTs and CTM of a head: copied at arm, derived
  * pvdc series: end color
  *   pvdc-timing.c  vblank timelines, the timer, interrupts
+ * pvdc series: console
  *   pvdc-console.c one QEMU console per connector, showing the head that
  *                  drives it
+ * pvdc series: end console
  * pvdc series: capture
  *   pvdc-capture.c frame CRCs, writeback, the budget they share
  * pvdc series: end capture
@@ -202,6 +204,7 @@ void pvdc_irq_raise(PVDCState *s, uint32_t bits);
 void pvdc_irq_update(PVDCState *s, uint32_t was_pending);
 void pvdc_set_int_enable(PVDCState *s, uint32_t val);
 
+/* pvdc series: console */
 /* pvdc-console.c */
 struct PVDCComposeScene;
 void pvdc_console_instance_init(PVDCState *s);
@@ -229,12 +232,12 @@ void pvdc_console_color_changed(PVDCHead *head);
 void pvdc_console_damage(PVDCState *s, uint64_t start, uint64_t len);
 /* pvdc series: end memory */
 /*
- * A head latched a commit that may change what the console of @connector
- * shows: push the frame to its UI, if one listens, from the main loop.
+ * @head latched a commit (it was enabled, on connector @old_connector, if
+ * @was_on): push the frames of the consoles it may change, of the
+ * connector it leaves or keeps and of the one it takes, to their UIs.
  */
-void pvdc_console_latched(PVDCState *s, uint32_t connector);
-/* x-push-stall was cleared: push what waited. */
-void pvdc_console_push_resume(PVDCState *s);
+void pvdc_console_head_latched(PVDCHead *head, bool was_on,
+                               uint32_t old_connector);
 /*
  * The active state of @head as the engine sees it, leaving out plane
  * @skip.  @ids, if not NULL, gets the plane index of each scene plane.
@@ -249,6 +252,7 @@ bool pvdc_console_compose(PVDCHead *head,
                           const struct PVDCComposeScene *scene,
                           pixman_image_t *image, const QemuRect *damage);
 
+/* pvdc series: end console */
 /* pvdc series: capture */
 /* pvdc-capture.c */
 /* The capture state of @head (realize, finalize). */

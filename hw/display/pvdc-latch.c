@@ -39,14 +39,10 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
         if (was_on && !on) {
             pvdc_timeline_disable(head, when);
         }
-        /* The connector it leaves, or keeps. */
-        if (was_on) {
-            pvdc_console_latched(s, old_connector);
-        }
         if (was_on != on) {
             /* A route changes only here (PVDC_ERR_MODESET_REQUIRED). */
             trace_pvdc_route(h, on ? head->armed.regs[R_HS_CONNECTOR]
-                                   : head->active.regs[R_HS_CONNECTOR], on);
+                                   : old_connector, on);
         }
         head->active = head->armed;
         /* pvdc series: color */
@@ -58,11 +54,9 @@ static void pvdc_apply_commit(PVDCCommitView *v, int64_t when)
             pvdc_boot_end(s);
             /* pvdc series: end boot */
         }
-        /* The connector it takes. */
-        if (on && (!was_on ||
-                   head->active.regs[R_HS_CONNECTOR] != old_connector)) {
-            pvdc_console_latched(s, head->active.regs[R_HS_CONNECTOR]);
-        }
+        /* pvdc series: console */
+        pvdc_console_head_latched(head, was_on, old_connector);
+        /* pvdc series: end console */
         /* pvdc series: capture */
         pvdc_crc_invalidate(head);
         /* pvdc series: end capture */

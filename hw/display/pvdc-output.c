@@ -349,11 +349,9 @@ static bool pvdc_output_needed(void *opaque)
             head->pos_set) {
             return true;
         }
-        /* pvdc series: capture */
         if (head->crc_value || head->crc_frame) {
             return true;
         }
-        /* pvdc series: end capture */
     }
     return false;
 }
@@ -386,10 +384,8 @@ static const VMStateDescription vmstate_pvdc_head_output = {
     .version_id = 1,
     .minimum_version_id = 1,
     .fields = (const VMStateField[]) {
-        /* pvdc series: capture */
         VMSTATE_UINT32(crc_value, PVDCHead),
         VMSTATE_UINT32(crc_frame, PVDCHead),
-        /* pvdc series: end capture */
         VMSTATE_UINT32(pref_width, PVDCHead),
         VMSTATE_UINT32(pref_height, PVDCHead),
         VMSTATE_UINT32(pos_x, PVDCHead),

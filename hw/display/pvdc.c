@@ -266,8 +266,6 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
     for (h = 0; h < s->conf.num_heads; h++) {
         s->heads[h].dev = s;
         s->heads[h].index = h;
-        s->connectors[h].dev = s;
-        s->connectors[h].index = h;
     }
     /* pvdc series: outputs */
     if (!pvdc_output_realize(s, errp)) {
@@ -277,7 +275,9 @@ static void pvdc_realize(PCIDevice *pci, Error **errp)
     /* pvdc series: end outputs */
 
     s->timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pvdc_timer_cb, s);
+    /* pvdc series: console */
     pvdc_console_init(s);
+    /* pvdc series: end console */
     /* pvdc series: memory */
     pvdc_memory_realize(s);
     /* pvdc series: end memory */
@@ -294,7 +294,9 @@ static void pvdc_exit(PCIDevice *pci)
     PVDCState *s = PVDC(pci);
 
     timer_del(s->timer);
+    /* pvdc series: console */
     pvdc_console_unrealize(s);
+    /* pvdc series: end console */
     /* pvdc series: memory */
     pvdc_memory_unrealize(s);
     /* The mappings hold references to the guest's RAM: drop them now. */
@@ -311,7 +313,9 @@ static void pvdc_instance_finalize(Object *obj)
     /* pvdc series: end color */
 
     timer_free(s->timer);
+    /* pvdc series: console */
     pvdc_console_finalize(s);
+    /* pvdc series: end console */
     /* pvdc series: color */
     for (h = 0; h < PVDC_MAX_HEADS; h++) {
         pvdc_color_clear(&s->heads[h].armed_color);
@@ -777,7 +781,9 @@ static const Property pvdc_properties[] = {
     DEFINE_PROP_UINT32("xres", PVDCState, xres, 0),
     DEFINE_PROP_UINT32("yres", PVDCState, yres, 0),
     /* pvdc series: end outputs */
+    /* pvdc series: console */
     DEFINE_PROP_BOOL("host-cursor", PVDCState, host_cursor, false),
+    /* pvdc series: end console */
     /* pvdc series: boot */
     /* auto: the first pvdc of a machine with fw_cfg DMA has it */
     DEFINE_PROP_ON_OFF_AUTO("ramfb", PVDCState, ramfb, ON_OFF_AUTO_AUTO),
@@ -803,19 +809,6 @@ static void pvdc_set_stall(Object *obj, bool value, Error **errp)
     }
 }
 
-static bool pvdc_get_push_stall(Object *obj, Error **errp)
-{
-    return PVDC(obj)->push_stalled;
-}
-
-static void pvdc_set_push_stall(Object *obj, bool value, Error **errp)
-{
-    PVDCState *s = PVDC(obj);
-
-    s->push_stalled = value;
-    pvdc_console_push_resume(s);
-}
-
 static void pvdc_instance_init(Object *obj)
 {
     PVDCState *s = PVDC(obj);
@@ -825,13 +818,6 @@ static void pvdc_instance_init(Object *obj)
                                     "while true, armed commits never reach "
                                     "their latch point (test knob, "
                                     "settable at run time)");
-    object_property_add_bool(obj, "x-push-stall", pvdc_get_push_stall,
-                             pvdc_set_push_stall);
-    object_property_set_description(obj, "x-push-stall",
-                                    "while true, frames latched wait to be "
-                                    "pushed to the UIs, as behind a busy "
-                                    "main loop (test knob, settable at run "
-                                    "time)");
 
     object_property_add_uint64_ptr(obj, "x-timer-callbacks",
                                    &s->timer_callbacks, OBJ_PROP_FLAG_READ);
@@ -867,7 +853,9 @@ static void pvdc_instance_init(Object *obj)
                                     "head commits refused at their latch "
                                     "point, group members included "
                                     "(statistic)");
+    /* pvdc series: console */
     pvdc_console_instance_init(s);
+    /* pvdc series: end console */
     /* pvdc series: outputs */
     pvdc_output_instance_init(s);
     /* pvdc series: end outputs */
@@ -924,8 +912,10 @@ static void pvdc_class_init(ObjectClass *klass, void *data)
     object_class_property_set_description(klass, "yres",
         "preferred height of every head's connector (0: 768)");
     /* pvdc series: end outputs */
+    /* pvdc series: console */
     object_class_property_set_description(klass, "host-cursor",
         "let the UI draw the cursor planes instead of composing them");
+    /* pvdc series: end console */
     /* pvdc series: boot */
     object_class_property_set_description(klass, "ramfb",
         "boot display on head 0 until a head is enabled: a ramfb the "

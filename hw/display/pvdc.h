@@ -87,8 +87,10 @@ typedef struct PVDCHead {
      */
     struct PVDCCapture *capture;
     /* pvdc series: end capture */
+    /* pvdc series: console */
     /* pictures of the head composed, for consoles, CRCs and writeback */
     uint64_t compositions;
+    /* pvdc series: end console */
 
     PVDCHeadRegs shadow;
     PVDCHeadRegs armed;
@@ -156,6 +158,7 @@ typedef struct PVDCHead {
     uint32_t vblank_time_hi;
 } PVDCHead;
 
+/* pvdc series: console */
 /*
  * Connector @index and the QEMU console that shows it: the picture of the
  * head whose active state is enabled with HS_CONNECTOR = @index, if any
@@ -173,6 +176,7 @@ typedef struct PVDCConnector {
     struct PVDCDisplay *display;
 } PVDCConnector;
 
+/* pvdc series: end console */
 /* pvdc series: memory */
 /* One entry of a BIND table, as the guest wrote it. */
 typedef struct PVDCBindEntry {
@@ -202,8 +206,8 @@ typedef struct PVDCBinding {
      */
     bool lost;
 } PVDCBinding;
-/* pvdc series: end memory */
 
+/* pvdc series: end memory */
 /*
  * What the guest reads of the device's configuration in the capability
  * registers: the properties (and the VRAM size and bandwidth total derived
@@ -236,11 +240,13 @@ struct PVDCState {
     QEMUTimer *timer;
     /* QEMU_CLOCK_VIRTUAL of the last run of @timer; not migrated */
     int64_t timer_last_ns;
+    /* pvdc series: console */
     /*
      * Pushes the frames latches change to the UIs (pvdc-console.c).
      * Created in realize, cancelled in unrealize, freed in finalize.
      */
     QEMUBH *push_bh;
+    /* pvdc series: end console */
 
     /* properties */
     PVDCConfig conf;
@@ -254,14 +260,18 @@ struct PVDCState {
     uint32_t xres;
     uint32_t yres;
     /* pvdc series: end outputs */
+    /* pvdc series: console */
     bool host_cursor;
+    /* pvdc series: end console */
     /* pvdc series: boot */
     OnOffAuto ramfb;
     /* pvdc series: end boot */
     /* x-stall, a test knob settable at run time; not migrated */
     bool stalled;
+    /* pvdc series: console */
     /* x-push-stall, a test knob settable at run time; not migrated */
     bool push_stalled;
+    /* pvdc series: end console */
 
     /* derived at realize */
     uint32_t num_planes;
@@ -289,14 +299,16 @@ struct PVDCState {
 
     /* statistics, read-only QOM properties */
     uint64_t timer_callbacks;
+    /* pvdc series: console */
     uint64_t compositions;
     uint64_t damage_pages;
+    /* pvdc series: end console */
     uint64_t mmio_writes;
     /* head commits at their latch point, by outcome */
     uint64_t commits_applied;
     uint64_t commits_rejected;
-
     /* pvdc series: memory */
+
     /* Guest memory (pvdc-memory.c): the BIND_* registers */
     uint32_t bind_addr;
     uint32_t bind_size;
@@ -333,8 +345,10 @@ struct PVDCState {
     /* pvdc series: end boot */
 
     PVDCHead heads[PVDC_MAX_HEADS];
+    /* pvdc series: console */
     /* As many as heads (PVDC_REG_NUM_CONNECTORS). */
     PVDCConnector connectors[PVDC_MAX_HEADS];
+    /* pvdc series: end console */
     PVDCPlane planes[PVDC_MAX_PLANES];
     /* pvdc series: outputs */
     uint8_t edid[PVDC_MAX_HEADS][PVDC_EDID_SIZE];

@@ -9,8 +9,10 @@ repository holding the unmodified QEMU source the project builds from
 commit in turn as upstream wants a bisectable series built: QEMU's
 -Werror, its whole manual with Sphinx's warnings as errors (so a broken
 page or a page in no table of contents fails), each patch's own qtests
-at that patch.  Last, the series' result must be a plain graft of the
-same sources onto the same QEMU files (without the graft's marker lines).
+at that patch: those it adds, and those whose file it changes (a later
+concern's case added to an earlier concern's test).  Last, the series'
+result must be a plain graft of the same sources onto the same QEMU
+files (without the graft's marker lines).
 
 The scratch repository and its build directory are kept in the cache,
 keyed by the QEMU version and the configuration, and reused: a commit
@@ -74,8 +76,10 @@ def make_series(src, out):
 
 
 def series_key(patches, version):
-    # "qtests": a series is verified once each patch's qtests passed too.
-    h = hashlib.sha256("\n".join([version, "qtests"] + CONFIGURE).encode())
+    # A series is verified once each patch's qtests, those it adds and
+    # those it changes, passed too.
+    h = hashlib.sha256("\n".join([version, "qtests added or changed"] +
+                                 CONFIGURE).encode())
     for path in patches:
         with open(path) as f:
             # The date does not change what is applied and built.
@@ -284,7 +288,10 @@ def main():
                 tree = git(repo, "rev-parse", commit + "^{tree}")
                 git(repo, "checkout", "-q", "--detach", commit)
                 tests = pvdc_qtests(repo)
-                new = [t for t in tests if t not in before]
+                changed = git(repo, "diff", "--name-only", commit + "^",
+                              commit).split()
+                new = [t for t in tests if t not in before or
+                       f"tests/qtest/{t}.c" in changed]
                 before = set(tests)
                 if tree in built:
                     tap.result(True, f"{s} builds (this tree was built "

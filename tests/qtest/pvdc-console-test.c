@@ -187,7 +187,10 @@ static void test_ycbcr_is_composed_and_its_chroma_tracked(void)
 
 /*
  * With host-cursor=on the UI draws the cursor plane: the console picture
- * leaves it out and moving it composes nothing, while CRCs still have it.
+ * leaves it out and moving it composes nothing.
+ * pvdc series: capture
+ * CRCs still have it.
+ * pvdc series: end capture
  */
 static void test_host_cursor_is_not_composed(void)
 {
@@ -200,10 +203,12 @@ static void test_host_cursor_is_not_composed(void)
     pvdc_build_cursor(&t, &scene);
     pvdc_commit_scene(&t, 0, &scene);
     pvdc_reference(&t, &scene, want);
+    /* pvdc series: capture */
     g_assert_cmphex(pvdc_next_frame_crc(&t, 0), ==,
                     pvdc_frame_crc(want, MODE_W * MODE_H));
 
     pvdc_wr(&t.p, PVDC_HEAD_CONTROL(0) + PVDC_HEAD_CRC_CTRL, 0);
+    /* pvdc series: end capture */
     without = scene;
     without.num_planes--;
     g_assert_cmpuint(scene.planes[without.num_planes].slot, ==, CURSOR);

@@ -117,6 +117,7 @@ static unsigned int break_connector_change(PVDCTest *t)
     return 0;
 }
 
+/* pvdc series: color */
 /* Colour tables at 1 MiB (DEGAMMA), 2 MiB (CTM) and 3 MiB (GAMMA). */
 static void write_color_regs(PVDCTest *t, unsigned int head, uint32_t stages,
                              uint32_t sizes)
@@ -157,6 +158,7 @@ static unsigned int break_color_on_enable(PVDCTest *t)
     return 1;
 }
 
+/* pvdc series: end color */
 /* A writeback target of the whole test mode at 4 MiB, enabled on @head. */
 static void write_wb_regs(PVDCTest *t, unsigned int head, uint32_t format)
 {
@@ -523,6 +525,7 @@ static const RuleCase rule_cases[] = {
     { "head-reserved-bits", break_head_reserved, PVDC_ERR_HEAD_RESERVED,
       no_plane },
     { "invalid-mode", break_mode, PVDC_ERR_MODE, no_plane },
+    /* pvdc series: color */
     { "color-lut-size-out-of-range", break_color_lut_size, PVDC_ERR_COLOR,
       no_plane },
     { "color-lut-misaligned", break_color_lut_align, PVDC_ERR_COLOR,
@@ -531,6 +534,7 @@ static const RuleCase rule_cases[] = {
       no_plane },
     { "color-on-a-head-being-enabled", break_color_on_enable, PVDC_ERR_COLOR,
       no_plane },
+    /* pvdc series: end color */
     { "writeback-on-a-disabled-head", break_wb_disabled_head,
       PVDC_ERR_WRITEBACK, no_plane },
     { "writeback-format-not-taken", break_wb_format, PVDC_ERR_WRITEBACK,
@@ -693,6 +697,7 @@ static void test_ycbcr_bandwidth_is_exact(void)
     pvdc_test_stop(&t);
 }
 
+/* pvdc series: color */
 /*
  * A disabled head ignores its colour stages, as it does its timings: any
  * value is taken, and read back in the active window.  Enabled, the same
@@ -741,6 +746,7 @@ static void test_color_on_disabled_head_is_ignored(void)
     pvdc_test_stop(&t);
 }
 
+/* pvdc series: end color */
 /* A commit breaking several rules reports the first in the documented order. */
 static void test_first_broken_rule_is_reported(void)
 {
@@ -769,11 +775,14 @@ static void test_first_broken_rule_is_reported(void)
     pvdc_doorbell(&t, 0);
     g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     pvdc_head_result(PVDC_ERR_MODESET_REQUIRED));
-    /* CONNECTOR before BANDWIDTH_ALLOC and COLOR, on a head being enabled */
+    /* CONNECTOR before BANDWIDTH_ALLOC, on a head being enabled... */
     pvdc_write_mode(&t, 1, CLOCK_1MS);
     pvdc_wr_head(&t, 1, PVDC_HS_CONNECTOR, 0);
     pvdc_wr_head(&t, 1, PVDC_HS_BANDWIDTH, 2 * RULE_HEAD_BANDWIDTH);
+    /* pvdc series: color */
+    /* ...and before COLOR */
     write_color_regs(&t, 1, PVDC_HS_CTRL_GAMMA, PVDC_XY(0, 0));
+    /* pvdc series: end color */
     pvdc_doorbell(&t, 1);
     g_assert_cmphex(pvdc_wait_outcome(&t, 1, 2 * SCALE_MS), ==,
                     pvdc_head_result(PVDC_ERR_CONNECTOR));
@@ -790,30 +799,37 @@ static void test_first_broken_rule_is_reported(void)
     pvdc_doorbell(&t, 0);
     g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     pvdc_head_result(PVDC_ERR_BANDWIDTH_CHANGE));
+    /* pvdc series: color */
     /* The colour rule is the last head rule. */
     write_color_regs(&t, 0, PVDC_HS_CTRL_GAMMA, PVDC_XY(0, 0));
     pvdc_doorbell(&t, 0);
     g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     pvdc_head_result(PVDC_ERR_BANDWIDTH_CHANGE));
+    /* pvdc series: end color */
     pvdc_wr(&t, PVDC_HEAD_SHADOW(0) + PVDC_HS_BANDWIDTH, RULE_HEAD_BANDWIDTH);
-    /* Writeback after it. */
+    /* Writeback is the last head rule. */
     pvdc_wr_head(&t, 0, PVDC_HS_WB_FORMAT, PVDC_FMT_XRGB8888);
     pvdc_wr_head(&t, 0, PVDC_HS_WB_PITCH, 4);
+    /* pvdc series: color */
+    /* After the colour rule. */
     pvdc_wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE | PVDC_HS_CTRL_GAMMA |
                                  PVDC_HS_CTRL_WRITEBACK);
     pvdc_doorbell(&t, 0);
     g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     pvdc_head_result(PVDC_ERR_COLOR));
+    /* pvdc series: end color */
     pvdc_wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE |
                                  PVDC_HS_CTRL_WRITEBACK);
     pvdc_doorbell(&t, 0);
     g_assert_cmphex(pvdc_wait_outcome(&t, 0, 2 * SCALE_MS), ==,
                     pvdc_head_result(PVDC_ERR_WRITEBACK));
     pvdc_wr_head(&t, 0, PVDC_HS_CTRL, PVDC_HS_CTRL_ENABLE);
+    /* pvdc series: color */
     pvdc_wr_head(&t, 0, PVDC_HS_LUT_SIZES, 0);
     pvdc_wr_head(&t, 0, PVDC_HS_DEGAMMA_LUT, 0);
     pvdc_wr_head(&t, 0, PVDC_HS_CTM, 0);
     pvdc_wr_head(&t, 0, PVDC_HS_GAMMA_LUT, 0);
+    /* pvdc series: end color */
 
     /* Within a plane: PITCH before OFFSET_ALIGN before SRC_RECT. */
     pvdc_wr_plane(&t, primary, PVDC_PS_FB_OFFSET, 2);
@@ -888,8 +904,10 @@ int main(int argc, char **argv)
     }
     qtest_add_func("/pvdc/rules/ycbcr-bandwidth-counts-exact-bytes-per-pixel",
                    test_ycbcr_bandwidth_is_exact);
+    /* pvdc series: color */
     qtest_add_func("/pvdc/rules/color-on-a-disabled-head-is-ignored",
                    test_color_on_disabled_head_is_ignored);
+    /* pvdc series: end color */
     qtest_add_func("/pvdc/rules/first-broken-rule-in-order-is-reported",
                    test_first_broken_rule_is_reported);
     qtest_add_func("/pvdc/rules/zpos-clash-with-plane-outside-commit"
