@@ -640,19 +640,26 @@ u64 pvdc_head_frame_time(struct pvdc_head *head, u32 frame)
  * floor: counting back from there keeps the number right when the device
  * passed another vblank that the core was not told of yet, where the
  * distance to VBLANK_COUNT read now would number the frame one low (and
- * the next frame's entry after it then skip one).
+ * the next frame's entry after it then skip one).  The two are read as
+ * one pair under the core's vblank_time_lock, which its counter updates
+ * hold from the driver's counter callback to the store: another CPU in
+ * between (a vblank wait's update) has moved the floor and not yet the
+ * count, which would number the frame one low as well.
  */
 u64 pvdc_head_frame_count(struct pvdc_head *head, u32 frame)
 {
+	struct drm_device *drm = head->crtc.dev;
 	struct pvdc_timeline *tl = &head->tl;
 	unsigned long flags;
 	u64 count;
 	s32 back;
 
-	spin_lock_irqsave(&head->tl_lock, flags);
+	spin_lock_irqsave(&drm->vblank_time_lock, flags);
+	spin_lock(&head->tl_lock);
 	count = drm_crtc_vblank_count(&head->crtc);
 	back = (s32)(tl->floor - (frame + tl->offset));
-	spin_unlock_irqrestore(&head->tl_lock, flags);
+	spin_unlock(&head->tl_lock);
+	spin_unlock_irqrestore(&drm->vblank_time_lock, flags);
 
 	return count - back;
 }

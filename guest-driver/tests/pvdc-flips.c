@@ -26,11 +26,12 @@
  *                 above, in bench/run.py).
  *   fresh         head 0 flips FLIPS times, each time to a buffer created
  *                 just before and never shown (nonblocking atomic, with an
- *                 event), submitted right after a vblank: the ioctl
- *                 returns in the frame it was called in, and the flip
- *                 lands on the next vblank.  Then as many flips between
- *                 two buffers already shown; how long the ioctls took,
- *                 fresh against shown, is printed for bench/run.py.
+ *                 event), submitted right after a vblank: the flip lands
+ *                 on the vblank after the ioctl, and the ioctl returns in
+ *                 the frame it was called in as often as one to a buffer
+ *                 already shown does.  Then as many flips between two
+ *                 such buffers; how long the ioctls took, fresh against
+ *                 shown, is printed for bench/run.py.
  *
  *   moves         FLIPS legacy cursor moves on the last head, one after
  *                 the other, nothing else: bench/run.py counts the MMIO
@@ -334,12 +335,14 @@ static void test_storm(enum storm storm)
 /* ------------------------------------------------------------------------ */
 
 /*
- * Flip @a to @fb right after a vblank; whether the ioctl returned in that
- * frame and the flip landed on the next vblank, and how long the ioctl
- * took.
+ * Flip @a to @fb right after a vblank; whether the flip landed on the
+ * vblank after the ioctl: the next one, or if a vblank passed while in the
+ * ioctl (counted in @overran: a costly ioctl, or a task that was not
+ * running meanwhile), the next one after that at the latest.  How long the
+ * ioctl took goes to @ioctl_ns.
  */
-static bool flip_in_frame(struct kms_head *a, uint32_t fb, bool *overran,
-			  uint64_t *ioctl_ns)
+static bool flip_in_frame(struct kms_head *a, uint32_t fb,
+			  unsigned int *overran, uint64_t *ioctl_ns)
 {
 	uint32_t submitted, returned, seq;
 	uint64_t t0;
@@ -356,8 +359,9 @@ static bool flip_in_frame(struct kms_head *a, uint32_t fb, bool *overran,
 		       ret ? strerror(-ret) : "no event");
 		return false;
 	}
-	*overran |= returned != submitted;
-	return seq == submitted + 1 && returned == submitted;
+	*overran += returned != submitted;
+	return (int32_t)(seq - submitted) >= 1 &&
+	       (int32_t)(seq - returned) <= 1;
 }
 
 static void test_fresh(void)
@@ -365,7 +369,7 @@ static void test_fresh(void)
 	struct kms_head *a = &disp.heads[0];
 	uint64_t fresh_ns = 0, shown_ns = 0;
 	unsigned int i, fresh_ok = 0, shown_ok = 0;
-	bool overran = false;
+	unsigned int fresh_overran = 0, shown_overran = 0;
 	struct kms_buffer prev = { 0 }, buf;
 
 	for (i = 0; i < flips; i++) {
@@ -376,26 +380,35 @@ static void test_fresh(void)
 			return;
 		}
 		kms_buffer_fill(&buf, i);
-		fresh_ok += flip_in_frame(a, buf.fb_id, &overran, &fresh_ns);
+		fresh_ok += flip_in_frame(a, buf.fb_id, &fresh_overran,
+					  &fresh_ns);
 		/* Shown until the next flip has latched. */
 		kms_buffer_destroy(disp.fd, &prev);
 		prev = buf;
 	}
 	for (i = 0; i < flips; i++)
-		shown_ok += flip_in_frame(a, a->buf[i % 2].fb_id, &overran,
-					  &shown_ns);
+		shown_ok += flip_in_frame(a, a->buf[i % 2].fb_id,
+					  &shown_overran, &shown_ns);
 	kms_buffer_destroy(disp.fd, &prev);
 
 	printf("# fresh: flip ioctl to a fresh buffer %llu ns, to a shown one %llu ns (mean of %u)\n",
 	       (unsigned long long)(fresh_ns / flips),
 	       (unsigned long long)(shown_ns / flips), flips);
 	kms_result(fresh_ok == flips,
-		   "fresh-buffer-flips-land-on-the-next-vblank # %u of %u%s",
-		   fresh_ok, flips, overran ? ", an ioctl overran its frame" :
-		   "");
+		   "fresh-buffer-flips-land-on-the-next-vblank # %u of %u",
+		   fresh_ok, flips);
 	kms_result(shown_ok == flips,
 		   "shown-buffer-flips-land-on-the-next-vblank # %u of %u",
 		   shown_ok, flips);
+	/*
+	 * A flip that binds its buffer in the ioctl (a copy, a sleep) overruns
+	 * the frame every time; the task not running for a while, now and
+	 * then, whatever the buffer.  One such blip more than the shown
+	 * buffers had is that, not the cost of a fresh buffer.
+	 */
+	kms_result(fresh_overran <= shown_overran + 1,
+		   "fresh-buffer-flip-ioctls-return-in-their-frame # %u of %u overran, %u of the shown ones",
+		   fresh_overran, flips, shown_overran);
 }
 
 /* ------------------------------------------------------------------------ */

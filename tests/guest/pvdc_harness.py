@@ -993,12 +993,12 @@ def guest_cases(tap, vm, body, boots="guest boots on pvdc",
         vm.stop()
 
 
-def run_suite(body, heads=2, device=None, append="", s3=False):
+def run_suite(body, heads=2, device=None, append="", s3=False, smp=1):
     """Boot the test guest on a HEADS-head pvdc (or on the -device DEVICE),
-    with APPEND on the kernel command line and, if S3, suspend to RAM
-    enabled (GuestVM.suspend_to_ram), run BODY(tap, vm) and print its
-    cases as TAP; return the exit status.  A guest that does not boot, or
-    stops answering, is a failed case."""
+    with APPEND on the kernel command line, SMP vCPUs and, if S3, suspend
+    to RAM enabled (GuestVM.suspend_to_ram), run BODY(tap, vm) and print
+    its cases as TAP; return the exit status.  A guest that does not boot,
+    or stops answering, is a failed case."""
     tap = Tap()
     extra = []
     if s3:
@@ -1007,6 +1007,6 @@ def run_suite(body, heads=2, device=None, append="", s3=False):
         # sets it up again, which this guest's does not: the TSC keeps time.
         append = f"{append} tsc=reliable clocksource=tsc".strip()
     vm = GuestVM(devices=["-device", device or f"pvdc,id=pvdc0,heads={heads}"],
-                 extra_args=extra, append=append)
+                 extra_args=extra, append=append, smp=smp)
     guest_cases(tap, vm, lambda: body(tap, vm))
     return tap.done()

@@ -1,5 +1,8 @@
 #!/usr/bin/python3
-"""The guest driver end to end, in one boot on a two-head pvdc.
+"""The guest driver end to end, in one boot on a two-head pvdc, with two
+vCPUs: the heads' threads, the stress run's and the interrupt handler run
+beside each other, and a CRC is numbered while another CPU may be counting
+the vblanks of its head.
 
 In-guest programs report "ok NAME" / "not ok NAME: why" lines; each becomes
 a case here.  Host-side checks read the heads back through QMP screendump
@@ -424,4 +427,4 @@ def suite(tap, vm):
 
 
 if __name__ == "__main__":
-    sys.exit(run_suite(suite, HEADS, DEVICE))
+    sys.exit(run_suite(suite, HEADS, DEVICE, smp=2))

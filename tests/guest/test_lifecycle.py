@@ -621,10 +621,102 @@ def unplugged_during_commit(tap):
     guest_cases(tap, vm, body, "guest boots with pvdc behind a root port")
 
 
+# The link-up delay of the device unplugged while the driver resynchronizes
+# a head: the resynchronizing modeset waits that long for its enable, far
+# longer than the host needs to stall the device behind it.
+RESYNC_LINK_UP_MS = 5000
+TRACING = "/sys/kernel/debug/tracing"
+# Entering the unplug, and the return of each work the interrupt handler
+# schedules (kprobe_events; a group of their own).
+UNPLUG_PROBES = ("p:pvdc_unplug/unplug drm_dev_unplug",
+                 "r:pvdc_unplug/resync_done pvdc:pvdc_resync_work",
+                 "r:pvdc_unplug/hotplug_done pvdc:pvdc_hotplug_work")
+
+
+def unplugged_while_resynchronizing(tap):
+    """A boot of its own, the device behind a PCIe root port and taking
+    RESYNC_LINK_UP_MS to bring a head up: a commit the device refuses (a
+    shadow register written behind the driver) has the driver's
+    resync_work modeset the head, and the host stalls the device (x-stall)
+    before that enable latches, so that the work is still committing when
+    QMP device_del comes, with a hotplug of the device's behind it.
+    Removal completes the commit without the device, and neither work
+    returns once the DRM device is being unplugged (kprobes on both and on
+    drm_dev_unplug()): none commits to an unplugged device.  With the
+    works cancelled after drm_dev_unplug(), resync_work returned after
+    it.  The guest ejects the device, and the kernel reports only the
+    refusal."""
+    vm = GuestVM(devices=["-device", "pcie-root-port,id=rp0,bus=pcie.0,"
+                          "chassis=1", "-device",
+                          f"{DEVICE},bus=rp0,"
+                          f"x-link-up-delay-ms={RESYNC_LINK_UP_MS}"],
+                 append="iomem=relaxed pci=nomsi")
+    name = ("QMP device_del while resync_work commits to a stalled device, "
+            "a hotplug reported behind it: no work returns once the unplug "
+            "began, and the device is ejected")
+
+    def check():
+        log = flipping(vm, 1, 600)
+        for probe in UNPLUG_PROBES:
+            vm.check(f"echo '{probe}' >> {TRACING}/kprobe_events")
+        vm.check(f"echo > {TRACING}/trace && "
+                 f"echo 1 > {TRACING}/events/pvdc_unplug/enable")
+        before = vm.qom_get("x-commits-rejected")
+        vm.check(f"pvdc-poke write {PRIMARY0_CTRL:#x} "
+                 f"{RESERVED_BIT | 1:#x}")
+        vm.wait_until("the device refuses a flip",
+                      lambda: vm.qom_get("x-commits-rejected") > before)
+        vm.qom_set("x-stall", True)
+        if not vm.poll("grep -qs 'pvdc_resync_work+' "
+                       "/proc/[0-9]*/stack", 30):
+            raise AssertionError("resync_work is not running: its enable "
+                                 "latched before the device stalled")
+        # A hotplug interrupt: hotplug_work is scheduled behind it.
+        vm.qom_set("head1-xres", 800)
+        vm.cmd("device_del", id="pvdc0")
+        vm.wait_event("DEVICE_DELETED", 60 * vm.slowdown)
+        vm.stop_background(log)
+        trace = vm.check(f"cat {TRACING}/trace")
+        events = re.findall(r"\s(unplug|resync_done|hotplug_done): \(",
+                            trace)
+        print("# in order: " + " ".join(events))
+        if "unplug" not in events or "resync_done" not in events:
+            raise AssertionError(f"no unplug, or resync_work never "
+                                 f"returned:\n{trace[-3000:]}")
+        late = events[events.index("unplug") + 1:]
+        if late or events.index("resync_done") > events.index("unplug"):
+            raise AssertionError(f"works ran after the unplug began: "
+                                 f"{' '.join(events)}")
+        if vm.run("[ -e /dev/dri/card0 ]")[0] == 0:
+            raise AssertionError("card0 is still there")
+
+    def log_has_only_the_refusal():
+        log = vm.dmesg()
+        reports = kernel_log_reports(log)
+        others = [r for r in reports if r[0] != "WARN"]
+        if others or len(reports) > 1 or "refused commit" not in log:
+            raise AssertionError("\n".join(f"{k}: {l}"
+                                           for k, l in reports[:20]) or
+                                 "no refused commit in the kernel log")
+
+    def body():
+        if vm.run("ls /sys/bus/pci/slots | grep -q .")[0]:
+            tap.skip(name, f"the {vm.kernel.name} kernel has no PCI "
+                     "hotplug")
+            return
+        tap.case(name, check)
+        tap.case("the kernel log reports the refused commit and nothing "
+                 "else (unplugged while resynchronizing)",
+                 log_has_only_the_refusal)
+    guest_cases(tap, vm, body, "guest boots with a slow link behind a root "
+                "port")
+
+
 def body(tap, vm):
     vblank_reads_never_tear(tap, vm, lambda: cases(tap, vm))
     second_boot(tap)
     unplugged_during_commit(tap)
+    unplugged_while_resynchronizing(tap)
 
 
 if __name__ == "__main__":
