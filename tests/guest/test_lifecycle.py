@@ -580,6 +580,20 @@ def cases(tap, vm):
     refused_commit_resyncs(tap, vm)
 
 
+def hotplug_cases(tap, vm, boots, named_checks):
+    """Boot VM (a guest with pvdc behind a root port) and run its cases,
+    (name, check) pairs, or skip the first where the guest's kernel has
+    no PCI hotplug (the debug kernel)."""
+    def body():
+        if vm.run("ls /sys/bus/pci/slots | grep -q .")[0]:
+            tap.skip(named_checks[0][0], f"the {vm.kernel.name} kernel has "
+                     "no PCI hotplug")
+            return
+        for name, check in named_checks:
+            tap.case(name, check)
+    guest_cases(tap, vm, body, boots)
+
+
 def unplugged_during_commit(tap):
     """A second boot, the device behind a PCIe root port: QMP device_del
     while a blocking commit waits for a device that latches nothing
@@ -611,14 +625,9 @@ def unplugged_during_commit(tap):
         if vm.run("[ -e /dev/dri/card0 ]")[0] == 0:
             raise AssertionError("card0 is still there")
 
-    def body():
-        if vm.run("ls /sys/bus/pci/slots | grep -q .")[0]:
-            tap.skip(name, f"the {vm.kernel.name} kernel has no PCI "
-                     "hotplug")
-            return
-        tap.case(name, check)
-        tap.case(KERNEL_LOG_CASE + " (unplugged)", vm.check_kernel_log)
-    guest_cases(tap, vm, body, "guest boots with pvdc behind a root port")
+    hotplug_cases(tap, vm, "guest boots with pvdc behind a root port",
+                  [(name, check),
+                   (KERNEL_LOG_CASE + " (unplugged)", vm.check_kernel_log)])
 
 
 # The link-up delay of the device unplugged while the driver resynchronizes
@@ -699,17 +708,11 @@ def unplugged_while_resynchronizing(tap):
                                            for k, l in reports[:20]) or
                                  "no refused commit in the kernel log")
 
-    def body():
-        if vm.run("ls /sys/bus/pci/slots | grep -q .")[0]:
-            tap.skip(name, f"the {vm.kernel.name} kernel has no PCI "
-                     "hotplug")
-            return
-        tap.case(name, check)
-        tap.case("the kernel log reports the refused commit and nothing "
-                 "else (unplugged while resynchronizing)",
-                 log_has_only_the_refusal)
-    guest_cases(tap, vm, body, "guest boots with a slow link behind a root "
-                "port")
+    hotplug_cases(tap, vm, "guest boots with a slow link behind a root port",
+                  [(name, check),
+                   ("the kernel log reports the refused commit and nothing "
+                    "else (unplugged while resynchronizing)",
+                    log_has_only_the_refusal)])
 
 
 def body(tap, vm):
